@@ -1,0 +1,84 @@
+"""The command line: parse, call one function, return its exit code. No logic lives here.
+
+Exit codes (the same for every command): 0 every required check passed, 1 a required check failed,
+2 bad usage or bad input, 3 envcheck itself failed (the log's path is printed), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import click
+import typer
+
+from .errors import EXIT_CRASH, EXIT_USAGE, UsageError, write_crash_log
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Will TorchInductor's CuteDSL (NVGEMM) GEMM backend work here? Check, fix and prove it.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# Options shared by several commands.
+PythonOpt = typer.Option(None, "--python", metavar="PATH", help="Target interpreter (default: the one running envcheck).")
+PolicyOpt = typer.Option(None, "--policy", metavar="FILE", help="A policy profile (TOML) or a built-in profile id.")
+CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUTLASS checkout to check or fetch into.")
+
+
+@app.command()
+def doctor(
+    python: Optional[str] = PythonOpt,
+    policy: Optional[Path] = PolicyOpt,
+    cutlass_dir: Optional[str] = CutlassDirOpt,
+    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every finding's details."),
+    no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU (CI builders, image builds)."),
+    smoke: bool = typer.Option(False, "--smoke", help="Also compile and run a real CuteDSL GEMM (needs a GPU)."),
+) -> int:
+    """Check every link of the stack and report what is missing."""
+    from .doctor import DoctorOptions, run_doctor
+
+    return run_doctor(
+        DoctorOptions(
+            python=python,
+            policy=policy,
+            cutlass_dir=cutlass_dir,
+            output_format="json" if as_json else output_format,
+            verbose=verbose,
+            no_gpu=no_gpu,
+            smoke=smoke,
+        )
+    )
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the CLI and map every way it can end to an exit code."""
+    try:
+        result = app(args=argv, prog_name="envcheck", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.exceptions.Abort:
+        print("envcheck: interrupted", file=sys.stderr)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except UsageError as exc:
+        print(f"envcheck: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("envcheck: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - a crash inside envcheck: exit 3 with a log
+        log = write_crash_log(exc)
+        print(f"envcheck: internal error: {type(exc).__name__}: {exc}\nThe full traceback is in {log}", file=sys.stderr)
+        return EXIT_CRASH
+    return result if isinstance(result, int) else 0
+
+
+def run() -> None:
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""The two kinds of failure envcheck itself can end with, and how each becomes an exit code."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import tempfile
+import traceback
+from pathlib import Path
+
+__all__ = ["UsageError", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_CRASH", "write_crash_log"]
+
+EXIT_OK = 0  # every required check passed (warnings allowed)
+EXIT_FAILED = 1  # a required check failed
+EXIT_USAGE = 2  # bad usage or bad input: an unknown option, an unreadable policy
+EXIT_CRASH = 3  # envcheck itself failed: a bug, with a log
+
+
+class UsageError(Exception):
+    """The user's input cannot be used. The message names the file, key or flag and what was expected."""
+
+
+def log_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "envcheck"
+
+
+def write_crash_log(exc: BaseException) -> Path:
+    """Write the traceback of a crash inside envcheck to a log and return its path."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    for folder in (log_dir(), Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"crash-{stamp}-{os.getpid()}.log"
+            path.write_text(text, encoding="utf-8")
+            return path
+        except OSError:
+            continue
+    raise exc

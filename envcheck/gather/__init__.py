@@ -1,0 +1,92 @@
+"""gather: collect facts, never judge. Every gatherer is guarded and time-limited; a failure becomes a Failure fact.
+
+The gatherers run concurrently; what they return is assembled into one Facts value in a fixed shape.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Optional, TypeVar, Union
+
+from ..model import Facts, Failure, Interpreter
+from .checkout import locate_checkout, read_checkout
+from .driver import gather_driver
+from .interpreter import gather_interpreter
+from .toolkit import gather_toolkit
+
+__all__ = ["Sources", "gather", "Gatherers"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What to look at: the target interpreter, the checkout flag, the environment, the policy's CUTLASS layout."""
+
+    python: str = sys.executable
+    cutlass_dir: Optional[str] = None
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    cutlass_distribution: str = "cutlass-api"
+    cutlass_subdir: str = "python/cutlass_api"
+    cutlass_module: str = "cutlass_api"
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class Gatherers:
+    """The gatherers, passed in so that a test can break any one of them."""
+
+    interpreter: Callable[[str, float], Interpreter] = gather_interpreter
+    driver: Callable[[], object] = gather_driver
+    toolkit: Callable[..., object] = gather_toolkit
+    checkout: Callable[..., object] = read_checkout
+
+
+def _settle(name: str, future: Future, deadline: float, timings: dict) -> Union[object, Failure]:
+    """The gatherer's result, or a Failure naming it: an exception or a timeout never escapes."""
+    try:
+        return future.result(timeout=max(0.0, deadline - time.monotonic()))
+    except FutureTimeout:
+        return Failure(name, f"did not answer within its time limit")
+    except Exception as exc:  # noqa: BLE001 - the contract: gathering never raises
+        return Failure(name, str(exc) or type(exc).__name__)
+    finally:
+        timings.setdefault(name, time.monotonic())
+
+
+def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
+    start = time.monotonic()
+    deadline = start + sources.timeout
+    timings: dict[str, float] = {}
+    pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gather")
+    try:
+        interpreter_f = pool.submit(gatherers.interpreter, sources.python, sources.timeout)
+        driver_f = pool.submit(gatherers.driver)
+        interpreter = _settle("interpreter", interpreter_f, deadline, timings)
+        known = interpreter if isinstance(interpreter, Interpreter) else None
+        toolkit_f = pool.submit(gatherers.toolkit, sources.env, known)
+        located = locate_checkout(
+            sources.cutlass_dir, sources.env, known, sources.cutlass_distribution, sources.cutlass_subdir
+        )
+        checkout_f = (
+            pool.submit(gatherers.checkout, located[0], located[1], sources.cutlass_subdir, sources.cutlass_module)
+            if located
+            else None
+        )
+        driver = _settle("driver", driver_f, deadline, timings)
+        toolkit = _settle("toolkit", toolkit_f, deadline, timings)
+        checkout = _settle("checkout", checkout_f, deadline, timings) if checkout_f else None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return Facts(
+        interpreter=interpreter,
+        driver=driver,
+        toolkit=toolkit,
+        checkout=checkout,
+        timings=tuple((name, round(t - start, 3)) for name, t in sorted(timings.items())),
+    )

@@ -1,0 +1,72 @@
+"""Facts about the CUDA toolkit: every nvcc a build could pick, in the order it would pick them."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Mapping, Optional
+
+from ..model import Interpreter, Nvcc, Toolkit
+
+__all__ = ["gather_toolkit", "nvcc_locations", "parse_nvcc_version"]
+
+_RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
+# Where the nvidia-cuda-nvcc wheels put nvcc, relative to site-packages (CUDA 12 and CUDA 13 layouts).
+_WHEEL_NVCC = ("nvidia/cuda_nvcc/bin/nvcc", "nvidia/cu13/bin/nvcc")
+
+
+def parse_nvcc_version(text: str) -> Optional[str]:
+    """'Cuda compilation tools, release 13.0, V13.0.88' -> '13.0.88'."""
+    match = _RELEASE.search(text)
+    return match[2] if match else None
+
+
+def nvcc_locations(env: Mapping[str, str], interpreter: Optional[Interpreter]) -> list[tuple[str, str]]:
+    """(path, how it was found) for each nvcc, most preferred first, without duplicates."""
+    found: list[tuple[str, str]] = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if env.get(var):
+            found.append((os.path.join(env[var], "bin", "nvcc"), var))
+    on_path = shutil.which("nvcc", path=env.get("PATH", ""))
+    if on_path:
+        found.append((on_path, "PATH"))
+    found.append(("/usr/local/cuda/bin/nvcc", "/usr/local/cuda"))
+    if interpreter is not None:
+        for site in interpreter.site_dirs:
+            for relative in _WHEEL_NVCC:
+                found.append((os.path.join(site, relative), "nvidia-cuda-nvcc wheel"))
+    unique, seen = [], set()
+    for path, source in found:
+        if not os.path.isfile(path):
+            if source in ("CUDA_HOME", "CUDA_PATH"):
+                unique.append((path, source))  # a variable that points nowhere is worth reporting
+            continue
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen.add(real)
+            unique.append((path, source))
+    return unique
+
+
+def _run_nvcc(path: str, source: str, timeout: float) -> Nvcc:
+    if not os.path.isfile(path):
+        return Nvcc(path=path, source=source, error="no nvcc there")
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Nvcc(path=path, source=source, error=f"could not run: {exc}")
+    version = parse_nvcc_version(done.stdout)
+    if version is None:
+        return Nvcc(path=path, source=source, error=f"--version printed no release (exit {done.returncode})")
+    return Nvcc(path=path, source=source, version=version)
+
+
+def gather_toolkit(env: Mapping[str, str], interpreter: Optional[Interpreter], timeout: float = 10.0) -> Toolkit:
+    locations = nvcc_locations(env, interpreter)
+    with ThreadPoolExecutor(max_workers=max(1, len(locations))) as pool:
+        candidates = list(pool.map(lambda item: _run_nvcc(item[0], item[1], timeout), locations))
+    return Toolkit(candidates=tuple(candidates))

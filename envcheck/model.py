@@ -1,0 +1,301 @@
+"""The shared immutable values: the facts gather collects, the findings judge makes, the report render prints.
+
+Everything here is a frozen dataclass or a tuple of them; nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+__all__ = [
+    "Status",
+    "Step",
+    "Remedy",
+    "Finding",
+    "Failure",
+    "Distribution",
+    "ModuleLocation",
+    "TorchBuild",
+    "Interpreter",
+    "Gpu",
+    "Driver",
+    "Nvcc",
+    "Toolkit",
+    "Checkout",
+    "Facts",
+    "Report",
+    "canonical_name",
+]
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised distribution name: 'Cutlass_API' -> 'cutlass-api'."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+class Status(str, enum.Enum):
+    """The outcome of one check. Order matters: worse outcomes compare greater."""
+
+    PASS = "pass"
+    SKIP = "skip"
+    WARN = "warn"
+    FAIL = "fail"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return list(Status).index(self)
+
+    @property
+    def is_problem(self) -> bool:
+        """Fails the run: a required check failed, or could not be made."""
+        return self in (Status.FAIL, Status.ERROR)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Remedies
+
+
+@dataclass(frozen=True)
+class Step:
+    """One action `envcheck fix` can take, as data.
+
+    kind is one of:
+      pip-install      args: requirement strings, installed together in the target interpreter
+      pip-uninstall    args: distribution names
+      cutlass-fetch    args: () — fetch the policy's CUTLASS commit (shallow, sparse) into the checkout dir
+      cutlass-install  args: () — editable install of cutlass_api from the checkout
+      toolkit-install  args: () — the policy's CUDA toolkit in a prefix of its own, plus an env file
+    """
+
+    kind: str
+    args: tuple[str, ...] = ()
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """What to do about a finding: a sentence, the exact commands, and the steps the fixer can take itself.
+
+    steps empty means the fixer cannot help (a driver, an interpreter); then text and commands say what a person
+    must do.
+    """
+
+    text: str
+    commands: tuple[tuple[str, ...], ...] = ()
+    steps: tuple[Step, ...] = ()
+    link: Optional[str] = None
+
+    @property
+    def automatic(self) -> bool:
+        return bool(self.steps)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The verdict of one check. id is stable: once shipped it never changes meaning."""
+
+    id: str
+    title: str
+    status: Status
+    found: str
+    wanted: str = ""
+    why: str = ""
+    remedy: Optional[Remedy] = None
+    details: tuple[str, ...] = ()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Facts
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A gatherer that could not finish: the fact is that we do not know, and why."""
+
+    source: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One installed distribution as importlib.metadata sees it in the target interpreter."""
+
+    name: str  # canonical
+    version: str
+    location: str  # the directory holding its .dist-info
+    requires: tuple[str, ...] = ()
+    editable: Optional[str] = None  # the source directory of an editable install (direct_url.json)
+    url: Optional[str] = None  # direct_url.json url for a non-editable direct install (vcs, file)
+    commit: Optional[str] = None  # direct_url.json vcs_info.commit_id
+    installer: Optional[str] = None
+    pth_files: tuple[str, ...] = ()  # .pth files the distribution installs (file names)
+
+
+@dataclass(frozen=True)
+class ModuleLocation:
+    """Where `import NAME` would load from, found with importlib.util.find_spec (nothing imported)."""
+
+    name: str
+    origin: Optional[str]  # None: not importable
+    error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    """torch/version.py read as text."""
+
+    version: str
+    cuda: Optional[str]  # None: a CPU-only build
+    git_version: Optional[str] = None
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    executable: str
+    version: tuple[int, int, int]
+    implementation: str
+    prefix: str
+    base_prefix: str
+    site_dirs: tuple[str, ...]  # directories whose .pth files Python processes
+    sys_path: tuple[str, ...]
+    distributions: tuple[Distribution, ...]
+    modules: tuple[ModuleLocation, ...]
+    torch: Optional[TorchBuild]
+    markers: tuple[tuple[str, str], ...]  # PEP 508 environment markers of the target
+    pythonpath: str = ""
+
+    @property
+    def version_text(self) -> str:
+        return ".".join(map(str, self.version))
+
+    @property
+    def in_venv(self) -> bool:
+        return self.prefix != self.base_prefix
+
+    def installed(self, name: str) -> tuple[Distribution, ...]:
+        """Every copy of a distribution on the path (there can be more than one)."""
+        key = canonical_name(name)
+        return tuple(d for d in self.distributions if d.name == key)
+
+    def dist(self, name: str) -> Optional[Distribution]:
+        """The copy Python would use: the first on sys.path."""
+        found = self.installed(name)
+        return found[0] if found else None
+
+    def module(self, name: str) -> Optional[ModuleLocation]:
+        return next((m for m in self.modules if m.name == name), None)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    capability: tuple[int, int]
+    memory_bytes: Optional[int] = None
+    mig: Optional[bool] = None  # None: not supported or unknown
+
+    @property
+    def capability_text(self) -> str:
+        return f"{self.capability[0]}.{self.capability[1]}"
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The NVIDIA driver as NVML reports it."""
+
+    version: str  # "580.159.04"
+    cuda: str  # the highest CUDA it supports, "13.0"
+    gpus: tuple[Gpu, ...] = ()
+
+
+@dataclass(frozen=True)
+class Nvcc:
+    """One nvcc found on this host."""
+
+    path: str
+    source: str  # "CUDA_HOME", "PATH", "nvidia-cuda-nvcc wheel", ...
+    version: Optional[str] = None  # "13.0.88"; None when --version failed
+    error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """Every nvcc found, in the order a build would pick them (the first is the one used)."""
+
+    candidates: tuple[Nvcc, ...] = ()
+
+    @property
+    def chosen(self) -> Optional[Nvcc]:
+        return next((n for n in self.candidates if n.version), None)
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A directory offered as the CUTLASS checkout, read with GitPython."""
+
+    path: str
+    source: str  # how it was found: "--cutlass-dir", "CUTLASS_DIR", "editable cutlass_api", ...
+    exists: bool = True
+    is_repo: bool = False
+    commit: Optional[str] = None
+    branch: Optional[str] = None  # None: detached
+    dirty_files: tuple[str, ...] = ()
+    shallow: bool = False
+    sparse: bool = False
+    remotes: tuple[str, ...] = ()
+    has_package: bool = False  # python/cutlass_api/pyproject.toml present in the work tree
+    is_cutlass: bool = False  # the repository is CUTLASS (known files or remote), not some other repository
+    package_version: Optional[str] = None
+    error: Optional[str] = None
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.dirty_files)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything gather found. Each part is its facts, or a Failure saying why it could not be had."""
+
+    interpreter: Union[Interpreter, Failure]
+    driver: Union[Driver, Failure]
+    toolkit: Union[Toolkit, Failure]
+    checkout: Union[Checkout, Failure, None]  # None: no checkout was offered or found
+    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Report
+
+
+@dataclass(frozen=True)
+class Report:
+    """One run of doctor: the findings in a fixed order, and what they were made from."""
+
+    profile: str
+    target: str
+    findings: tuple[Finding, ...]
+    facts: Optional[Facts] = None
+    smoke: Optional[object] = None  # envcheck.smoke.SmokeResult when --smoke ran
+
+    @property
+    def worst(self) -> Status:
+        statuses = [f.status for f in self.findings]
+        smoke_status = getattr(self.smoke, "status", None)
+        if smoke_status is not None:
+            statuses.append(Status(smoke_status))
+        return max(statuses, key=lambda s: s.rank, default=Status.PASS)
+
+    @property
+    def exit_code(self) -> int:
+        """0: every required check passed (warnings allowed); 1: a required check failed."""
+        return 1 if self.worst.is_problem else 0
+
+    def finding(self, check_id: str) -> Optional[Finding]:
+        return next((f for f in self.findings if f.id == check_id), None)

@@ -1,0 +1,171 @@
+"""Runs inside the target interpreter and prints what it finds there as JSON.
+
+Standard library only, Python 3.8 syntax, nothing imported beyond what the interpreter ships: a broken environment
+must still be described. It never imports torch, cutlass or cutlass_api: find_spec locates top-level modules without
+running them, and torch's version.py is read as text.
+"""
+
+import ast
+import json
+import os
+import platform
+import site
+import sys
+
+MODULES = ("torch", "cutlass", "cutlass_api", "nvMatmulHeuristics", "triton")
+
+
+def _header_fields(text):
+    """Name, Version and Requires-Dist from the header block of METADATA (the body can be long: skip it)."""
+    name = version = None
+    requires = []
+    for line in text.split("\n\n", 1)[0].splitlines():
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if key == "Name":
+            name = value
+        elif key == "Version":
+            version = value
+        elif key == "Requires-Dist":
+            requires.append(value)
+    return name, version, requires
+
+
+def _read(dist, name):
+    try:
+        return dist.read_text(name)
+    except Exception:  # a broken .dist-info is a fact, not a crash
+        return None
+
+
+def distributions():
+    from importlib import metadata
+
+    found = []
+    for dist in metadata.distributions():
+        text = _read(dist, "METADATA") or _read(dist, "PKG-INFO") or ""
+        name, version, requires = _header_fields(text)
+        if not name:
+            continue
+        entry = {
+            "name": name,
+            "version": version or "",
+            "location": str(dist.locate_file("")),
+            "requires": requires,
+            "installer": (_read(dist, "INSTALLER") or "").strip() or None,
+        }
+        direct = _read(dist, "direct_url.json")
+        if direct:
+            try:
+                info = json.loads(direct)
+                entry["url"] = info.get("url")
+                entry["editable"] = bool(info.get("dir_info", {}).get("editable"))
+                entry["commit"] = info.get("vcs_info", {}).get("commit_id")
+            except ValueError:
+                pass
+        found.append(entry)
+    return found
+
+
+def modules():
+    import importlib.util
+
+    found = []
+    for name in MODULES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except Exception as exc:  # find_spec runs finders that can raise
+            found.append({"name": name, "origin": None, "error": "%s: %s" % (type(exc).__name__, exc)})
+            continue
+        if spec is None:
+            found.append({"name": name, "origin": None})
+        else:
+            locations = list(spec.submodule_search_locations or [])
+            origin = spec.origin if spec.origin not in (None, "namespace") else (locations[0] if locations else None)
+            found.append({"name": name, "origin": origin})
+    return found
+
+
+def torch_build(origin):
+    """torch/version.py next to torch/__init__.py, read as text: never import torch."""
+    if not origin:
+        return None
+    path = os.path.join(os.path.dirname(origin), "version.py")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    values = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target, value = node.target.id, node.value
+        else:
+            continue
+        try:
+            values[target] = ast.literal_eval(value)
+        except ValueError:
+            continue
+    return {
+        "version": values.get("__version__"),
+        "cuda": values.get("cuda"),
+        "git_version": values.get("git_version"),
+        "path": path,
+    }
+
+
+def markers():
+    implementation = sys.implementation
+    info = implementation.version
+    version = "%d.%d.%d" % (info.major, info.minor, info.micro)
+    if info.releaselevel != "final":
+        version += info.releaselevel[0] + str(info.serial)
+    return {
+        "implementation_name": implementation.name,
+        "implementation_version": version,
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": platform.python_version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": ".".join(platform.python_version_tuple()[:2]),
+        "sys_platform": sys.platform,
+    }
+
+
+def site_dirs():
+    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return dirs
+
+
+def main():
+    # `python -c` puts the current directory first on sys.path; it is not part of the environment.
+    if sys.path and sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]
+    found_modules = modules()
+    torch_origin = next((m["origin"] for m in found_modules if m["name"] == "torch"), None)
+    report = {
+        "executable": sys.executable,
+        "version": list(sys.version_info[:3]),
+        "implementation": sys.implementation.name,
+        "prefix": sys.prefix,
+        "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+        "site_dirs": site_dirs(),
+        "sys_path": sys.path,
+        "pythonpath": os.environ.get("PYTHONPATH", ""),
+        "distributions": distributions(),
+        "modules": found_modules,
+        "torch": torch_build(torch_origin),
+        "markers": markers(),
+    }
+    sys.stdout.write(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
