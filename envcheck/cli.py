@@ -22,6 +22,13 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
+
+@app.callback()
+def _group() -> None:
+    """Will TorchInductor's CuteDSL (NVGEMM) GEMM backend work here? Check, fix and prove it."""
+
+
 # Options shared by several commands.
 PythonOpt = typer.Option(None, "--python", metavar="PATH", help="Target interpreter (default: the one running envcheck).")
 PolicyOpt = typer.Option(None, "--policy", metavar="FILE", help="A policy profile (TOML) or a built-in profile id.")
