@@ -65,7 +65,9 @@ class Step:
     """One action `envcheck fix` can take, as data.
 
     kind is one of:
-      pip-install      args: requirement strings, installed together in the target interpreter
+      pip-install      args: requirement strings, installed together in the target interpreter; index_url: the
+                       package index they must come from ("" = the user's default); reinstall: replace what is
+                       installed even if pip thinks it satisfies the requirement (a CPU build of torch, say)
       pip-uninstall    args: distribution names
       cutlass-fetch    args: () — fetch the policy's CUTLASS commit (shallow, sparse) into the checkout dir
       cutlass-install  args: () — editable install of cutlass_api from the checkout
@@ -75,6 +77,8 @@ class Step:
     kind: str
     args: tuple[str, ...] = ()
     why: str = ""
+    index_url: str = ""
+    reinstall: bool = False
 
 
 @dataclass(frozen=True)
