@@ -34,6 +34,7 @@ __all__ = [
     "PackageRule",
     "Conflict",
     "GpuRule",
+    "StandIn",
     "CutlassSource",
     "Policy",
     "builtin_profiles",
@@ -87,6 +88,15 @@ class Conflict:
 
 
 @dataclass(frozen=True)
+class StandIn:
+    """A requirement missing on paper but met in practice: `missing` is not installed, `present` does its job."""
+
+    missing: str
+    present: str
+    why: str
+
+
+@dataclass(frozen=True)
 class GpuRule:
     capability: tuple[int, int]
     status: Status
@@ -121,6 +131,7 @@ class Policy:
     torch_index_url: str
     torch_why: str
     toolkit: SpecifierSet
+    toolkit_level: str
     toolkit_requirement: Requirement
     driver_cuda: Version
     driver_floors: tuple[tuple[Version, Version], ...]  # (cuda, minimum driver), ascending
@@ -131,6 +142,7 @@ class Policy:
     cutlass: CutlassSource
     packages: tuple[PackageRule, ...]
     conflicts: tuple[Conflict, ...]
+    stand_ins: tuple[StandIn, ...]
     gpus: tuple[GpuRule, ...]  # ascending by capability
     gpu_below: GpuRule
 
@@ -389,6 +401,16 @@ def _package(table: _Table) -> PackageRule:
     return rule
 
 
+def _stand_in(table: _Table) -> StandIn:
+    stand_in = StandIn(
+        missing=table.get("missing", _distribution_name, "a distribution name"),
+        present=table.get("present", _distribution_name, "a distribution name"),
+        why=table.text("why", ""),
+    )
+    table.done()
+    return stand_in
+
+
 def _build(data: dict, source: str) -> Policy:
     top = _Table(data, source, "")
     schema = top.raw("schema", SCHEMA)
@@ -451,6 +473,7 @@ def _build(data: dict, source: str) -> Policy:
         torch_index_url=torch.get("index-url", _url, "an https or file URL of a package index", ""),
         torch_why=torch.text("why", ""),
         toolkit=cuda.get("toolkit", _specifier, "a CUDA version specifier such as '>=13.1,<14'"),
+        toolkit_level=cuda.get("toolkit-level", _level, "'required' or 'recommended'", "required"),
         toolkit_requirement=cuda.get("toolkit-requirement", _requirement, "a requirement such as 'cuda-toolkit[nvcc]==13.1.*'"),
         driver_cuda=cuda.get("driver-cuda", _version, "a CUDA version such as '13.1'"),
         driver_floors=tuple(sorted(floors)),
@@ -475,6 +498,7 @@ def _build(data: dict, source: str) -> Policy:
         ),
         packages=tuple(_package(t) for t in top.tables("packages", [])),
         conflicts=tuple(conflicts),
+        stand_ins=tuple(_stand_in(t) for t in top.tables("stand-ins", [])),
         gpus=tuple(sorted(gpus, key=lambda g: g.capability)),
         gpu_below=gpu_below,
     )
