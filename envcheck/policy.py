@@ -152,6 +152,11 @@ class Policy:
         return driver_floor_for(self.driver_floors, self.driver_cuda)
 
 
+def driver_text(version: Version) -> str:
+    """Driver versions are written with a two-digit patch: 590.44.01, not 590.44.1."""
+    return f"{version.major}.{version.minor}.{version.micro:02d}"
+
+
 def driver_floor_for(floors: tuple[tuple[Version, Version], ...], cuda: Version) -> Version:
     eligible = [driver for c, driver in floors if c <= cuda]
     return eligible[-1] if eligible else floors[0][1]

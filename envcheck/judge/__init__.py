@@ -1,0 +1,47 @@
+"""judge: pure functions (Facts, Policy) -> Finding, one per check, in a fixed order. No I/O here."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..model import Facts, Finding, Status
+from ..policy import Policy
+from ._common import Context
+from .cuda import cuda_driver, cuda_toolkit
+from .cutedsl import cutedsl_importable, cutedsl_version
+from .cutlass import cutlass_api_install, cutlass_checkout
+from .gpu import gpu_capability
+from .packages import nvgemm_deps, packages_consistency
+from .python_torch import python_version, torch_cuda_build, torch_version
+
+__all__ = ["CHECKS", "CHECK_IDS", "judge", "Context"]
+
+# The report order. An id, once shipped, never changes meaning.
+CHECKS: tuple[tuple[str, Callable[[Context], Finding]], ...] = (
+    ("python.version", python_version),
+    ("torch.version", torch_version),
+    ("torch.cuda-build", torch_cuda_build),
+    ("cuda.driver", cuda_driver),
+    ("cuda.toolkit", cuda_toolkit),
+    ("gpu.compute-capability", gpu_capability),
+    ("cutedsl.version", cutedsl_version),
+    ("cutedsl.importable", cutedsl_importable),
+    ("nvgemm.deps", nvgemm_deps),
+    ("cutlass.checkout", cutlass_checkout),
+    ("cutlass-api.install", cutlass_api_install),
+    ("packages.consistency", packages_consistency),
+)
+CHECK_IDS = tuple(check_id for check_id, _ in CHECKS)
+
+
+def judge(facts: Facts, policy: Policy, *, no_gpu: bool = False) -> tuple[Finding, ...]:
+    """Every check's finding. A check that raises is a bug in envcheck: it becomes an `error` finding, not a crash."""
+    ctx = Context(facts, policy, no_gpu)
+    findings = []
+    for check_id, check in CHECKS:
+        try:
+            finding = check(ctx)
+        except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
+            finding = Finding(check_id, check_id, Status.ERROR, f"envcheck could not judge this: {type(exc).__name__}: {exc}")
+        findings.append(finding)
+    return tuple(findings)

@@ -1,0 +1,66 @@
+"""gpu.compute-capability: for each GPU, which NVGEMM kernels cutlass_api offers for its compute capability."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..model import Failure, Finding, Gpu, Remedy, Status
+from ..policy import GpuRule, Policy
+from ._common import Context, worst
+
+__all__ = ["gpu_capability", "rule_for"]
+
+
+def rule_for(policy: Policy, capability: tuple[int, int]) -> tuple[GpuRule, bool]:
+    """The policy's rule for a compute capability, and whether it is listed exactly (else: nearest below)."""
+    if capability < policy.gpu_below.capability or not policy.gpus:
+        return policy.gpu_below, True
+    exact = next((r for r in policy.gpus if r.capability == capability), None)
+    if exact is not None:
+        return exact, True
+    below = [r for r in policy.gpus if r.capability < capability]
+    return (below[-1] if below else policy.gpu_below), False
+
+
+def _judge_gpu(policy: Policy, gpu: Gpu) -> tuple[Status, str]:
+    rule, exact = rule_for(policy, gpu.capability)
+    status = rule.status
+    text = f"GPU {gpu.index}: {gpu.name}, compute capability {gpu.capability_text}: {rule.kernels}"
+    if not exact:
+        status = worst([status, Status.WARN])
+        text += f" (not verified: {gpu.capability_text} is not in the policy; judged as {rule.capability[0]}.{rule.capability[1]})"
+    if gpu.mig:
+        status = worst([status, Status.WARN])
+        text += "; MIG mode is on: kernels run in a slice of the GPU and autotuning timings reflect that slice"
+    return status, text
+
+
+def gpu_capability(ctx: Context) -> Finding:
+    check, title = "gpu.compute-capability", "GPU compute capability"
+    policy = ctx.policy
+    listed = ", ".join(f"{r.capability[0]}.{r.capability[1]}" for r in policy.gpus if r.status == Status.PASS)
+    wanted = f"compute capability >= {policy.gpu_below.capability[0]}.{policy.gpu_below.capability[1]}" + (
+        f" (full kernel set on {listed})" if listed else ""
+    )
+    why = f"cutlass_api offers {policy.backend} kernels by compute capability; Inductor itself does not check it."
+    if ctx.no_gpu:
+        return Finding(check, title, Status.SKIP, "not checked (--no-gpu)", wanted, why)
+    driver = ctx.facts.driver
+    if isinstance(driver, Failure):
+        return Finding(check, title, Status.FAIL, f"no GPU visible: {driver.message}", wanted, why,
+                       Remedy("Run on a machine with an NVIDIA GPU and driver (or pass --no-gpu on a build machine)."))
+    if not driver.gpus:
+        return Finding(check, title, Status.FAIL, f"the driver ({driver.version}) sees no GPU", wanted, why,
+                       Remedy("Check that the GPU is visible here (CUDA_VISIBLE_DEVICES, container --gpus, MIG instances)."))
+    judged = [_judge_gpu(policy, gpu) for gpu in driver.gpus]
+    status = worst([s for s, _ in judged])
+    capabilities = {g.capability for g in driver.gpus}
+    details = tuple(text for _, text in judged)
+    if len(capabilities) > 1:
+        status = worst([status, Status.WARN])
+        details += ("GPUs of different compute capabilities: Inductor builds for device 0's unless torch._inductor.config.cuda.arch says otherwise.",)
+    found = "; ".join(text for _, text in judged)
+    remedy: Optional[Remedy] = None
+    if status.is_problem:
+        remedy = Remedy(f"Use a GPU of compute capability {policy.gpu_below.capability[0]}.{policy.gpu_below.capability[1]} or newer.")
+    return Finding(check, title, status, found, wanted, why, remedy, details if len(judged) > 1 else ())

@@ -1,0 +1,143 @@
+"""nvgemm.deps and packages.consistency: the backend's companion packages, and the environment as `pip check` sees it."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from packaging.markers import InvalidMarker, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+
+from ..model import Distribution, Finding, Interpreter, Remedy, Status, Step, canonical_name
+from ._common import Context, fix_command, interpreter_error, pip_command, pip_install, satisfies, worst
+
+__all__ = ["nvgemm_deps", "packages_consistency", "broken_requirements", "cuda_majors"]
+
+
+def nvgemm_deps(ctx: Context) -> Finding:
+    check, title = "nvgemm.deps", f"{ctx.policy.backend} companion packages"
+    error = interpreter_error(ctx, check, title)
+    if error:
+        return error
+    interpreter = ctx.interpreter
+    results, missing = [], []
+    for rule in ctx.policy.packages:
+        dist = interpreter.dist(rule.name)
+        bad = Status.FAIL if rule.level == "required" else Status.WARN
+        shown = f"{rule.name} {rule.specifier}".strip()
+        if dist is None:
+            results.append((bad, f"{rule.name} missing ({rule.level})"))
+            missing.append(rule.requirement)
+        elif rule.specifier and not satisfies(dist.version, rule.specifier):
+            results.append((bad, f"{rule.name} {dist.version}, wanted {shown} ({rule.level})"))
+            missing.append(rule.requirement)
+        else:
+            results.append((Status.PASS, f"{rule.name} {dist.version}"))
+    status = worst([s for s, _ in results])
+    wanted = ", ".join(f"{r.name} {r.specifier}".strip() + ("" if r.level == "required" else " (recommended)") for r in ctx.policy.packages)
+    found = "; ".join(text for _, text in results)
+    remedy = pip_install(ctx.python, missing, "the backend's companion packages") if missing else None
+    return Finding(
+        check, title, status, found, wanted,
+        " ".join(f"{r.name}: {r.why}" for r in ctx.policy.packages),
+        remedy,
+    )
+
+
+def _requirement(text: str) -> Optional[Requirement]:
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        return None
+
+
+def broken_requirements(interpreter: Interpreter) -> tuple[tuple[Distribution, Requirement, Optional[Distribution]], ...]:
+    """Each (distribution, requirement, what is installed for it) that is unmet, the way `pip check` finds them."""
+    environment = dict(interpreter.markers)
+    environment["extra"] = ""
+    first: dict[str, Distribution] = {}
+    for dist in interpreter.distributions:
+        first.setdefault(dist.name, dist)
+    broken = []
+    for dist in first.values():
+        for text in dist.requires:
+            requirement = _requirement(text)
+            if requirement is None:
+                continue
+            try:
+                if requirement.marker is not None and not requirement.marker.evaluate(environment):
+                    continue
+            except (InvalidMarker, UndefinedEnvironmentName):
+                continue
+            installed = first.get(canonical_name(requirement.name))
+            if installed is None or not satisfies(installed.version, requirement.specifier):
+                broken.append((dist, requirement, installed))
+    return tuple(broken)
+
+
+# CUDA component wheels: either a -cuNN suffix, or (CUDA 13 on) no suffix and a version whose major is the CUDA major.
+_SUFFIX = re.compile(r"-cu(\d+)$")
+_UNSUFFIXED = re.compile(r"^nvidia-(cuda-|cublas|cufft|curand|cusolver|cusparse|cufile|nvjitlink|nvtx|npp|nvjpeg)")
+
+
+def cuda_majors(interpreter: Interpreter) -> dict[int, tuple[str, ...]]:
+    """CUDA major version -> the nvidia-* component wheels built for it."""
+    majors: dict[int, list[str]] = {}
+    for dist in interpreter.distributions:
+        suffix = _SUFFIX.search(dist.name)
+        if suffix and dist.name.startswith("nvidia-"):
+            major = int(suffix[1])
+        elif _UNSUFFIXED.match(dist.name) and dist.version.split(".")[0].isdigit():
+            major = int(dist.version.split(".")[0])
+        else:
+            continue
+        majors.setdefault(major, []).append(f"{dist.name} {dist.version}")
+    return {major: tuple(names) for major, names in sorted(majors.items())}
+
+
+def packages_consistency(ctx: Context) -> Finding:
+    check, title = "packages.consistency", "Installed packages agree"
+    error = interpreter_error(ctx, check, title)
+    if error:
+        return error
+    interpreter, policy, python = ctx.interpreter, ctx.policy, ctx.python
+    wanted = "every requirement met (as `pip check` sees it), one CUDA major among the nvidia-* wheels"
+    why = "A broken requirement or two CUDA majors side by side load mismatched libraries at run time."
+    problems: list[tuple[Status, str]] = []
+    installs: list[str] = []
+
+    majors = cuda_majors(interpreter)
+    if len(majors) > 1:
+        listing = "; ".join(f"CUDA {m}: {', '.join(names)}" for m, names in majors.items())
+        problems.append((Status.FAIL, f"nvidia-* wheels of {len(majors)} CUDA majors side by side ({listing})"))
+
+    stand_ins = {s.missing: s for s in policy.stand_ins}
+    for dist, requirement, installed in broken_requirements(interpreter):
+        name = canonical_name(requirement.name)
+        if installed is None:
+            stand_in = stand_ins.get(name)
+            text = f"{dist.name} {dist.version} requires {requirement}, which is not installed"
+            if stand_in and interpreter.dist(stand_in.present):
+                present = interpreter.dist(stand_in.present)
+                text += f"; {present.name} {present.version} is, and that is enough to run ({stand_in.why})"
+            problems.append((Status.WARN, text))
+            installs.append(str(requirement))
+        else:
+            problems.append((Status.WARN, f"{dist.name} {dist.version} requires {requirement}, but {installed.version} is installed"))
+
+    duplicates = sorted({d.name for d in interpreter.distributions if len(interpreter.installed(d.name)) > 1})
+    for name in duplicates:
+        copies = interpreter.installed(name)
+        problems.append((Status.WARN, f"{name} is installed {len(copies)} times: " + ", ".join(f"{c.version} in {c.location}" for c in copies) + f" (Python uses {copies[0].location})"))
+
+    if not problems:
+        return Finding(check, title, Status.PASS, f"{len({d.name for d in interpreter.distributions})} distributions, no broken requirements", wanted, why)
+    status = worst([s for s, _ in problems])
+    remedy: Optional[Remedy] = None
+    if installs:
+        remedy = pip_install(python, installs, "requirements that are missing")
+    elif len(majors) > 1:
+        remedy = Remedy("Keep one CUDA major: uninstall the nvidia-*-cu12 wheels, or build a fresh virtual environment.",
+                        commands=(pip_command(python, "check"),))
+    return Finding(check, title, status, "; ".join(text for _, text in problems), wanted, why, remedy,
+                   tuple(text for _, text in problems))

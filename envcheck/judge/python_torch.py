@@ -1,0 +1,106 @@
+"""python.version, torch.version, torch.cuda-build."""
+
+from __future__ import annotations
+
+from ..model import Finding, Remedy, Status
+from ..policy import driver_text
+from ._common import Context, interpreter_error, pip_install, satisfies, version_or_none
+
+__all__ = ["python_version", "torch_version", "torch_cuda_build"]
+
+
+def python_version(ctx: Context) -> Finding:
+    title = "Python version"
+    error = interpreter_error(ctx, "python.version", title)
+    if error:
+        return error
+    interpreter = ctx.interpreter
+    wanted = f"Python {ctx.policy.python}"
+    if satisfies(interpreter.version_text, ctx.policy.python):
+        return Finding("python.version", title, Status.PASS, f"Python {interpreter.version_text}", wanted, ctx.policy.python_why)
+    lowest = min((s.version for s in ctx.policy.python if s.operator in (">=", "==", "~=")), default="3.12")
+    return Finding(
+        "python.version",
+        title,
+        Status.FAIL,
+        f"Python {interpreter.version_text} ({interpreter.executable})",
+        wanted,
+        ctx.policy.python_why,
+        Remedy(
+            text=(
+                f"An interpreter's version cannot be changed in place: create a virtual environment from a Python "
+                f"{lowest} or newer and point envcheck at it (`envcheck fix` lists the interpreters it finds)."
+            ),
+            commands=((f"python{lowest}", "-m", "venv", "nvgemm-venv"), ("envcheck", "fix", "--python", "nvgemm-venv/bin/python")),
+        ),
+    )
+
+
+def _torch_remedy(ctx: Context, why: str, reinstall: bool) -> Remedy:
+    requirement = str(ctx.policy.torch_requirement)
+    return pip_install(ctx.python, [requirement], why, index_url=ctx.policy.torch_index_url, reinstall=reinstall)
+
+
+def torch_version(ctx: Context) -> Finding:
+    title = "PyTorch version"
+    error = interpreter_error(ctx, "torch.version", title)
+    if error:
+        return error
+    interpreter, policy = ctx.interpreter, ctx.policy
+    wanted = f"torch {policy.torch}"
+    build = interpreter.torch
+    dist = interpreter.dist("torch")
+    version = build.version if build else (dist.version if dist else None)
+    if version is None:
+        module = interpreter.module("torch")
+        found = "not installed" if not (module and module.origin) else f"a torch module at {module.origin} without version.py or metadata"
+        return Finding("torch.version", title, Status.FAIL, found, wanted, policy.torch_why, _torch_remedy(ctx, "torch is missing", False))
+    if satisfies(version, policy.torch):
+        return Finding("torch.version", title, Status.PASS, f"torch {version}", wanted, policy.torch_why)
+    return Finding(
+        "torch.version",
+        title,
+        Status.FAIL,
+        f"torch {version}",
+        wanted,
+        policy.torch_why,
+        _torch_remedy(ctx, f"torch {version} predates the {policy.backend} backend", True),
+    )
+
+
+def torch_cuda_build(ctx: Context) -> Finding:
+    title = "PyTorch CUDA build"
+    check = "torch.cuda-build"
+    error = interpreter_error(ctx, check, title)
+    if error:
+        return error
+    policy = ctx.policy
+    build = ctx.interpreter.torch
+    wanted = f"a CUDA {policy.torch_cuda} build of torch"
+    why = "Inductor compiles the CuteDSL kernels for CUDA devices only; a CPU build never offers the backend."
+    if build is None:
+        return Finding(check, title, Status.SKIP, "no torch to inspect (see torch.version)", wanted, why)
+    if build.cuda is None:
+        return Finding(
+            check, title, Status.FAIL, f"torch {build.version} is a CPU-only build", wanted, why,
+            _torch_remedy(ctx, "replace the CPU-only build with a CUDA 13 build", True),
+        )
+    found = f"torch {build.version} built for CUDA {build.cuda}"
+    if not satisfies(build.cuda, policy.torch_cuda):
+        return Finding(
+            check, title, Status.FAIL, found, wanted, why,
+            _torch_remedy(ctx, f"torch is built for CUDA {build.cuda}", True),
+        )
+    driver = ctx.driver
+    torch_cuda = version_or_none(build.cuda)
+    driver_cuda = version_or_none(driver.cuda) if driver else None
+    if driver_cuda is not None and torch_cuda is not None and torch_cuda.major > driver_cuda.major:
+        return Finding(
+            check, title, Status.FAIL,
+            f"{found}, but the driver supports CUDA {driver.cuda} at most",
+            f"{wanted}, no newer than the driver's CUDA major",
+            "A CUDA runtime of a newer major version than the driver cannot start (cudaErrorInsufficientDriver).",
+            Remedy(f"Upgrade the NVIDIA driver to {driver_text(policy.driver_floor)} or newer (see cuda.driver)."),
+        )
+    suffix = f"; the driver supports CUDA {driver.cuda}" if driver else ""
+    return Finding(check, title, Status.PASS, found + suffix, wanted, why)
