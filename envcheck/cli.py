@@ -10,8 +10,12 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-import click
 import typer
+
+try:  # typer 0.2x vendors click; older typer depends on it
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import exceptions as click_exceptions
 
 from .errors import EXIT_CRASH, EXIT_USAGE, UsageError, write_crash_log
 
@@ -66,12 +70,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Run the CLI and map every way it can end to an exit code."""
     try:
         result = app(args=argv, prog_name="envcheck", standalone_mode=False)
-    except click.exceptions.Exit as done:
+    except click_exceptions.Exit as done:
         return done.exit_code
-    except click.exceptions.Abort:
+    except click_exceptions.Abort:
         print("envcheck: interrupted", file=sys.stderr)
         return 130
-    except click.ClickException as exc:
+    except click_exceptions.ClickException as exc:
         exc.show()
         return EXIT_USAGE
     except UsageError as exc:

@@ -1,0 +1,62 @@
+"""envcheck doctor: gather -> judge -> render, and the exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Optional
+
+from .errors import UsageError
+from .gather import Sources, gather
+from .judge import judge
+from .model import Report
+from .policy import Policy, resolve
+from .redact import Redactor
+from .render import FORMATS, render
+
+__all__ = ["DoctorOptions", "run_doctor", "diagnose"]
+
+
+@dataclass(frozen=True)
+class DoctorOptions:
+    python: Optional[str] = None
+    policy: Optional[Path] = None
+    cutlass_dir: Optional[str] = None
+    output_format: str = "table"
+    verbose: bool = False
+    no_gpu: bool = False
+    smoke: bool = False
+    junit: Optional[Path] = None
+
+
+def sources_for(python: Optional[str], cutlass_dir: Optional[str], policy: Policy, env: Optional[Mapping[str, str]] = None) -> Sources:
+    return Sources(
+        python=python or sys.executable,
+        cutlass_dir=cutlass_dir,
+        env=dict(os.environ if env is None else env),
+        cutlass_distribution=policy.cutlass.distribution,
+        cutlass_subdir=policy.cutlass.subdir,
+        cutlass_module=policy.cutlass.module,
+    )
+
+
+def diagnose(python: Optional[str], cutlass_dir: Optional[str], policy: Policy, *, no_gpu: bool = False) -> Report:
+    """Gather and judge: the Report for a target interpreter (the fixer and the smoke stage reuse this)."""
+    sources = sources_for(python, cutlass_dir, policy)
+    facts = gather(sources)
+    target = getattr(facts.interpreter, "executable", sources.python)
+    return Report(profile=policy.id, target=target, findings=judge(facts, policy, no_gpu=no_gpu), facts=facts)
+
+
+def run_doctor(options: DoctorOptions) -> int:
+    if options.output_format not in FORMATS:
+        raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
+    policy = resolve(options.policy)
+    report = diagnose(options.python, options.cutlass_dir, policy, no_gpu=options.no_gpu)
+    redact = Redactor()
+    color = options.output_format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    sys.stdout.write(redact(render(report, options.output_format, options.verbose, color)))
+    sys.stdout.flush()
+    return report.exit_code

@@ -1,0 +1,37 @@
+"""Nothing secret leaves the machine: tokens in URLs, credential-like environment values and home paths are
+masked in every output format. Applied to the final text, so no renderer can forget it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Mapping, Optional
+
+__all__ = ["Redactor"]
+
+_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|ACCESS_KEY|PRIVATE_KEY|AUTH)", re.I)
+_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/@\s\"']+)@")
+_URL_QUERY_SECRET = re.compile(r"(?P<key>[?&](?:token|access_token|auth|key|password|sig|signature)=)[^&\s\"']+", re.I)
+_HOME = re.compile(r"(?P<root>/(?:home|Users))/(?P<user>[^/\s\"']+)")
+MASK = "***"
+
+
+class Redactor:
+    """Masks secrets in text. Built once from the environment, then applied to each output."""
+
+    def __init__(self, env: Optional[Mapping[str, str]] = None, home: Optional[str] = None):
+        env = os.environ if env is None else env
+        self.home = (home if home is not None else os.path.expanduser("~")).rstrip("/")
+        values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 6}
+        # In JSON output a secret may appear escaped: mask that spelling too.
+        self.secrets = sorted(values | {json.dumps(v)[1:-1] for v in values}, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, MASK)
+        text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+        text = _URL_QUERY_SECRET.sub(lambda m: f"{m['key']}{MASK}", text)
+        if self.home and self.home not in ("", "/"):
+            text = re.sub(re.escape(self.home) + r"(?=/|\b|$)", "~", text)
+        return _HOME.sub(lambda m: f"{m['root']}/<user>", text)

@@ -1,0 +1,166 @@
+"""render: one Report, many texts — a table for people, versioned JSON for programs, markdown for an issue.
+
+Every format is made from the same Report; redaction is applied by the caller to the finished text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import os
+import shlex
+import shutil
+import textwrap
+from typing import Any, Optional
+
+from . import __version__
+from .model import Finding, Report, Status
+
+__all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts"]
+
+SCHEMA_VERSION = 1
+FORMATS = ("table", "json", "markdown")
+_LABEL = {Status.PASS: "PASS", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "SKIP", Status.ERROR: "ERROR"}
+_COLOR = {Status.PASS: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: "2", Status.ERROR: "35"}
+_MARK = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.SKIP: "⏭️", Status.ERROR: "💥"}
+
+
+def render(report: Report, fmt: str, verbose: bool = False, color: bool = False) -> str:
+    if fmt == "json":
+        return json.dumps(to_json_data(report), indent=2) + "\n"
+    if fmt == "markdown":
+        return markdown(report, verbose)
+    return table(report, verbose, color)
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses, enums and tuples as JSON-ready values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for name in ("automatic",):
+            if hasattr(type(value), name):
+                data[name] = getattr(value, name)
+        return data
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def summary_counts(report: Report) -> dict[str, int]:
+    counts = {s.value: 0 for s in Status}
+    for finding in report.findings:
+        counts[finding.status.value] += 1
+    return counts
+
+
+def to_json_data(report: Report) -> dict:
+    smoke = report.smoke
+    smoke_data = smoke.to_dict() if hasattr(smoke, "to_dict") else _plain(smoke)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "envcheck_version": __version__,
+        "profile": report.profile,
+        "target": report.target,
+        "status": report.worst.value,
+        "exit_code": report.exit_code,
+        "summary": summary_counts(report),
+        "checks": [_plain(f) for f in report.findings],
+        "smoke": smoke_data,
+        "facts": _plain(report.facts) if report.facts is not None else None,
+    }
+
+
+def _command_text(command: tuple[str, ...]) -> str:
+    return shlex.join(command)
+
+
+def _paint(text: str, status: Status, color: bool) -> str:
+    return f"\x1b[{_COLOR[status]}m{text}\x1b[0m" if color else text
+
+
+def _fixable(report: Report) -> list[Finding]:
+    return [f for f in report.findings if f.status in (Status.FAIL, Status.WARN, Status.ERROR) and f.remedy and f.remedy.automatic]
+
+
+def table(report: Report, verbose: bool = False, color: bool = False) -> str:
+    width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
+    id_width = max(len(f.id) for f in report.findings) if report.findings else 10
+    indent = " " * (2 + 6 + 1 + id_width + 2)
+    lines = [f"envcheck {__version__} doctor — profile {report.profile}, target {report.target}", ""]
+
+    def block(label: str, text: str) -> None:
+        lines.extend(textwrap.wrap(f"{label}{text}", width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False))
+
+    for finding in report.findings:
+        head = f"  {_paint(_LABEL[finding.status].ljust(5), finding.status, color)} {finding.id.ljust(id_width)}  "
+        found = textwrap.wrap(finding.found, max(20, width - len(indent)), break_on_hyphens=False) or [""]
+        lines.append(head + found[0])
+        lines.extend(indent + line for line in found[1:])
+        problem = finding.status not in (Status.PASS, Status.SKIP)
+        if problem or verbose:
+            if finding.wanted and (problem or verbose):
+                block("wanted: ", finding.wanted)
+            if verbose and finding.why:
+                block("why: ", finding.why)
+            if finding.remedy and problem:
+                block("fix: ", finding.remedy.text)
+                for command in finding.remedy.commands:
+                    block("$ ", _command_text(command))
+            if verbose:
+                for detail in finding.details:
+                    block("· ", detail)
+    smoke = report.smoke
+    if smoke is not None and hasattr(smoke, "summary_lines"):
+        lines.append("")
+        lines.extend(smoke.summary_lines())
+    counts = summary_counts(report)
+    lines.append("")
+    parts = [f"{counts[s.value]} {name}" for s, name in ((Status.PASS, "passed"), (Status.WARN, "warned"), (Status.FAIL, "failed"), (Status.SKIP, "skipped"), (Status.ERROR, "errors")) if counts[s.value]]
+    lines.append(f"{len(report.findings)} checks: {', '.join(parts)}.")
+    fixable = _fixable(report)
+    if fixable:
+        lines.append(f"`envcheck fix --python {report.target}` can fix: {', '.join(f.id for f in fixable)} (it shows its plan first).")
+    if not verbose:
+        lines.append("Run with -v for why each check matters and every detail.")
+    return "\n".join(lines) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(report: Report, verbose: bool = False) -> str:
+    counts = summary_counts(report)
+    lines = [
+        f"### envcheck doctor: {report.worst.value}",
+        "",
+        f"Profile `{report.profile}`, target `{report.target}`, envcheck {__version__}. "
+        + ", ".join(f"{n} {s}" for s, n in counts.items() if n),
+        "",
+        "| | check | found | wanted |",
+        "|---|---|---|---|",
+    ]
+    for f in report.findings:
+        lines.append(f"| {_MARK[f.status]} {f.status.value} | `{f.id}` | {_md_cell(f.found)} | {_md_cell(f.wanted)} |")
+    todo = [f for f in report.findings if f.status not in (Status.PASS, Status.SKIP) and f.remedy]
+    if todo:
+        lines += ["", "#### What to do", ""]
+        for f in todo:
+            lines.append(f"- **`{f.id}`**: {f.remedy.text}")
+            if f.remedy.commands:
+                lines.append("  ```sh")
+                lines.extend(f"  {_command_text(c)}" for c in f.remedy.commands)
+                lines.append("  ```")
+    if verbose:
+        lines += ["", "<details><summary>Why each check matters</summary>", ""]
+        lines.extend(f"- `{f.id}`: {f.why}" for f in report.findings if f.why)
+        lines += ["", "</details>"]
+    smoke = report.smoke
+    if smoke is not None and hasattr(smoke, "summary_lines"):
+        lines += ["", "#### Smoke", ""] + [f"    {line}" for line in smoke.summary_lines()]
+    return "\n".join(lines) + "\n"
