@@ -1,0 +1,450 @@
+"""`envcheck smoke`: prove the stack by compiling and running one CuteDSL GEMM in the target interpreter.
+
+The flow: preflight from the gathered facts (no GPU: skip; no cutlass_api, no torch: fail within seconds, without a
+compile), then the child (envcheck/smoke_child.py, run by path in the target interpreter, in a process group of its
+own, with a clean environment and a timeout), then its one result line read back and every failure mapped to a
+cause and a remedy (envcheck/smoke_causes.py). The child's whole output goes to a log whose path the result names.
+
+Inductor's caches live in a directory envcheck owns (paths.cache_dir()/inductor, with triton/ and cutedsl/ beside
+it), so that a second smoke run is warm; --fresh empties them first.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Callable, Mapping, Optional, TextIO
+
+from packaging.version import InvalidVersion, Version
+
+from . import paths
+from .model import Facts, Remedy, Status
+from .policy import Policy
+from .smoke_causes import Cause, Context, Evidence, context_from, diagnose, preflight
+from .smoke_child import PHASE_PREFIX, RESULT_PREFIX
+
+__all__ = [
+    "SmokeResult",
+    "SmokeShape",
+    "run_smoke",
+    "smoke_command",
+    "child_environment",
+    "parse_child_output",
+    "smoke_backends",
+    "DEFAULT_TIMEOUT",
+]
+
+SCHEMA_VERSION = 1
+DEFAULT_TIMEOUT = 300.0
+KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for the child's process group
+KEEP_RUNS = 20  # run directories kept under the cache (logs, generated code)
+
+# Variables of the caller's environment that would change what the smoke run measures; the child gets its own.
+_DROPPED = (
+    "TORCHINDUCTOR_FORCE_DISABLE_CACHES",
+    "TORCHINDUCTOR_MAX_AUTOTUNE",
+    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM",
+    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS",
+    "TORCHINDUCTOR_AUTOTUNE_FALLBACK_TO_ATEN",
+    "TORCHINDUCTOR_FX_GRAPH_CACHE",
+    "TORCHINDUCTOR_AUTOTUNE_LOCAL_CACHE",
+    "TORCH_COMPILE_DISABLE",
+    "TORCHDYNAMO_DISABLE",
+    "CUTE_DSL_DISABLE_FILE_CACHING",
+)
+
+
+@dataclass(frozen=True)
+class SmokeShape:
+    """The GEMM the smoke run compiles: small, so that compiling dominates and running is instant."""
+
+    m: int = 256
+    n: int = 512
+    k: int = 256
+    dtype: str = "bfloat16"
+
+    @property
+    def text(self) -> str:
+        return f"{self.m}x{self.n}x{self.k} {self.dtype}"
+
+
+@dataclass(frozen=True)
+class SmokeResult:
+    """What one smoke run proved, or why it could not."""
+
+    status: Status
+    summary: str  # one line for people
+    kernel: Optional[str] = None  # "cutedsl.Sm80TensorOpGemmKernel_..."
+    call: Optional[str] = None  # "nv_universal_gemm_fused_mm_<hash>"
+    gpu: Optional[str] = None  # "NVIDIA H200 (9.0)"
+    compile_s: Optional[float] = None  # first call of the compiled GEMM (compile, autotune, kernel JIT, run)
+    run_s: Optional[float] = None  # one call afterwards (median, CUDA events)
+    elapsed_s: Optional[float] = None  # the whole child, interpreter start-up included
+    max_error: Optional[float] = None
+    tolerance: Optional[str] = None
+    cause: Optional[str] = None  # a sentence: why it failed or was skipped
+    cause_id: Optional[str] = None  # stable: "cutlass-api-missing", "timeout", ...
+    remedy: Optional[Remedy] = None
+    evidence: str = ""  # the output line that shows the cause
+    log: Optional[str] = None
+    backends: str = ""
+    shape: str = ""
+    warm: Optional[bool] = None  # Inductor's FX graph cache answered (a warm run)
+    cache_dir: Optional[str] = None
+    versions: tuple[tuple[str, str], ...] = ()
+    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.status.is_problem else 0
+
+    def to_dict(self) -> dict:
+        return {
+            "status": self.status.value,
+            "summary": self.summary,
+            "kernel": self.kernel,
+            "call": self.call,
+            "gpu": self.gpu,
+            "backends": self.backends,
+            "shape": self.shape,
+            "timings": {"compile_s": self.compile_s, "run_s": self.run_s, "elapsed_s": self.elapsed_s,
+                        "phases": [list(p) for p in self.timings]},
+            "numerics": {"max_error": self.max_error, "tolerance": self.tolerance},
+            "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause, "evidence": self.evidence},
+            "remedy": _remedy_dict(self.remedy),
+            "cache": {"dir": self.cache_dir, "warm": self.warm},
+            "versions": dict(self.versions),
+            "log": self.log,
+        }
+
+
+def _remedy_dict(remedy: Optional[Remedy]) -> Optional[dict]:
+    if remedy is None:
+        return None
+    return {
+        "text": remedy.text,
+        "commands": [list(c) for c in remedy.commands],
+        "steps": [{"kind": s.kind, "args": list(s.args), "why": s.why} for s in remedy.steps],
+        "link": remedy.link,
+        "automatic": remedy.automatic,
+    }
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The child
+
+
+def smoke_backends(policy: Policy, capability: Optional[tuple[int, int]]) -> str:
+    """The backends the smoke run allows: the policy's CuteDSL backend, and on CC 10.x the CUTEDSL grouped-mm
+    path too. Never ATEN or TRITON, so nothing can fall back silently."""
+    backends = [policy.backend]
+    if capability is not None and capability[0] == 10 and "CUTEDSL" not in backends:
+        backends.append("CUTEDSL")
+    return ",".join(backends)
+
+
+def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) -> dict[str, str]:
+    """The child's environment: the caller's, less what would change the measurement, plus envcheck's caches."""
+    env = {k: v for k, v in base.items() if k not in _DROPPED}
+    env.update(
+        PYTHONUNBUFFERED="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        TORCHINDUCTOR_CACHE_DIR=str(cache_root / "inductor"),
+        TRITON_CACHE_DIR=str(cache_root / "triton"),
+        CUTE_DSL_CACHE_DIR=str(cache_root / "cutedsl"),
+        TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS="1",
+        TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=backends,
+    )
+    return env
+
+
+def _cache_dirs(cache_root: Path) -> tuple[Path, ...]:
+    return tuple(cache_root / name for name in ("inductor", "triton", "cutedsl"))
+
+
+def _new_run_dir(cache_root: Path) -> Path:
+    runs = cache_root / "smoke"
+    runs.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir = runs / f"{stamp}-{os.getpid()}"
+    run_dir.mkdir()
+    for old in sorted(p for p in runs.iterdir() if p.is_dir())[:-KEEP_RUNS]:
+        shutil.rmtree(old, ignore_errors=True)
+    return run_dir
+
+
+@dataclass(frozen=True)
+class ChildEnd:
+    """How the child process ended."""
+
+    returncode: Optional[int]
+    timed_out: bool
+    elapsed_s: float
+
+
+def run_child(argv: list[str], env: Mapping[str, str], cwd: Path, log: TextIO, timeout: float) -> ChildEnd:
+    """Run argv (no shell) in a new session writing to log; on timeout kill its whole process group."""
+    began = time.monotonic()
+    process = subprocess.Popen(
+        argv, env=dict(env), cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    timed_out = False
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(process, signal.SIGTERM)
+        try:
+            process.wait(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            _kill_group(process, signal.SIGKILL)
+            process.wait()
+    finally:
+        if process.poll() is None:  # interrupted while waiting: take the child down with us
+            _kill_group(process, signal.SIGKILL)
+            process.wait()
+        _kill_group(process, signal.SIGKILL)  # helpers it left behind (Inductor's compile workers)
+    return ChildEnd(None if timed_out else process.returncode, timed_out, round(time.monotonic() - began, 3))
+
+
+def _kill_group(process: subprocess.Popen, how: int) -> None:
+    try:
+        os.killpg(process.pid, how)  # the child leads its own session, so its group id is its pid
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def parse_child_output(text: str) -> tuple[Optional[dict], Optional[str]]:
+    """(the result line's JSON or None, the last phase the child reached) from the child's log."""
+    result = None
+    phase = None
+    for line in text.splitlines():
+        if line.startswith(RESULT_PREFIX):
+            try:
+                loaded = json.loads(line[len(RESULT_PREFIX):])
+            except ValueError:
+                continue
+            if isinstance(loaded, dict):
+                result = loaded
+        elif line.startswith(PHASE_PREFIX):
+            phase = line[len(PHASE_PREFIX):].split()[0] if line[len(PHASE_PREFIX):].split() else phase
+    if result is not None and result.get("phase"):
+        phase = result["phase"]
+    return result, phase
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The run
+
+
+def run_smoke(
+    python: str,
+    facts: Facts,
+    policy: Policy,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    fresh: bool = False,
+    cache_dir: Optional[Path] = None,
+    shape: SmokeShape = SmokeShape(),
+    env: Optional[Mapping[str, str]] = None,
+    child: Optional[Path] = None,
+    backends: Optional[str] = None,
+    progress: Callable[[str], None] = lambda message: None,
+) -> SmokeResult:
+    """Prove the stack with one GEMM. Never raises for anything the target does: every outcome is a SmokeResult.
+
+    cache_dir: envcheck's cache root (default paths.cache_dir()); Inductor's cache is cache_dir/inductor.
+    child: the script to run (default envcheck/smoke_child.py; tests pass others). backends: override the
+    backends the policy and the GPU imply (used to capture failures).
+    """
+    base_env = dict(os.environ if env is None else env)
+    cache_root = Path(cache_dir) if cache_dir is not None else paths.cache_dir(base_env)
+    ctx = context_from(facts, policy, python, backends or "", shape.dtype)
+    backends = backends or smoke_backends(policy, ctx.capability)
+    ctx = replace(ctx, backends=backends)
+    common = dict(backends=backends, shape=shape.text, cache_dir=str(cache_root / "inductor"), gpu=ctx.gpu or None)
+
+    early = preflight(facts, policy, ctx)
+    if early is not None:
+        return _from_cause(early, **common)
+
+    if fresh:
+        for folder in _cache_dirs(cache_root):
+            shutil.rmtree(folder, ignore_errors=True)
+    warm_before = (cache_root / "inductor").is_dir() and any((cache_root / "inductor").iterdir())
+    run_dir = _new_run_dir(cache_root)
+    log_path = run_dir / "smoke.log"
+    script = run_dir / "smoke_child.py"
+    script.write_text(
+        child.read_text(encoding="utf-8") if child else resources.files("envcheck").joinpath("smoke_child.py").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    argv = [
+        python, str(script), "--m", str(shape.m), "--n", str(shape.n), "--k", str(shape.k),
+        "--dtype", shape.dtype, "--backends", backends, "--code-out", str(run_dir / "output_code.py"),
+    ]
+    progress(
+        f"compiling a {shape.text} GEMM with {backends} in {python} "
+        f"({'warm cache' if warm_before else 'cold cache: about a minute'}); log: {log_path}"
+    )
+    common["log"] = str(log_path)
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write(f"# envcheck smoke: {' '.join(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
+        log.flush()
+        try:
+            end = run_child(argv, child_environment(base_env, cache_root, backends), run_dir, log, timeout)
+        except OSError as exc:  # the interpreter is not there, or not executable
+            log.write(f"# could not start {python}: {exc}\n")
+            cause = Cause("interpreter", f"Could not start {python}: {exc.strerror or exc}.",
+                          Remedy(text="Pass a working interpreter with --python PATH."))
+            return _from_cause(cause, **common)
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    result, phase = parse_child_output(text)
+    measured = _measured(result, end, ctx)
+    if result is not None and result.get("ok"):
+        return _passed(result, ctx, policy, {**common, **measured})
+    cause = diagnose(
+        Evidence(result=result, log=text, returncode=end.returncode, timed_out=end.timed_out, timeout_s=timeout, last_phase=phase),
+        ctx,
+    )
+    return _from_cause(cause, **{**common, **measured})
+
+
+def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
+    result = result or {}
+    gpu = result.get("gpu") or {}
+    capability = gpu.get("capability") or []
+    versions = tuple(sorted((str(k), str(v)) for k, v in (result.get("versions") or {}).items() if v))
+    cache = result.get("cache") or {}
+    warm = None
+    if "fxgraph_cache_hit" in cache or "fxgraph_cache_miss" in cache:
+        warm = cache.get("fxgraph_cache_hit", 0) > 0 and cache.get("fxgraph_cache_miss", 0) == 0
+    tolerance = result.get("tolerance")
+    return {
+        "kernel": result.get("kernel"),
+        "call": result.get("call"),
+        "gpu": f"{gpu['name']} ({'.'.join(map(str, capability))})" if gpu.get("name") else (ctx.gpu or None),
+        "compile_s": result.get("compile_s"),
+        "run_s": result.get("run_s"),
+        "elapsed_s": end.elapsed_s,
+        "max_error": result.get("max_error"),
+        "tolerance": f"atol {tolerance['atol']:g} + rtol {tolerance['rtol']:g}" if tolerance else None,
+        "warm": warm,
+        "versions": versions,
+        "timings": tuple((str(p), float(t)) for p, t in (result.get("timings") or [])),
+    }
+
+
+def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeResult:
+    summary = (
+        f"{fields['kernel']} ran on {fields['gpu']} through {fields['call']}: compile {fields['compile_s']:.1f} s"
+        f"{' (warm)' if fields['warm'] else ' (cold)' if fields['warm'] is False else ''}, "
+        f"run {fields['run_s'] * 1e3:.3f} ms, max error {fields['max_error']:.3g}"
+    )
+    dsl = dict(fields["versions"]).get(policy.cutedsl.name) or ctx.cutedsl_version
+    if dsl and not _version_in(dsl, policy):
+        return SmokeResult(
+            status=Status.WARN,
+            summary=summary + f" — but nvidia-cutlass-dsl {dsl} is outside the policy ({policy.cutedsl.specifier})",
+            cause=f"The smoke run passed with nvidia-cutlass-dsl {dsl}, which the policy does not cover "
+            f"({policy.cutedsl.requirement}): this GEMM works, other kernels (SM100) are known to fail with it.",
+            cause_id="dsl-outside-policy",
+            remedy=Remedy(
+                text=f"Install {policy.cutedsl.requirement} to match the tested stack.",
+                commands=((ctx.python, "-m", "pip", "install", policy.cutedsl.requirement),),
+            ),
+            **fields,
+        )
+    return SmokeResult(status=Status.PASS, summary=summary, **fields)
+
+
+def _version_in(version: str, policy: Policy) -> bool:
+    try:
+        return Version(version) in policy.cutedsl.specifier
+    except InvalidVersion:
+        return False
+
+
+def _from_cause(cause: Cause, **fields) -> SmokeResult:
+    verb = "skipped" if cause.status is Status.SKIP else "failed"
+    return SmokeResult(
+        status=cause.status,
+        summary=f"smoke {verb}: {cause.text}",
+        cause=cause.text,
+        cause_id=cause.id,
+        remedy=cause.remedy,
+        evidence=cause.evidence,
+        **fields,
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The command
+
+
+def smoke_command(
+    python: Optional[str] = None,
+    policy_file: Optional[Path] = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    fresh: bool = False,
+    as_json: bool = False,
+    cache_dir: Optional[Path] = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    """`envcheck smoke`: gather, run, print. 0 pass, warn or skip; 1 fail."""
+    from . import policy as policy_module
+    from .gather import Sources, gather
+
+    chosen = policy_module.resolve(policy_file)
+    target = python or sys.executable
+    facts = gather(
+        Sources(
+            python=target,
+            cutlass_distribution=chosen.cutlass.distribution,
+            cutlass_subdir=chosen.cutlass.subdir,
+            cutlass_module=chosen.cutlass.module,
+        )
+    )
+
+    def say(message: str) -> None:
+        print(f"envcheck: {message}", file=err, flush=True)
+
+    result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, progress=say)
+    if as_json:
+        json.dump({"schema_version": SCHEMA_VERSION, "profile": chosen.id, "target": target, "smoke": result.to_dict()}, out, indent=2)
+        out.write("\n")
+    else:
+        out.write(render_text(result) + "\n")
+    return result.exit_code
+
+
+def render_text(result: SmokeResult) -> str:
+    """The result for people: a status line, then what was proved or what to do."""
+    lines = [f"smoke  {result.status.value.upper():5}  {result.summary}"]
+    if result.status in (Status.PASS, Status.WARN):
+        lines.append(f"  kernel    {result.kernel}")
+        lines.append(f"  call      {result.call}")
+        lines.append(f"  gpu       {result.gpu}")
+        lines.append(f"  compile   {result.compile_s:.2f} s ({'warm' if result.warm else 'cold'} cache {result.cache_dir})")
+        lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape}, {result.backends})")
+        lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
+    if result.evidence:
+        lines.append(f"  seen      {result.evidence}")
+    if result.remedy is not None:
+        lines.append(f"  fix       {result.remedy.text}")
+        lines.extend("            $ " + " ".join(command) for command in result.remedy.commands)
+    if result.log:
+        lines.append(f"  log       {result.log}")
+    return "\n".join(lines)

@@ -1,0 +1,292 @@
+"""The smoke run itself: compiles one GEMM with torch.compile, restricted to the CuteDSL backend, in the target
+interpreter, and proves from Inductor's generated code which kernel ran.
+
+It is run by path in a child process (`python smoke_child.py --m 256 ...`) by envcheck.smoke, never imported by
+envcheck's own process except by tests of its pure helpers. So: standard library only at module level, Python 3.8
+syntax; torch (and through Inductor, cutlass and cutlass_api) are imported inside main().
+
+The protocol: progress lines `envcheck-smoke: phase NAME +SECONDS` on stderr while it works, and exactly one line
+`ENVCHECK-SMOKE-RESULT {json}` on stdout at the end, whatever happened, so that a log can surround it. The JSON
+(RESULT_SCHEMA below) says ok or not, what ran, how long it took, and on failure the exception's type, message and
+traceback. The exit status is 0 when ok, 1 otherwise; a crash in native code (a signal) or a hang leaves no result
+line, and the parent says so.
+
+Debug hook: ENVCHECK_SMOKE_PROFILE=PATH writes a cProfile of the run to PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+import traceback
+
+RESULT_PREFIX = "ENVCHECK-SMOKE-RESULT "
+PHASE_PREFIX = "envcheck-smoke: phase "
+PROTOCOL = 1
+
+# The fields of the result line (all present; null where not known).
+RESULT_SCHEMA = (
+    "protocol",  # PROTOCOL
+    "ok",  # bool: the GEMM ran through the CuteDSL backend and matched the fp32 reference
+    "phase",  # the last phase reached: start, import-torch, cuda, import-cutlass, inputs, compile, check, run, done
+    "kernel",  # "cutedsl.Sm80TensorOpGemmKernel_..." as named in the generated code
+    "call",  # "nv_universal_gemm_fused_mm_<hash>": the kernel Inductor defined with async_compile.nv_universal_gemm
+    "gpu",  # {"name", "capability": [major, minor], "index"}
+    "compile_s",  # the first call of the compiled function: Dynamo, Inductor, autotuning and the kernel's own JIT
+    "run_s",  # median time of one call afterwards, measured with CUDA events
+    "max_error",  # max |out - ref| against the fp32 reference
+    "tolerance",  # {"atol", "rtol"}
+    "cache",  # Inductor's counters: {"fxgraph_hit", "fxgraph_miss", "autotune_local_hit"...}
+    "versions",  # {"torch", "torch_cuda", "nvidia-cutlass-dsl", "cutlass_api", ...}
+    "timings",  # [[phase, seconds since start], ...]
+    "code",  # where the generated code was written, or null
+    "error",  # null, or {"type", "message", "traceback"}
+)
+
+# Tolerances against the fp32 reference. Inputs are rounded to the dtype before the reference is taken, and the
+# kernels accumulate in fp32, so what is left is the rounding of the output (2^-8 for bf16, 2^-11 for fp16) plus
+# the order of summation.
+TOLERANCES = {"bfloat16": (1e-2, 1.6e-2), "float16": (1e-2, 2e-3)}  # dtype: (atol, rtol)
+
+_CALL = re.compile(r"async_compile\.nv_universal_gemm\(\s*['\"]([A-Za-z0-9_]+)['\"]")
+_NAME_VAR = re.compile(r"_[A-Z0-9_]*KERNEL_NAME\s*=\s*['\"]([^'\"]+)['\"]")
+_CUTEDSL = re.compile(r"\bcutedsl\.[A-Za-z0-9_]+")
+_FALLBACKS = (
+    ("extern_kernels.mm", "cuBLAS (extern_kernels.mm)"),
+    ("extern_kernels.addmm", "cuBLAS (extern_kernels.addmm)"),
+    ("extern_kernels.bmm", "cuBLAS (extern_kernels.bmm)"),
+    ("async_compile.triton(", "Triton"),
+)
+
+
+class SmokeError(Exception):
+    """A failure the smoke run itself detects; its class name is the protocol's error type."""
+
+
+class SmokeNoCuda(SmokeError):
+    """torch sees no CUDA device."""
+
+
+class SmokeFellBack(SmokeError):
+    """Inductor's code does not call the CuteDSL kernel: something else computed the GEMM."""
+
+
+class SmokeWrongResult(SmokeError):
+    """The CuteDSL kernel ran and its result does not match the fp32 reference."""
+
+
+def find_kernel(code):
+    """(call, kernel, fallbacks) named in Inductor's generated code. Pure: the tests feed it real generated code.
+
+    call: the name passed to async_compile.nv_universal_gemm; kernel: the cutlass_api kernel name the generated
+    module looks up (the `_GEMM_KERNEL_NAME = "cutedsl..."` assignment, else any cutedsl.* name); fallbacks: what
+    else computes a GEMM there (cuBLAS, Triton).
+    """
+    call = _CALL.search(code)
+    named = _NAME_VAR.search(code) or _CUTEDSL.search(code)
+    kernel = None
+    if named is not None:
+        kernel = named.group(1) if named.re is _NAME_VAR else named.group(0)
+    fallbacks = [label for needle, label in _FALLBACKS if needle in code]
+    return (call.group(1) if call else None), kernel, fallbacks
+
+
+def within_tolerance(max_error, max_ref, dtype):
+    """Whether an error is acceptable for dtype: |out - ref| <= atol + rtol * |ref| at the worst element."""
+    atol, rtol = TOLERANCES[dtype]
+    return max_error <= atol + rtol * max_ref
+
+
+class _Run:
+    """The result line being built, and the phases reached."""
+
+    def __init__(self):
+        self.start = time.perf_counter()
+        self.result = dict.fromkeys(RESULT_SCHEMA)
+        self.result.update(protocol=PROTOCOL, ok=False, phase="start", timings=[], versions={}, cache={})
+
+    def phase(self, name):
+        now = round(time.perf_counter() - self.start, 3)
+        self.result["phase"] = name
+        self.result["timings"].append([name, now])
+        sys.stderr.write("%s%s +%.3f\n" % (PHASE_PREFIX, name, now))
+        sys.stderr.flush()
+
+    def emit(self):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        line = "\n" + RESULT_PREFIX + json.dumps(self.result, default=str) + "\n"
+        os.write(1, line.encode("utf-8"))  # one write, so nothing the process prints can land inside it
+
+
+def _versions():
+    from importlib import metadata
+
+    found = {}
+    for name in ("torch", "triton", "nvidia-cutlass-dsl", "cutlass_api", "apache-tvm-ffi", "nvidia-matmul-heuristics"):
+        try:
+            found[name] = metadata.version(name)
+        except Exception:  # not installed: leave it out
+            pass
+    return found
+
+
+def _counters():
+    try:
+        from torch._dynamo.utils import counters
+    except Exception:
+        return {}
+    inductor = counters.get("inductor", {})
+    return {key: int(value) for key, value in inductor.items() if "cache" in key or "autotune" in key}
+
+
+def _compile_and_capture(torch, compiled, a, b, backends):
+    """Run the compiled GEMM once, with Inductor's settings for the smoke; return (out, generated code)."""
+    from torch._inductor import config as inductor_config
+    from torch._inductor.utils import run_and_get_code
+
+    settings = {"max_autotune": True, "max_autotune_gemm_backends": backends, "fx_graph_cache": True}
+    for optional, value in (("autotune_local_cache", True), ("autotune_fallback_to_aten", False)):
+        if hasattr(inductor_config, optional):  # not every torch has every knob
+            settings[optional] = value
+    with inductor_config.patch(settings):
+        out, codes = run_and_get_code(compiled, a, b)
+        torch.cuda.synchronize()
+    return out, "\n".join(codes)
+
+
+def _time_calls(torch, fn, a, b, runs):
+    for _ in range(3):
+        fn(a, b)
+    times = []
+    for _ in range(runs):
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        fn(a, b)
+        end.record()
+        end.synchronize()
+        times.append(begin.elapsed_time(end) / 1000.0)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def smoke(args, run):
+    result = run.result
+    run.phase("import-torch")
+    import torch
+
+    result["versions"] = _versions()
+    result["versions"]["torch_cuda"] = torch.version.cuda
+    run.phase("cuda")
+    if not torch.cuda.is_available():
+        raise SmokeNoCuda(
+            "torch %s (CUDA build %s) sees no CUDA device (torch.cuda.is_available() is False)"
+            % (torch.__version__, torch.version.cuda)
+        )
+    device = torch.device("cuda", 0)
+    result["gpu"] = {
+        "index": 0,
+        "name": torch.cuda.get_device_name(device),
+        "capability": list(torch.cuda.get_device_capability(device)),
+    }
+    if "NVGEMM" in args.backends.split(","):
+        # Inductor only looks for these with find_spec; importing them here surfaces the real error (a broken
+        # .pth, an API mismatch) instead of a bare "no choices".
+        run.phase("import-cutlass")
+        import cutlass  # noqa: F401
+        import cutlass_api  # noqa: F401
+
+    run.phase("inputs")
+    dtype = getattr(torch, args.dtype)
+    generator = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(args.m, args.k, device=device, dtype=dtype, generator=generator)
+    b = torch.randn(args.k, args.n, device=device, dtype=dtype, generator=generator)
+
+    def gemm(x, y):
+        return torch.mm(x, y)
+
+    run.phase("compile")
+    compiled = torch.compile(gemm, fullgraph=True, dynamic=False)
+    began = time.perf_counter()
+    out, code = _compile_and_capture(torch, compiled, a, b, args.backends)
+    result["compile_s"] = round(time.perf_counter() - began, 3)
+    result["cache"] = _counters()
+    if args.code_out:
+        with open(args.code_out, "w", encoding="utf-8") as handle:
+            handle.write(code)
+        result["code"] = args.code_out
+    call, kernel, fallbacks = find_kernel(code)
+    result["call"], result["kernel"] = call, kernel
+    if call is None:
+        raise SmokeFellBack(
+            "Inductor's generated code has no async_compile.nv_universal_gemm call%s"
+            % (": the GEMM ran on " + " and ".join(fallbacks) if fallbacks else "")
+        )
+
+    run.phase("check")
+    reference = a.float() @ b.float()
+    max_error = (out.float() - reference).abs().max().item()
+    max_ref = reference.abs().max().item()
+    atol, rtol = TOLERANCES[args.dtype]
+    result["max_error"] = max_error
+    result["tolerance"] = {"atol": atol, "rtol": rtol}
+    if not (max_error == max_error and within_tolerance(max_error, max_ref, args.dtype)):  # NaN fails too
+        raise SmokeWrongResult(
+            "max |out - ref| = %.4g exceeds %s's tolerance atol=%g + rtol=%g * max|ref| (%.4g)"
+            % (max_error, args.dtype, atol, rtol, max_ref)
+        )
+
+    run.phase("run")
+    result["run_s"] = _time_calls(torch, compiled, a, b, args.runs)
+    result["cache"] = _counters()
+    result["ok"] = True
+    run.phase("done")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description="envcheck's smoke run (one CuteDSL GEMM through torch.compile).")
+    parser.add_argument("--m", type=int, default=256)
+    parser.add_argument("--n", type=int, default=512)
+    parser.add_argument("--k", type=int, default=256)
+    parser.add_argument("--dtype", choices=sorted(TOLERANCES), default="bfloat16")
+    parser.add_argument("--backends", default="NVGEMM", help="max_autotune_gemm_backends, comma-separated")
+    parser.add_argument("--runs", type=int, default=20, help="timed calls after the compile")
+    parser.add_argument("--code-out", default=None, help="write Inductor's generated code here")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    run = _Run()
+    profile_path = os.environ.get("ENVCHECK_SMOKE_PROFILE")
+    profiler = None
+    if profile_path:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    try:
+        smoke(args, run)
+    except BaseException as exc:  # noqa: BLE001 - every failure, Ctrl-C included, becomes the result line
+        kind = type(exc)
+        text = traceback.format_exc()
+        sys.stderr.write(text)
+        run.result["error"] = {
+            "type": kind.__name__ if kind.__module__ in ("__main__", "builtins") else kind.__module__ + "." + kind.__qualname__,
+            "message": str(exc)[:8000],
+            "traceback": text[-12000:],
+        }
+    finally:
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(profile_path)
+    run.emit()
+    return 0 if run.result["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
