@@ -66,6 +66,20 @@ def doctor(
     )
 
 
+@app.command()
+def smoke(
+    python: Optional[str] = PythonOpt,
+    policy: Optional[Path] = PolicyOpt,
+    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help="Kill the smoke run after this long."),
+    fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: a cold compile."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> int:
+    """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
+    from .smoke import smoke_command
+
+    return smoke_command(python, policy, timeout=timeout, fresh=fresh, as_json=as_json)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the CLI and map every way it can end to an exit code."""
     try:
