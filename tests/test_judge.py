@@ -1,0 +1,338 @@
+"""The judges, as tables over every boundary. Pure: facts built by hand, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from factsbuilder import (CHECKOUT, PINNED, SITE, checkout, dist, driver, facts, gpu, interpreter, toolkit)
+
+from envcheck.judge import CHECK_IDS, judge
+from envcheck.model import Failure, Status, TorchBuild
+
+
+def verdict(policy, check_id, no_gpu=False, **fact_kw):
+    found = {f.id: f for f in judge(facts(**fact_kw), policy, no_gpu=no_gpu)}
+    return found[check_id]
+
+
+def test_the_good_machine_passes_everything(policy):
+    findings = judge(facts(), policy)
+    assert [f.id for f in findings] == list(CHECK_IDS)
+    assert {f.id: f.status for f in findings} == {i: Status.PASS for i in CHECK_IDS}
+
+
+@pytest.mark.parametrize("version, status", [
+    ((3, 10, 14), Status.FAIL), ((3, 11, 9), Status.FAIL), ((3, 12, 0), Status.PASS), ((3, 12, 3), Status.PASS),
+    ((3, 13, 1), Status.PASS),
+])
+def test_python_version(policy, version, status):
+    finding = verdict(policy, "python.version", interpreter=interpreter(version=version))
+    assert finding.status == status
+    if status == Status.FAIL:
+        assert not finding.remedy.automatic and "virtual environment" in finding.remedy.text
+
+
+@pytest.mark.parametrize("torch_version, status", [
+    ("2.10.0+cu130", Status.FAIL), ("2.10.99", Status.FAIL), ("2.11.0", Status.PASS), ("2.11.0+cu130", Status.PASS),
+    ("2.11.0rc1", Status.FAIL), ("2.12.0.dev20260101+cu130", Status.PASS), ("2.13.0+cu130", Status.PASS),
+])
+def test_torch_version(policy, torch_version, status):
+    finding = verdict(policy, "torch.version", interpreter=interpreter(dists={"torch": torch_version}))
+    assert finding.status == status, finding
+    if status == Status.FAIL:
+        step = finding.remedy.steps[0]
+        assert step.kind == "pip-install" and step.index_url.endswith("/cu130") and step.reinstall
+
+
+def test_torch_missing_is_installed_from_the_cuda_index(policy):
+    finding = verdict(policy, "torch.version", interpreter=interpreter(dists={}))
+    assert finding.status == Status.FAIL and finding.found == "not installed"
+    assert finding.remedy.steps[0].args == ("torch>=2.11",)
+
+
+@pytest.mark.parametrize("cuda, driver_cuda, status, words", [
+    (None, "13.1", Status.FAIL, "CPU-only"),
+    ("12.8", "13.1", Status.FAIL, "CUDA 12.8"),
+    ("13.0", "13.1", Status.PASS, "CUDA 13.0"),
+    ("13.0", "13.0", Status.PASS, "CUDA 13.0"),
+    ("13.0", "12.9", Status.FAIL, "supports CUDA 12.9 at most"),
+    ("14.0", "14.0", Status.FAIL, "CUDA 14.0"),
+])
+def test_torch_cuda_build(policy, cuda, driver_cuda, status, words):
+    torch = TorchBuild("2.11.0", cuda)
+    finding = verdict(policy, "torch.cuda-build", interpreter=interpreter(torch=torch), driver=driver(cuda=driver_cuda))
+    assert finding.status == status and words in finding.found
+
+
+def test_torch_cuda_build_without_torch_is_skipped(policy):
+    assert verdict(policy, "torch.cuda-build", interpreter=interpreter(dists={})).status == Status.SKIP
+
+
+@pytest.mark.parametrize("version, cuda, status", [
+    ("580.159.04", "13.0", Status.FAIL), ("590.44.01", "13.1", Status.PASS), ("595.45.04", "13.2", Status.PASS),
+    ("575.57.08", "12.9", Status.FAIL),
+])
+def test_cuda_driver(policy, version, cuda, status):
+    finding = verdict(policy, "cuda.driver", driver=driver(version=version, cuda=cuda))
+    assert finding.status == status
+    assert "590.44.01" in finding.wanted
+    if status == Status.FAIL:
+        assert "590.44.01" in finding.remedy.text and not finding.remedy.automatic
+
+
+def test_cuda_driver_offers_forward_compat_on_datacenter_gpus_only(policy):
+    datacenter = verdict(policy, "cuda.driver", driver=driver("580.159.04", "13.0", [gpu((9, 0), "NVIDIA H200")]))
+    assert "cuda-compat-13-1" in datacenter.remedy.text and datacenter.remedy.commands
+    consumer = verdict(policy, "cuda.driver", driver=driver("580.159.04", "13.0", [gpu((12, 0), "NVIDIA GeForce RTX 5090")]))
+    assert "datacenter GPUs only" in consumer.remedy.text and not consumer.remedy.commands
+
+
+def test_no_driver_is_stated_plainly_and_no_gpu_flag_skips(policy):
+    missing = Failure("driver", "NVML library not found (libnvidia-ml.so.1): no NVIDIA driver is installed here")
+    finding = verdict(policy, "cuda.driver", driver=missing)
+    assert finding.status == Status.FAIL and "NVML library not found" in finding.found
+    gpu_finding = verdict(policy, "gpu.compute-capability", driver=missing)
+    assert gpu_finding.status == Status.FAIL and gpu_finding.found.startswith("no GPU visible")
+    for check in ("cuda.driver", "gpu.compute-capability"):
+        assert verdict(policy, check, no_gpu=True, driver=missing).status == Status.SKIP
+
+
+@pytest.mark.parametrize("versions, status", [
+    (("13.1.80",), Status.PASS), (("13.0.88",), Status.FAIL), (("12.9.86",), Status.FAIL), (("13.2.51",), Status.PASS),
+    (("14.0.10",), Status.FAIL), ((None,), Status.FAIL), ((), Status.PASS),
+])
+def test_cuda_toolkit(policy, versions, status):
+    tk = toolkit(*versions) if versions else toolkit()
+    finding = verdict(policy, "cuda.toolkit", toolkit=tk)
+    assert finding.status == status
+    if status == Status.FAIL:
+        assert finding.remedy.steps[0].kind == "toolkit-install"
+
+
+def test_cuda_toolkit_points_at_a_fitting_nvcc_already_here(policy):
+    finding = verdict(policy, "cuda.toolkit", toolkit=toolkit("13.0.88", "13.1.80"))
+    assert finding.status == Status.FAIL and "export CUDA_HOME=/usr/local/cuda-1" in finding.remedy.text
+    assert not finding.remedy.automatic
+
+
+def test_cuda_toolkit_nothing_found(policy):
+    from envcheck.model import Toolkit
+    finding = verdict(policy, "cuda.toolkit", toolkit=Toolkit(()))
+    assert finding.status == Status.FAIL and finding.found.startswith("no nvcc found")
+
+
+@pytest.mark.parametrize("capability, status, words", [
+    ((7, 5), Status.FAIL, "none"), ((8, 0), Status.WARN, "SM80"), ((8, 6), Status.WARN, "SM80"),
+    ((8, 7), Status.WARN, "not verified"), ((8, 9), Status.WARN, "SM80"), ((9, 0), Status.WARN, "no Hopper kernels"),
+    ((10, 0), Status.PASS, "full"), ((10, 3), Status.WARN, "untested"), ((11, 0), Status.WARN, "not verified"),
+    ((12, 0), Status.WARN, "will fail"), ((12, 1), Status.WARN, "not verified"),
+])
+def test_gpu_compute_capability(policy, capability, status, words):
+    finding = verdict(policy, "gpu.compute-capability", driver=driver(gpus=[gpu(capability)]))
+    assert finding.status == status and words in finding.found
+
+
+def test_gpu_mig_and_mixed_gpus_and_none(policy):
+    assert "MIG" in verdict(policy, "gpu.compute-capability", driver=driver(gpus=[gpu(mig=True)])).found
+    mixed = verdict(policy, "gpu.compute-capability", driver=driver(gpus=[gpu((10, 0)), gpu((9, 0), "NVIDIA H100", 1)]))
+    assert mixed.status == Status.WARN and any("device 0" in d for d in mixed.details)
+    none = verdict(policy, "gpu.compute-capability", driver=driver(gpus=[]))
+    assert none.status == Status.FAIL and "sees no GPU" in none.found
+
+
+@pytest.mark.parametrize("version, status", [
+    ("4.2.1", Status.FAIL), ("4.3.0", Status.PASS), ("4.3.5", Status.PASS), ("4.3.6", Status.FAIL),
+    ("4.4.0", Status.FAIL), ("4.3.5.post1", Status.FAIL),
+])
+def test_cutedsl_version(policy, version, status):
+    dists = {"nvidia-cutlass-dsl": version}
+    finding = verdict(policy, "cutedsl.version", interpreter=interpreter(dists=dists))
+    assert finding.status == status
+    if status == Status.FAIL:
+        assert "ProxyKind" in finding.why
+        assert finding.remedy.steps[0].args == ("nvidia-cutlass-dsl<=4.3.5,>=4.3.0",)
+
+
+def test_cutedsl_missing(policy):
+    finding = verdict(policy, "cutedsl.version", interpreter=interpreter(dists={}))
+    assert finding.status == Status.FAIL and finding.found == "not installed"
+    assert verdict(policy, "cutedsl.importable", interpreter=interpreter(dists={})).status == Status.SKIP
+
+
+def test_cutedsl_pth_trap(policy):
+    target = "/tmp/target-dir"
+    trapped = interpreter(dists={}, extra=(dist("nvidia-cutlass-dsl", "4.3.5", location=target),), modules={"cutlass": None})
+    finding = verdict(policy, "cutedsl.importable", interpreter=trapped)
+    assert finding.status == Status.FAIL and "not a site directory" in finding.found and ".pth" in finding.found
+    assert f"{target}/nvidia_cutlass_dsl/python_packages" in finding.remedy.text
+
+
+def test_cutedsl_shadowed_by_nvidia_cutlass(policy):
+    shadowed = interpreter(extra=(dist("nvidia-cutlass", "3.5.0"),), modules={"cutlass": f"{SITE}/cutlass/__init__.py"})
+    finding = verdict(policy, "cutedsl.importable", interpreter=shadowed)
+    assert finding.status == Status.FAIL and "nvidia-cutlass 3.5.0 is installed" in finding.found
+    kinds = [s.kind for s in finding.remedy.steps]
+    assert kinds == ["pip-uninstall", "pip-install"] and finding.remedy.steps[0].args == ("nvidia-cutlass",)
+
+
+def test_cutedsl_wrong_package_instead(policy):
+    dists = {k: v for k, v in __import__("factsbuilder").GOOD_DISTS.items() if k != "nvidia-cutlass-dsl"}
+    wrong = interpreter(dists=dists, extra=(dist("nvidia-cutlass", "3.5.0"),), modules={"cutlass": f"{SITE}/cutlass/__init__.py"})
+    finding = verdict(policy, "cutedsl.importable", interpreter=wrong)
+    assert finding.status == Status.FAIL and "not installed" in finding.found
+    assert [s.kind for s in finding.remedy.steps] == ["pip-uninstall", "pip-install"]
+
+
+def test_stale_split_packages_after_a_downgrade(policy):
+    stale = interpreter(extra=(dist("nvidia-cutlass-dsl-libs-base", "4.4.0"),))
+    finding = verdict(policy, "cutedsl.importable", interpreter=stale)
+    assert finding.status == Status.FAIL and "nvidia-cutlass-dsl-libs-base" in finding.found
+    assert finding.remedy.steps[0].args == ("nvidia-cutlass-dsl-libs-base",)
+
+
+def test_split_packages_the_installed_dsl_needs_are_not_stale(policy):
+    dsl44 = dist("nvidia-cutlass-dsl", "4.4.0")
+    dsl44 = replace(dsl44, requires=("nvidia-cutlass-dsl-libs-base==4.4.0",))
+    libs_site = f"{SITE}"
+    env = interpreter(dists={"torch": "2.11.0+cu130"}, extra=(dsl44, dist("nvidia-cutlass-dsl-libs-base", "4.4.0", location=libs_site)),
+                      modules={"cutlass": f"{SITE}/nvidia_cutlass_dsl/python_packages/cutlass/__init__.py"})
+    assert verdict(policy, "cutedsl.importable", interpreter=env).status == Status.PASS
+    assert verdict(policy, "cutedsl.version", interpreter=env).status == Status.FAIL
+
+
+@pytest.mark.parametrize("change, status", [
+    ({}, Status.PASS),
+    ({"apache-tvm-ffi": "0.1.6"}, Status.FAIL),
+    ({"apache-tvm-ffi": None}, Status.FAIL),
+    ({"torch-c-dlpack-ext": None}, Status.FAIL),
+    ({"nvidia-matmul-heuristics": None}, Status.WARN),
+])
+def test_nvgemm_deps(policy, change, status):
+    from factsbuilder import GOOD_DISTS
+    dists = {k: v for k, v in {**GOOD_DISTS, **change}.items() if v is not None}
+    finding = verdict(policy, "nvgemm.deps", interpreter=interpreter(dists=dists))
+    assert finding.status == status
+    if status != Status.PASS:
+        assert finding.remedy.steps[0].kind == "pip-install"
+
+
+def test_missing_cuda_python_is_noticed_and_explained(policy):
+    from factsbuilder import GOOD_DISTS
+    dists = {k: v for k, v in GOOD_DISTS.items() if k != "cuda-python"}
+    finding = verdict(policy, "packages.consistency", interpreter=interpreter(dists=dists))
+    assert finding.status == Status.WARN
+    assert "nvidia-cutlass-dsl 4.3.5 requires cuda-python>=12.8, which is not installed" in finding.found
+    assert "cuda-bindings 13.3.1 is, and that is enough to run" in finding.found
+    assert finding.remedy.steps[0].args == ("cuda-python>=12.8",)
+
+
+def test_requirement_markers_are_evaluated_for_the_target(policy):
+    # numpy is required only for python_version >= '3.99' and torch's pin only on Linux: neither is broken here.
+    assert verdict(policy, "packages.consistency").status == Status.PASS
+
+
+def test_mixed_cuda_majors_fail(policy):
+    mixed = interpreter(extra=(dist("nvidia-cuda-runtime-cu12", "12.8.90"), dist("nvidia-cuda-runtime", "13.0.96"),
+                               dist("nvidia-ml-py", "13.580.82")))
+    finding = verdict(policy, "packages.consistency", interpreter=mixed)
+    assert finding.status == Status.FAIL and "CUDA 12: nvidia-cuda-runtime-cu12" in finding.found
+    assert "nvidia-ml-py" not in finding.found
+
+
+def test_duplicate_copies_are_reported(policy):
+    twice = interpreter(extra=(dist("apache-tvm-ffi", "0.1.6", location="/tmp/target"),))
+    finding = verdict(policy, "packages.consistency", interpreter=twice)
+    assert finding.status == Status.WARN and "installed 2 times" in finding.found
+
+
+@pytest.mark.parametrize("change, status, words", [
+    ({}, Status.PASS, "clean"),
+    ({"dirty_files": ("python/cutlass_api/cutlass_api/__init__.py",)}, Status.WARN, "local changes"),
+    ({"commit": "1" * 40}, Status.FAIL, "not the pinned commit"),
+    ({"commit": "1" * 40, "dirty_files": ("x",)}, Status.FAIL, "not the pinned commit"),
+    ({"is_cutlass": False, "commit": "2" * 40}, Status.FAIL, "not CUTLASS"),
+    ({"is_repo": False, "commit": None}, Status.FAIL, "not a git repository"),
+    ({"exists": False}, Status.FAIL, "does not exist"),
+    ({"has_package": False}, Status.FAIL, "not in the work tree"),
+])
+def test_cutlass_checkout(policy, change, status, words):
+    finding = verdict(policy, "cutlass.checkout", checkout=checkout(**change))
+    assert finding.status == status and words in finding.found, finding.found
+
+
+def test_a_dirty_checkout_off_the_pin_is_never_moved(policy):
+    finding = verdict(policy, "cutlass.checkout", checkout=checkout(commit="1" * 40, dirty_files=("x",)))
+    assert not finding.remedy.automatic and "will not move it" in finding.remedy.text
+    clean = verdict(policy, "cutlass.checkout", checkout=checkout(commit="1" * 40))
+    assert [s.kind for s in clean.remedy.steps] == ["cutlass-fetch", "cutlass-install"]
+
+
+def test_no_checkout_anywhere(policy):
+    finding = verdict(policy, "cutlass.checkout", checkout=None)
+    assert finding.status == Status.FAIL and finding.remedy.steps[0].kind == "cutlass-fetch"
+
+
+def test_unreadable_checkout_is_an_error(policy):
+    assert verdict(policy, "cutlass.checkout", checkout=Failure("checkout", "boom")).status == Status.ERROR
+
+
+@pytest.mark.parametrize("setup, status, words", [
+    ("good", Status.PASS, "editable from"),
+    ("missing", Status.FAIL, "not installed"),
+    ("missing-old-python", Status.FAIL, "needs Python"),
+    ("not-importable", Status.FAIL, "finds nothing"),
+    ("other-checkout", Status.WARN, "not from the checkout checked"),
+    ("checkout-off-pin", Status.FAIL, "not the pinned"),
+    ("vcs-pinned", Status.PASS, f"at {PINNED[:9]}"),
+    ("vcs-other", Status.FAIL, "not the pinned"),
+    ("no-record", Status.WARN, "cannot be verified"),
+    ("path-hack", Status.WARN, "path hack"),
+])
+def test_cutlass_api_install(policy, setup, status, words):
+    from factsbuilder import GOOD_DISTS
+    no_api = {k: v for k, v in GOOD_DISTS.items() if k != "cutlass-api"}
+    api = lambda **kw: dist("cutlass-api", "0.1.0a1", **kw)  # noqa: E731
+    kw = {}
+    if setup == "missing":
+        kw["interpreter"] = interpreter(dists=no_api)
+    elif setup == "missing-old-python":
+        kw["interpreter"] = interpreter(version=(3, 11, 7), dists=no_api)
+    elif setup == "not-importable":
+        kw["interpreter"] = interpreter(modules={"cutlass_api": None})
+    elif setup == "other-checkout":
+        kw["checkout"] = checkout(path="/elsewhere/cutlass", source="--cutlass-dir")
+    elif setup == "checkout-off-pin":
+        kw["checkout"] = checkout(commit="3" * 40)
+    elif setup in ("vcs-pinned", "vcs-other", "no-record"):
+        commit = {"vcs-pinned": PINNED, "vcs-other": "4" * 40, "no-record": None}[setup]
+        url = "https://github.com/NVIDIA/cutlass" if commit else None
+        kw["interpreter"] = interpreter(dists=no_api, extra=(api(url=url, commit=commit),),
+                                        modules={"cutlass_api": f"{SITE}/cutlass_api/__init__.py"})
+        kw["checkout"] = None
+    elif setup == "path-hack":
+        kw["interpreter"] = interpreter(dists=no_api, modules={"cutlass_api": f"{CHECKOUT}/python/cutlass_api/cutlass_api/__init__.py"})
+    finding = verdict(policy, "cutlass-api.install", **kw)
+    assert finding.status == status and words in finding.found, finding.found
+
+
+def test_an_unreadable_interpreter_is_an_error_for_every_package_check(policy):
+    broken = judge(facts(interpreter=Failure("interpreter", "no interpreter at /nope")), policy)
+    by_id = {f.id: f for f in broken}
+    for check in ("python.version", "torch.version", "torch.cuda-build", "cutedsl.version", "cutedsl.importable",
+                  "nvgemm.deps", "cutlass-api.install", "packages.consistency"):
+        assert by_id[check].status == Status.ERROR and "/nope" in by_id[check].found
+    assert by_id["cuda.driver"].status == Status.PASS
+
+
+def test_a_check_that_raises_becomes_an_error_finding(policy, monkeypatch):
+    import envcheck.judge as judge_module
+
+    def broken(ctx):
+        raise ZeroDivisionError("bug")
+
+    checks = tuple((i, broken if i == "nvgemm.deps" else c) for i, c in judge_module.CHECKS)
+    monkeypatch.setattr(judge_module, "CHECKS", checks)
+    by_id = {f.id: f for f in judge_module.judge(facts(), policy)}
+    assert by_id["nvgemm.deps"].status == Status.ERROR and "ZeroDivisionError" in by_id["nvgemm.deps"].found
+    assert by_id["cutedsl.version"].status == Status.PASS
