@@ -37,14 +37,14 @@ def policy():
 
 def python312() -> str | None:
     """A Python >= 3.12 on this machine (cutlass_api needs one), or None."""
-    for candidate in ("python3.12", "python3.13"):
-        found = shutil.which(candidate)
-        if found:
-            return found
     for pattern in ("~/.pyenv/versions/3.12*/bin/python3.12", "~/.pyenv/versions/3.13*/bin/python3.13"):
         matches = sorted(glob.glob(os.path.expanduser(pattern)))
         if matches:
             return matches[-1]
+    for candidate in ("python3.12", "python3.13"):
+        found = shutil.which(candidate)
+        if found and "/shims/" not in found:  # a pyenv shim may name a version it cannot run
+            return found
     return None
 
 

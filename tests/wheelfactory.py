@@ -55,7 +55,13 @@ def make_venv(folder: Path, python: Optional[str] = None) -> Path:
 def pip(target_python: Path, *args: str, env: Optional[Mapping[str, str]] = None) -> subprocess.CompletedProcess:
     """Run this interpreter's pip against another interpreter."""
     command = [sys.executable, "-m", "pip", "--python", str(target_python), "--disable-pip-version-check", "-q", *args]
-    return subprocess.run(command, check=True, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    # The machine's pip configuration (extra find-links, constraints) must not leak into the tests' environments.
+    isolated = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    isolated.update({"PIP_CONFIG_FILE": os.devnull, **(env or {})})
+    done = subprocess.run(command, capture_output=True, text=True, env=isolated)
+    if done.returncode != 0:
+        raise RuntimeError(f"pip {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done
 
 
 def install(target_python: Path, wheelhouse: Path, *requirements: str, extra: Sequence[str] = ()) -> None:

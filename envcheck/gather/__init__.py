@@ -41,7 +41,7 @@ class Sources:
 class Gatherers:
     """The gatherers, passed in so that a test can break any one of them."""
 
-    interpreter: Callable[[str, float], Interpreter] = gather_interpreter
+    interpreter: Callable[..., Interpreter] = gather_interpreter
     driver: Callable[[], object] = gather_driver
     toolkit: Callable[..., object] = gather_toolkit
     checkout: Callable[..., object] = read_checkout
@@ -52,7 +52,7 @@ def _settle(name: str, future: Future, deadline: float, timings: dict) -> Union[
     try:
         return future.result(timeout=max(0.0, deadline - time.monotonic()))
     except FutureTimeout:
-        return Failure(name, f"did not answer within its time limit")
+        return Failure(name, "did not answer within its time limit")
     except Exception as exc:  # noqa: BLE001 - the contract: gathering never raises
         return Failure(name, str(exc) or type(exc).__name__)
     finally:
@@ -65,7 +65,7 @@ def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
     timings: dict[str, float] = {}
     pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gather")
     try:
-        interpreter_f = pool.submit(gatherers.interpreter, sources.python, sources.timeout)
+        interpreter_f = pool.submit(gatherers.interpreter, sources.python, sources.timeout, sources.env)
         driver_f = pool.submit(gatherers.driver)
         interpreter = _settle("interpreter", interpreter_f, deadline, timings)
         known = interpreter if isinstance(interpreter, Interpreter) else None

@@ -62,9 +62,11 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
     except TypeError:  # detached HEAD
         branch = None
     status = repo.git.status("--porcelain", "--untracked-files=normal")
-    dirty = tuple(line[3:] for line in status.splitlines() if line.strip())
-    reader = repo.config_reader()
-    sparse = reader.get_value("core", "sparseCheckout", default=False) in (True, "true")
+    dirty = tuple(changed_paths(status))
+    try:  # `git config` reads every scope, the per-worktree one that `git sparse-checkout` writes included
+        sparse = repo.git.config("--get", "--type=bool", "core.sparseCheckout") == "true"
+    except git.GitCommandError:
+        sparse = False
     try:
         head.tree / _CUTLASS_MARKER
         is_cutlass = True
@@ -84,6 +86,23 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
         is_cutlass=is_cutlass,
         package_version=package_version,
     )
+
+
+# What an install leaves in a source tree (`pip install -e` writes NAME.egg-info): not a change to the code.
+_BYPRODUCTS = re.compile(r"(^|/)([^/]+\.egg-info|__pycache__|build|dist)(/|$)")
+
+
+def changed_paths(porcelain: str) -> list[str]:
+    """Paths with local changes, from `git status --porcelain`; untracked install byproducts do not count."""
+    paths = []
+    for line in porcelain.splitlines():
+        if not line.strip():
+            continue
+        code, path = line[:2], line[3:]
+        if code == "??" and _BYPRODUCTS.search(path):
+            continue
+        paths.append(path)
+    return paths
 
 
 def _package_version(package_dir: Path, module: str) -> Optional[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from importlib import resources
+from typing import Mapping, Optional
 
 from ..model import Distribution, Interpreter, ModuleLocation, TorchBuild, canonical_name
 
@@ -15,16 +16,19 @@ def probe_source() -> str:
     return resources.files("envcheck").joinpath("probe.py").read_text(encoding="utf-8")
 
 
-def gather_interpreter(python: str, timeout: float = 30.0) -> Interpreter:
+def gather_interpreter(python: str, timeout: float = 30.0, env: Optional[Mapping[str, str]] = None) -> Interpreter:
     """Run the probe in `python` and read its JSON. Raises on failure; the caller records it as a fact."""
     try:
         done = subprocess.run(
-            [python, "-c", probe_source()], capture_output=True, text=True, timeout=timeout, check=False
+            [python, "-c", probe_source()], capture_output=True, text=True, timeout=timeout, check=False,
+            env=dict(env) if env is not None else None,
         )
     except FileNotFoundError:
         raise RuntimeError(f"no interpreter at {python}") from None
     except PermissionError:
         raise RuntimeError(f"{python} is not executable") from None
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"the probe did not finish within {timeout:.0f} s in {python}") from None
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"the probe failed in {python} (exit {done.returncode}): {tail[0]}")
