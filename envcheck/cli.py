@@ -80,6 +80,55 @@ def smoke(
     return smoke_command(python, policy, timeout=timeout, fresh=fresh, as_json=as_json)
 
 
+@app.command()
+def lock(
+    output: Path = typer.Option(Path("pylock.toml"), "-o", "--output", metavar="FILE", help="Where to write the lock."),
+    python: Optional[str] = PythonOpt,
+    policy: Optional[Path] = PolicyOpt,
+    find_links: List[Path] = typer.Option([], "--find-links", metavar="DIR", help="Local wheels and sdists to lock (hashed here); repeatable."),
+    index_url: str = typer.Option("https://pypi.org/simple", "--index-url", metavar="URL", help="Simple index for hashes (torch also tries the profile's torch.index-url first)."),
+    no_index: bool = typer.Option(False, "--no-index", help="Ask no index: files and hashes come from --find-links only."),
+    from_lock: Optional[Path] = typer.Option(None, "--from", metavar="LOCK", help="Re-read this lock instead of locking the target (with --format requirements)."),
+    output_format: str = typer.Option("pylock", "--format", help="pylock (PEP 751) or requirements (hash-pinned, for any pip)."),
+) -> int:
+    """Write a PEP 751 pylock.toml of the target's stack: exact versions, sources, hashes, and the profile's facts."""
+    from .lock import run_lock
+
+    return run_lock(
+        output,
+        python=python,
+        policy_file=policy,
+        find_links=find_links,
+        index_url=index_url,
+        no_index=no_index,
+        from_lock=from_lock,
+        output_format=output_format,
+    )
+
+
+@app.command()
+def verify(
+    lock_file: Path = typer.Option(..., "--lock", metavar="FILE", help="The pylock.toml to compare with."),
+    python: Optional[str] = PythonOpt,
+) -> int:
+    """Compare the target's installed packages with a lock; list the drift per package (exit 1 on drift)."""
+    from .lock import run_verify
+
+    return run_verify(lock_file, python)
+
+
+@app.command()
+def dockerfile(
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Where to write it (default: standard output)."),
+    policy: Optional[Path] = PolicyOpt,
+    base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
+) -> int:
+    """Render the Dockerfile template for a profile (with its .dockerignore next to -o FILE)."""
+    from .dockerfile import run_dockerfile
+
+    return run_dockerfile(output, policy_file=policy, base_image=base_image)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the CLI and map every way it can end to an exit code."""
     try:
