@@ -133,9 +133,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Run the CLI and map every way it can end to an exit code."""
     try:
         result = app(args=argv, prog_name="envcheck", standalone_mode=False)
-    except click_exceptions.Exit as done:
+    except typer.Exit as done:
         return done.exit_code
-    except click_exceptions.Abort:
+    except typer.Abort:
         print("envcheck: interrupted", file=sys.stderr)
         return 130
     except click_exceptions.ClickException as exc:

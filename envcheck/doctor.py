@@ -14,6 +14,7 @@ from .judge import judge
 from .model import Report
 from .policy import Policy, resolve
 from .redact import Redactor
+from .target import resolve_python
 from .render import FORMATS, render
 
 __all__ = ["DoctorOptions", "run_doctor", "diagnose"]
@@ -44,7 +45,7 @@ def sources_for(python: Optional[str], cutlass_dir: Optional[str], policy: Polic
 
 def diagnose(python: Optional[str], cutlass_dir: Optional[str], policy: Policy, *, no_gpu: bool = False) -> Report:
     """Gather and judge: the Report for a target interpreter (the fixer and the smoke stage reuse this)."""
-    sources = sources_for(python, cutlass_dir, policy)
+    sources = sources_for(resolve_python(python), cutlass_dir, policy)
     facts = gather(sources)
     target = getattr(facts.interpreter, "executable", sources.python)
     return Report(profile=policy.id, target=target, findings=judge(facts, policy, no_gpu=no_gpu), facts=facts)
@@ -54,6 +55,7 @@ def run_doctor(options: DoctorOptions) -> int:
     if options.output_format not in FORMATS:
         raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
     policy = resolve(options.policy)
+    resolve_python(options.python)  # a bad --python is a usage error before anything runs
     report = diagnose(options.python, options.cutlass_dir, policy, no_gpu=options.no_gpu)
     redact = Redactor()
     color = options.output_format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")

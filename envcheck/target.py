@@ -1,0 +1,28 @@
+"""The target interpreter named by --python: checked before anything runs in it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import Optional
+
+from .errors import UsageError
+
+__all__ = ["resolve_python"]
+
+
+def resolve_python(flag: Optional[str]) -> str:
+    """The absolute path of the interpreter to act on (default: the one running envcheck).
+
+    Symbolic links are kept: a virtual environment's bin/python is a link, and following it would leave the venv.
+    """
+    if flag is None:
+        return sys.executable
+    path = flag if os.sep in flag else shutil.which(flag)
+    if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise UsageError(
+            f"--python {flag}: no executable interpreter there; expected the path of a python executable, "
+            f"such as .venv/bin/python"
+        )
+    return os.path.abspath(path)
