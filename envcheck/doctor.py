@@ -59,6 +59,6 @@ def run_doctor(options: DoctorOptions) -> int:
     report = diagnose(options.python, options.cutlass_dir, policy, no_gpu=options.no_gpu)
     redact = Redactor()
     color = options.output_format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    sys.stdout.write(redact(render(report, options.output_format, options.verbose, color)))
+    sys.stdout.write(redact(render(redact.deep(report), options.output_format, options.verbose, color)))
     sys.stdout.flush()
     return report.exit_code

@@ -3,10 +3,12 @@ masked in every output format. Applied to the final text, so no renderer can for
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
 import os
 import re
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 __all__ = ["Redactor"]
 
@@ -35,3 +37,22 @@ class Redactor:
         if self.home and self.home not in ("", "/"):
             text = re.sub(re.escape(self.home) + r"(?=/|\b|$)", "~", text)
         return _HOME.sub(lambda m: f"{m['root']}/<user>", text)
+
+    def deep(self, value: Any) -> Any:
+        """The same value with every string in it redacted: dataclasses, tuples, lists and dicts included.
+
+        Reports are redacted before they are rendered, so that wrapping a long line cannot split a secret."""
+        if isinstance(value, enum.Enum):
+            return value
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, tuple):
+            return tuple(self.deep(v) for v in value)
+        if isinstance(value, list):
+            return [self.deep(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.deep(v) for k, v in value.items()}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            changes = {f.name: self.deep(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+            return dataclasses.replace(value, **changes)
+        return value
