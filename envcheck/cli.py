@@ -129,6 +129,34 @@ def dockerfile(
     return run_dockerfile(output, policy_file=policy, base_image=base_image)
 
 
+@app.command()
+def fix(
+    python: Optional[str] = PythonOpt,
+    policy: Optional[Path] = PolicyOpt,
+    cutlass_dir: Optional[str] = CutlassDirOpt,
+    cutlass_url: Optional[str] = typer.Option(None, "--cutlass-url", metavar="URL", help="Where to fetch CUTLASS from: https, ssh or file URL, or a local mirror (default: the profile's)."),
+    find_links: List[str] = typer.Option([], "--find-links", metavar="DIR", help="A folder of wheels for pip; repeatable."),
+    index_url: Optional[str] = typer.Option(None, "--index-url", metavar="URL", help="The package index pip uses (https or file)."),
+    no_index: bool = typer.Option(False, "--no-index", help="pip asks no index: packages come from --find-links only."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan and stop: nothing changes."),
+    yes: bool = typer.Option(False, "-y", "--yes", help="Apply without asking (CI)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the plan (and, with --yes, the outcome) as JSON."),
+    undo: bool = typer.Option(False, "--undo", help="Give back the environment as it was before the last fix."),
+    no_deps: bool = typer.Option(False, "--no-deps", help="Install exactly the pinned packages, no dependencies (air-gapped sites lacking some)."),
+    toolkit: bool = typer.Option(False, "--toolkit", help="Also install the CUDA toolkit in a prefix of its own (otherwise only offered)."),
+    toolkit_prefix: Optional[str] = typer.Option(None, "--toolkit-prefix", metavar="DIR", help="Where --toolkit installs it (default: a per-user cache folder)."),
+    no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU."),
+) -> int:
+    """Turn failing checks into a plan, show it, and apply it (--yes) or stop (--dry-run); --undo gives it back."""
+    from .fix import FixOptions, run_fix
+
+    return run_fix(FixOptions(
+        python=python, policy=policy, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
+        index_url=index_url, no_index=no_index, dry_run=dry_run, yes=yes, as_json=as_json, undo=undo,
+        no_deps=no_deps, toolkit=toolkit, toolkit_prefix=toolkit_prefix, no_gpu=no_gpu,
+    ))
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the CLI and map every way it can end to an exit code."""
     try:

@@ -1,0 +1,13 @@
+"""fix: turn failing findings into an ordered plan, show it, apply it when asked, and undo it.
+
+  plan.py      findings + facts + policy -> an immutable Plan of steps with their exact commands (pure)
+  pip.py       validated pip sources and requirements, and the argv of every pip call
+  cutlass.py   the shallow, blob-filtered, sparse CUTLASS fetch with GitPython, and its undo
+  apply.py     runs a plan's steps with an injected process runner: progress, a log, a clear account
+  snapshot.py  the environment before the first change, wheels of what was replaced, the undo plan
+  command.py   `envcheck fix`: run_fix(FixOptions) -> exit code
+"""
+
+from .command import FixOptions, run_fix
+
+__all__ = ["FixOptions", "run_fix"]

@@ -1,0 +1,203 @@
+"""apply: run a plan's steps in order, with progress, the full pip and git output in a log, and a clear account.
+
+The process runner is passed in (tests give their own); no command goes through a shell. A step that fails stops
+the plan, unless it is optional; the Outcome says which steps were done and which were not. Every step is
+idempotent, so running the fixer again after a failure or a kill finishes the job.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence, TextIO
+
+from .cutlass import CheckoutRefused, CheckoutState, fetch, restore
+from .pip import redact_argv
+from .plan import Plan, PlannedStep
+
+__all__ = ["Runner", "run_command", "StepResult", "Outcome", "Console", "apply"]
+
+# (argv, log, on_line) -> exit status
+Runner = Callable[[Sequence[str], TextIO, Callable[[str], None]], int]
+# Lines of pip's output worth showing while it works; everything goes to the log.
+_PIP_PROGRESS = ("Collecting", "Processing", "Building", "Installing collected", "Successfully", "Uninstalling",
+                 "Attempting uninstall", "Found existing", "Obtaining", "Requirement already satisfied: ")
+
+
+def run_command(argv: Sequence[str], log: TextIO, on_line: Callable[[str], None], timeout: float = 3600.0) -> int:
+    """Run argv (never through a shell), copy its output to the log line by line, return its exit status."""
+    log.write(f"$ {' '.join(shlex.quote(a) for a in redact_argv(argv))}\n")
+    log.flush()
+    env = dict(os.environ, PIP_NO_INPUT="1", PYTHONUNBUFFERED="1", GIT_TERMINAL_PROMPT="0")
+    try:
+        process = subprocess.Popen(
+            list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            text=True, errors="replace", env=env,
+        )
+    except OSError as exc:
+        log.write(f"could not start: {exc}\n")
+        return 127
+    deadline = time.monotonic() + timeout
+    assert process.stdout is not None
+    for line in process.stdout:
+        log.write(line)
+        on_line(line.rstrip("\n"))
+        if time.monotonic() > deadline:
+            process.kill()
+            log.write(f"killed after {timeout:.0f} s\n")
+            break
+    status = process.wait()
+    log.write(f"(exit {status})\n")
+    log.flush()
+    return status
+
+
+@dataclass(frozen=True)
+class StepResult:
+    step: PlannedStep
+    ok: bool
+    message: str = ""
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {"what": self.step.what, "ok": self.ok, "message": self.message, "seconds": round(self.seconds, 2)}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    results: tuple[StepResult, ...]
+    not_done: tuple[PlannedStep, ...]
+
+    @property
+    def failed(self) -> Optional[StepResult]:
+        return next((r for r in self.results if not r.ok and not r.step.optional), None)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed is None and not self.not_done
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "done": [r.to_json() for r in self.results],
+            "not_done": [s.what for s in self.not_done],
+        }
+
+
+class Console:
+    """Progress for people, on stderr: a line per step, and what long steps are doing."""
+
+    def __init__(self, stream: TextIO = sys.stderr, quiet: bool = False):
+        self.stream, self.quiet = stream, quiet
+        self._last_fraction: dict[str, int] = {}
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=self.stream, flush=True)
+
+    def step(self, index: int, total: int, step: PlannedStep) -> None:
+        self.say(f"[{index}/{total}] {step.what}")
+
+    def pip_line(self, line: str) -> None:
+        text = line.strip()
+        if text.startswith(_PIP_PROGRESS) and not text.startswith("Requirement already satisfied"):
+            self.say(f"      {text[:160]}")
+
+    def fetch(self, stage: str, fraction: Optional[float]) -> None:
+        if fraction is None:
+            self.say(f"      {stage}")
+            return
+        tenth = int(fraction * 10)
+        if self._last_fraction.get(stage) != tenth:
+            self._last_fraction[stage] = tenth
+            self.say(f"      {stage}: {tenth * 10}%")
+
+
+def _write_files(files: Sequence[tuple[str, str]]) -> None:
+    for path, text in files:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+
+
+def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) -> str:
+    """Run one step; return a short account, raise RuntimeError with the reason when it fails."""
+    _write_files(step.writes)
+    if step.kind == "cutlass-fetch":
+        log.write(f"# fetch {step.param('url')} {step.param('commit')} -> {step.param('dest')}\n")
+        try:
+            result = fetch(
+                step.param("dest"), step.param("url"), step.param("branch"), step.param("commit"), step.param("subdir"),
+                progress=console.fetch, log=log,
+            )
+        except CheckoutRefused as exc:
+            raise RuntimeError(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - git's failure is the step's failure; the log has the detail
+            log.write(f"fetch failed: {type(exc).__name__}: {exc}\n")
+            raise RuntimeError(f"the fetch from {step.param('url')} failed: {str(exc).strip().splitlines()[-1:] or [type(exc).__name__]}") from None
+        return f"{result.action}: {result.path} at {result.commit[:12]} ({result.bytes_received / 1e6:.2f} MB in {result.seconds:.1f} s)"
+    if step.kind == "checkout-restore":
+        import json
+
+        state = CheckoutState.from_json(json.loads(step.param("state")))
+        try:
+            return restore(state, step.param("branch"), log)
+        except CheckoutRefused as exc:
+            raise RuntimeError(str(exc)) from None
+    if step.kind == "remove-path":
+        import shutil
+
+        shutil.rmtree(step.param("path"), ignore_errors=True)
+        return f"removed {step.param('path')}"
+    for argv in step.commands:
+        status = runner(argv, log, console.pip_line)
+        if status != 0:
+            raise RuntimeError(f"{Path(argv[0]).name} {' '.join(argv[1:4])} ... exited with {status}")
+    _write_files(step.writes_after)
+    return ""
+
+
+def apply(
+    plan: Plan,
+    log: TextIO,
+    *,
+    runner: Runner = run_command,
+    console: Optional[Console] = None,
+    before_step: Optional[Callable[[PlannedStep], None]] = None,
+) -> Outcome:
+    """Run the plan's steps in order. before_step runs first for each (the snapshot packs what the step replaces)."""
+    console = console or Console(quiet=True)
+    results: list[StepResult] = []
+    steps = plan.steps
+    for index, step in enumerate(steps, 1):
+        console.step(index, len(steps), step)
+        log.write(f"\n## step {index}/{len(steps)}: {step.what}\n")
+        log.flush()
+        started = time.monotonic()
+        try:
+            if before_step is not None:
+                before_step(step)
+            message = _run_step(step, runner, log, console)
+        except RuntimeError as exc:
+            seconds = time.monotonic() - started
+            results.append(StepResult(step, False, str(exc), seconds))
+            log.write(f"## step {index} failed: {exc}\n")
+            log.flush()
+            if step.optional:
+                console.say(f"      not done (optional, the plan goes on): {exc}")
+                continue
+            console.say(f"      FAILED: {exc}")
+            return Outcome(tuple(results), steps[index:])
+        seconds = time.monotonic() - started
+        results.append(StepResult(step, True, message, seconds))
+        log.write(f"## step {index} done in {seconds:.1f} s {message}\n")
+        log.flush()
+        console.say(f"      done in {seconds:.1f} s" + (f": {message}" if message else ""))
+    return Outcome(tuple(results), ())

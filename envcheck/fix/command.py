@@ -1,0 +1,423 @@
+"""`envcheck fix`: gather, judge, plan, show the plan, and apply it only when asked; `--undo` gives the environment back.
+
+run_fix is the one function the CLI calls; it returns the exit code. Everything it touches from outside (the process
+runner, the gatherer, the judge, the confirmation prompt, the output streams) can be passed in.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Optional, Sequence, TextIO
+
+from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..model import Facts, Finding, Interpreter
+from ..paths import cache_dir, default_cutlass_dir
+from . import snapshot as snapshots
+from .apply import Console, Outcome, Runner, apply, run_command
+from .cutlass import checked_url, read_state
+from ..target import resolve_python
+from .pip import PipSources, pip_prefix, redact_argv, sources_from_flags
+from .plan import Plan, PlannedStep, PlanOptions, make_plan
+
+__all__ = ["FixOptions", "run_fix", "find_interpreters"]
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    python: Optional[str] = None
+    policy: Optional[Path] = None
+    cutlass_dir: Optional[str] = None
+    cutlass_url: Optional[str] = None
+    find_links: tuple[str, ...] = ()
+    index_url: Optional[str] = None
+    no_index: bool = False
+    dry_run: bool = False
+    yes: bool = False
+    as_json: bool = False
+    undo: bool = False
+    no_deps: bool = False
+    toolkit: bool = False
+    toolkit_prefix: Optional[str] = None
+    no_gpu: bool = False
+
+
+@dataclass
+class Io:
+    """The outside world of one run, replaceable in tests."""
+
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    runner: Runner = run_command
+    confirm: Optional[Callable[[str], bool]] = None  # None: ask on the terminal when there is one
+    gather: Optional[Callable[..., Facts]] = None
+    judge: Optional[Callable[..., tuple[Finding, ...]]] = None
+
+
+def _pip(interpreter: Interpreter) -> tuple[str, ...]:
+    """The target's own pip, or envcheck's driving it with --python (a venv made without pip)."""
+    if interpreter.dist("pip") is not None:
+        return pip_prefix(interpreter.executable, True)
+    try:
+        from importlib.metadata import version
+
+        own = tuple(int(x) for x in version("pip").split(".")[:2])
+    except Exception:  # noqa: BLE001 - no pip next to envcheck, or an odd version
+        own = (0, 0)
+    if own < (22, 3):
+        raise UsageError(
+            f"--python {interpreter.executable}: this interpreter has no pip, and envcheck's own pip is too old to "
+            f"drive it (pip --python needs 22.3). Run `{interpreter.executable} -m ensurepip` first."
+        )
+    return pip_prefix(interpreter.executable, False)
+
+
+def _gather(io: Io, python: str, cutlass_dir: Optional[str], policy) -> Facts:
+    from ..gather import Sources, gather
+
+    sources = Sources(
+        python=python,
+        cutlass_dir=cutlass_dir,
+        env=dict(io.env),
+        cutlass_distribution=policy.cutlass.distribution,
+        cutlass_subdir=policy.cutlass.subdir,
+        cutlass_module=policy.cutlass.module,
+    )
+    return (io.gather or gather)(sources)
+
+
+def _judge(io: Io, facts: Facts, policy, no_gpu: bool) -> tuple[Finding, ...]:
+    if io.judge is not None:
+        return io.judge(facts, policy, no_gpu=no_gpu)
+    from ..judge import judge
+
+    return judge(facts, policy, no_gpu=no_gpu)
+
+
+def find_interpreters(env: Mapping[str, str], timeout: float = 5.0) -> tuple[tuple[str, str], ...]:
+    """(path, version) of the Python interpreters on this machine, newest first: for the manual python advice."""
+    candidates: list[str] = []
+    path = env.get("PATH", "")
+    for minor in range(20, 7, -1):
+        found = shutil.which(f"python3.{minor}", path=path)
+        if found:
+            candidates.append(found)
+    home = Path(env.get("HOME", os.path.expanduser("~")))
+    for pattern in (".pyenv/versions/*/bin/python3", ".local/share/uv/python/*/bin/python3"):
+        candidates += sorted(str(p) for p in home.glob(pattern))
+    candidates += [p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.isfile(p)]
+    seen, out = set(), []
+    for candidate in candidates:
+        real = os.path.realpath(candidate)
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            done = subprocess.run(
+                [candidate, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+                capture_output=True, text=True, timeout=timeout, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0 and done.stdout.strip():
+            out.append((candidate, done.stdout.strip()))
+
+    def key(item: tuple[str, str]) -> tuple[int, ...]:
+        return tuple(int(x) for x in item[1].split(".") if x.isdigit())
+
+    return tuple(sorted(out, key=key, reverse=True))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Showing a plan
+
+
+def _quote(argv: Sequence[str]) -> str:
+    return " ".join(shlex.quote(a) for a in redact_argv(argv))
+
+
+def render_plan(plan: Plan, title: str) -> str:
+    lines = []
+    if plan.steps:
+        lines.append(f"{title}: {len(plan.steps)} step{'s' if len(plan.steps) != 1 else ''} for {plan.target}")
+        for index, step in enumerate(plan.steps, 1):
+            lines.append(f"  {index}. {step.what}")
+            if step.why:
+                lines.append(f"     why: {step.why}")
+            for path, _ in step.writes + step.writes_after:
+                lines.append(f"     writes {path}")
+            for argv in step.commands:
+                lines.append(f"     $ {_quote(argv)}")
+    elif not plan.manual and not plan.blocked:
+        lines.append(f"{title}: nothing to do for {plan.target}")
+    if plan.offered:
+        lines.append("Offered (applied only with --toolkit):")
+        for step in plan.offered:
+            lines.append(f"  - {step.what}")
+            if step.why:
+                lines.append(f"    why: {step.why}")
+            for argv in step.commands:
+                lines.append(f"    $ {_quote(argv)}")
+    if plan.manual:
+        lines.append("Needs you (envcheck does not try these):")
+        for item in plan.manual:
+            lines.append(f"  - {item.check_id}: {item.text}")
+            for argv in item.commands:
+                lines.append(f"      $ {' '.join(shlex.quote(a) for a in argv)}")
+    for reason in plan.blocked:
+        lines.append(f"Stopped before any change: {reason}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Running
+
+
+def _confirm(io: Io, question: str) -> bool:
+    if io.confirm is not None:
+        return io.confirm(question)
+    if not sys.stdin or not sys.stdin.isatty():
+        return False
+    io.err.write(f"{question} [y/N] ")
+    io.err.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _open_log(state: Path, verb: str) -> tuple[TextIO, Path]:
+    folder = state / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = folder / f"{verb}-{stamp}-{os.getpid()}.log"
+    return open(path, "a", encoding="utf-8"), path
+
+
+def _pip_names(argv: Sequence[str]) -> list[str]:
+    from packaging.requirements import Requirement
+
+    if "--" not in argv:
+        return []
+    names = []
+    for text in argv[list(argv).index("--") + 1:]:
+        try:
+            names.append(Requirement(text).name)
+        except Exception:  # noqa: BLE001 - a distribution name for uninstall
+            names.append(text)
+    return names
+
+
+def _would_install(argv: Sequence[str], runner: Runner, log: TextIO) -> Optional[list[str]]:
+    """The names pip would install or replace, from `pip install --dry-run --report` (None if pip cannot say)."""
+    argv = list(argv)
+    try:
+        at = argv.index("install") + 1
+    except ValueError:
+        return None
+    with tempfile.TemporaryDirectory(prefix="envcheck-report-") as folder:
+        report = os.path.join(folder, "report.json")
+        probe = argv[:at] + ["--dry-run", "--quiet", f"--report={report}"] + argv[at:]
+        log.write("# what will pip replace? (so that undo can put it back)\n")
+        if runner(probe, log, lambda line: None) != 0 or not os.path.exists(report):
+            return None
+        try:
+            data = json.loads(Path(report).read_text(encoding="utf-8"))
+            return [item["metadata"]["name"] for item in data.get("install", [])]
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+def _saver(python: str, saved: Path, runner: Runner, log: TextIO) -> Callable[[PlannedStep], None]:
+    """Before a pip step: pack every installed distribution the step will remove or replace into saved/."""
+    from ..gather.interpreter import gather_interpreter
+
+    def before(step: PlannedStep) -> None:
+        if step.kind not in ("pip-uninstall", "pip-install", "cutlass-install") or not step.commands:
+            return
+        argv = step.commands[0]
+        names = _pip_names(argv) if step.kind == "pip-uninstall" else (_would_install(argv, runner, log) or _pip_names(argv))
+        if not names:
+            return
+        try:
+            interpreter = gather_interpreter(python, 60.0)
+        except RuntimeError as exc:
+            log.write(f"# could not read the environment to save what changes: {exc}\n")
+            return
+        for name in names:
+            for dist in interpreter.installed(name):
+                wheel = snapshots.save_wheel(dist, saved)
+                log.write(f"# saved {dist.name} {dist.version}: {wheel or 'not packed (editable or too big)'}\n")
+
+    return before
+
+
+def _account(outcome: Outcome) -> list[str]:
+    lines = []
+    done = [r for r in outcome.results if r.ok]
+    skipped = [r for r in outcome.results if not r.ok and r.step.optional]
+    if done:
+        lines.append("Done: " + "; ".join(r.step.what for r in done))
+    for r in skipped:
+        lines.append(f"Not done (optional): {r.step.what}: {r.message}")
+    failed = outcome.failed
+    if failed is not None:
+        lines.append(f"Failed: {failed.step.what}: {failed.message}")
+    if outcome.not_done:
+        lines.append("Not done: " + "; ".join(s.what for s in outcome.not_done))
+        lines.append("Run `envcheck fix` again to finish the job once the cause is fixed.")
+    return lines
+
+
+def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
+    io = io or Io()
+    from ..policy import resolve
+
+    python = resolve_python(options.python)
+    policy = resolve(options.policy)
+    sources = sources_from_flags(options.find_links, options.index_url, options.no_index)
+    cutlass_url = checked_url(options.cutlass_url or policy.cutlass.url, "--cutlass-url")
+    if options.undo and (options.toolkit or options.no_deps):
+        raise UsageError("--undo cannot be combined with --toolkit or --no-deps")
+    if options.cutlass_dir is not None and (not options.cutlass_dir or options.cutlass_dir.startswith("-")):
+        raise UsageError(f"--cutlass-dir {options.cutlass_dir!r}: expected a folder")
+
+    facts = _gather(io, python, options.cutlass_dir, policy)
+    interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
+    if interpreter is None:
+        raise UsageError(f"--python {python}: could not be read: {getattr(facts.interpreter, 'message', '?')}")
+    state = snapshots.state_dir(interpreter.prefix, io.env)
+    if options.undo:
+        return _undo(options, io, policy, interpreter, state, sources)
+
+    checkout = facts.checkout
+    if options.cutlass_dir:
+        cutlass_dir = str(Path(options.cutlass_dir).expanduser().absolute())
+    elif checkout is not None and getattr(checkout, "path", None):
+        cutlass_dir = str(Path(checkout.path).absolute())
+    else:
+        cutlass_dir = str(default_cutlass_dir(io.env).absolute())
+    toolkit_prefix = options.toolkit_prefix or str(cache_dir(io.env) / f"cuda-{policy.driver_cuda}")
+    findings = _judge(io, facts, policy, options.no_gpu)
+    needs_python = any(f.id == "python.version" and f.status.is_problem for f in findings)
+    plan = make_plan(findings, facts, policy, PlanOptions(
+        python=python,
+        pip=_pip(interpreter),
+        state_dir=str(state),
+        cutlass_dir=cutlass_dir,
+        cutlass_url=cutlass_url,
+        sources=sources,
+        no_deps=options.no_deps,
+        toolkit=options.toolkit,
+        toolkit_prefix=str(Path(toolkit_prefix).expanduser().absolute()),
+        interpreters=find_interpreters(io.env) if needs_python else (),
+    ))
+    console = Console(io.err, quiet=False)
+    if options.as_json:
+        document: dict = {"plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None}
+    else:
+        io.out.write(render_plan(plan, "envcheck fix") + "\n")
+    problem = EXIT_FAILED if plan.failing else EXIT_OK
+
+    if options.dry_run or not plan.runnable or (options.as_json and not options.yes):
+        if options.as_json:
+            io.out.write(json.dumps(document, indent=2) + "\n")
+        elif options.dry_run and plan.runnable:
+            io.out.write("--dry-run: nothing was changed.\n")
+        return problem
+    if not options.yes and not _confirm(io, f"Apply these {len(plan.steps)} steps to {python}?"):
+        io.err.write("Nothing was changed (run with --yes to apply without asking).\n")
+        return EXIT_FAILED
+
+    log, log_path = _open_log(state, "fix")
+    with log:
+        console.say(f"The full pip and git output goes to {log_path}")
+        existing = snapshots.load(state)
+        if existing is None or existing.status == "done":
+            taken = snapshots.record(
+                interpreter,
+                read_state(cutlass_dir, policy.cutlass.branch),
+                policy.cutlass.branch,
+                created=(plan_prefix(plan),) if plan_prefix(plan) else (),
+                sources=sources,
+            )
+            path = snapshots.save(taken, state)
+            console.say(f"Recorded the environment before any change: {path}")
+        else:
+            console.say(f"Keeping the snapshot of {existing.taken_at} (an earlier fix did not finish)")
+        outcome = apply(
+            plan, log, runner=io.runner, console=console,
+            before_step=_saver(python, state / snapshots.SAVED_WHEELS, io.runner, log),
+        )
+        if outcome.ok:
+            snapshots.mark(state, "done")
+        after = _judge(io, _gather(io, python, cutlass_dir if options.cutlass_dir else None, policy), policy, options.no_gpu)
+    remaining = [f for f in after if f.status.is_problem]
+    if options.as_json:
+        document["outcome"] = outcome.to_json()
+        document["log"] = str(log_path)
+        document["remaining"] = [{"check": f.id, "status": f.status.value, "found": f.found} for f in remaining]
+        io.out.write(json.dumps(document, indent=2) + "\n")
+    else:
+        for line in _account(outcome):
+            io.out.write(line + "\n")
+        if remaining:
+            io.out.write("Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining) + "\n")
+        io.out.write(f"Log: {log_path}\nUndo with: envcheck fix --undo --python {shlex.quote(python)}\n")
+    return EXIT_OK if outcome.ok and not remaining else EXIT_FAILED
+
+
+def plan_prefix(plan: Plan) -> str:
+    return next((s.param("prefix") for s in plan.steps if s.kind == "toolkit-install"), "")
+
+
+def _undo(options: FixOptions, io: Io, policy, interpreter: Interpreter, state: Path, sources: PipSources) -> int:
+    taken = snapshots.load(state)
+    if taken is None:
+        io.out.write(f"Nothing to undo: envcheck fix has not changed {interpreter.executable} (no snapshot in {state}).\n")
+        return EXIT_OK
+    current_checkout = read_state(taken.checkout.path, taken.cutlass_branch) if taken.checkout else None
+    plan = snapshots.undo_plan(
+        taken, interpreter, state / snapshots.SAVED_WHEELS, sources, current_checkout, pip=_pip(interpreter)
+    )
+    if options.as_json:
+        document: dict = {"plan": plan.to_json(), "snapshot": str(state / "snapshot.json"), "outcome": None}
+    else:
+        io.out.write(render_plan(plan, f"envcheck fix --undo (back to {taken.taken_at})") + "\n")
+    if options.dry_run or not plan.steps or (options.as_json and not options.yes):
+        if not plan.steps:
+            snapshots.retire(state)
+        if options.as_json:
+            io.out.write(json.dumps(document, indent=2) + "\n")
+        return EXIT_OK
+    if not options.yes and not _confirm(io, f"Undo: apply these {len(plan.steps)} steps to {interpreter.executable}?"):
+        io.err.write("Nothing was changed (run with --yes to apply without asking).\n")
+        return EXIT_FAILED
+    console = Console(io.err)
+    log, log_path = _open_log(state, "undo")
+    with log:
+        console.say(f"The full pip and git output goes to {log_path}")
+        outcome = apply(plan, log, runner=io.runner, console=console)
+    from ..gather.interpreter import gather_interpreter
+
+    left = snapshots.differences(taken, gather_interpreter(interpreter.executable, 60.0))
+    if outcome.ok and not left:
+        snapshots.retire(state)
+    if options.as_json:
+        document["outcome"] = outcome.to_json()
+        document["log"] = str(log_path)
+        document["differences"] = [{"name": n, "recorded": a, "now": b} for n, a, b in left]
+        io.out.write(json.dumps(document, indent=2) + "\n")
+    else:
+        for line in _account(outcome):
+            io.out.write(line + "\n")
+        for name, was, now in left:
+            io.out.write(f"Differs from the snapshot: {name}: recorded {was or '(absent)'}, now {now or '(absent)'}\n")
+        io.out.write(f"Log: {log_path}\n")
+    return EXIT_OK if outcome.ok and not left else EXIT_FAILED

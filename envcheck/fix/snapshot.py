@@ -1,0 +1,381 @@
+"""snapshot: the target environment as it was before `envcheck fix` changed it, and the plan that puts it back.
+
+A snapshot holds every distribution's exact version and source (what `pip freeze --all` shows: name==version, an
+editable path, or a direct URL), the CUTLASS checkout's state, and the folders the fixer created. Before a step
+replaces or removes a distribution, its installed files are packed back into a wheel in the state folder, so that
+undo needs no network and no wheelhouse for anything the fixer took away.
+
+The state folder belongs to one target interpreter. A fix that was interrupted or failed leaves its snapshot marked
+"in progress", so running fix again keeps the snapshot of the environment as it was before the first change.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import datetime
+import hashlib
+import io
+import json
+import os
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Optional, Sequence
+
+from packaging.requirements import Requirement
+
+from .. import __version__
+from ..model import Distribution, Interpreter, canonical_name
+from ..paths import cache_dir
+from .cutlass import CheckoutState
+from .pip import PipSources, install_argv, uninstall_argv
+from .plan import Plan, PlannedStep
+
+__all__ = [
+    "Recorded",
+    "Snapshot",
+    "state_dir",
+    "record",
+    "save",
+    "load",
+    "mark",
+    "save_wheel",
+    "undo_plan",
+    "differences",
+    "SAVED_WHEELS",
+]
+
+SCHEMA_VERSION = 1
+SAVED_WHEELS = "saved-wheels"
+_SNAPSHOT = "snapshot.json"
+# A distribution bigger than this is not packed (a CUDA build of torch is GBs): undo takes it from the sources.
+MAX_SAVED_BYTES = 512 * 1024 * 1024
+
+
+def state_dir(prefix: str, env: Optional[Mapping[str, str]] = None) -> Path:
+    """The fixer's folder for one target environment (keyed by its sys.prefix)."""
+    env = os.environ if env is None else env
+    base = Path(env["ENVCHECK_STATE_DIR"]) if env.get("ENVCHECK_STATE_DIR") else cache_dir(env) / "fix"
+    real = os.path.realpath(prefix)
+    key = hashlib.sha256(real.encode()).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(real).name or "root")[:40]
+    return base / f"{name}-{key}"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One distribution as pip freeze would show it."""
+
+    name: str
+    version: str
+    editable: Optional[str] = None
+    url: Optional[str] = None
+    location: str = ""
+
+    @property
+    def line(self) -> str:
+        if self.editable:
+            return f"-e {self.editable}"
+        if self.url:
+            return f"{self.name} @ {self.url}"
+        return f"{self.name}=={self.version}"
+
+    @classmethod
+    def of(cls, dist: Distribution) -> "Recorded":
+        return cls(dist.name, dist.version, dist.editable, dist.url, dist.location)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    target: str
+    prefix: str
+    taken_at: str
+    distributions: tuple[Recorded, ...]
+    checkout: Optional[CheckoutState]
+    cutlass_branch: str
+    created: tuple[str, ...] = ()  # folders that did not exist and that fix may create (toolkit prefix)
+    sources: PipSources = PipSources()
+    status: str = "in progress"  # "in progress" until a fix finished every step, then "done"
+
+    def to_json(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "envcheck": __version__,
+            "target": self.target,
+            "prefix": self.prefix,
+            "taken_at": self.taken_at,
+            "status": self.status,
+            "distributions": [
+                {"name": d.name, "version": d.version, "editable": d.editable, "url": d.url, "location": d.location}
+                for d in self.distributions
+            ],
+            "checkout": self.checkout.to_json() if self.checkout else None,
+            "cutlass_branch": self.cutlass_branch,
+            "created": list(self.created),
+            "sources": {
+                "find_links": list(self.sources.find_links),
+                "index_url": self.sources.index_url,
+                "no_index": self.sources.no_index,
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Snapshot":
+        sources = data.get("sources") or {}
+        return cls(
+            target=data["target"],
+            prefix=data["prefix"],
+            taken_at=data["taken_at"],
+            status=data.get("status", "in progress"),
+            distributions=tuple(
+                Recorded(d["name"], d["version"], d.get("editable"), d.get("url"), d.get("location", ""))
+                for d in data["distributions"]
+            ),
+            checkout=CheckoutState.from_json(data["checkout"]) if data.get("checkout") else None,
+            cutlass_branch=data.get("cutlass_branch", ""),
+            created=tuple(data.get("created", ())),
+            sources=PipSources(tuple(sources.get("find_links", ())), sources.get("index_url", ""), bool(sources.get("no_index"))),
+        )
+
+    def freeze(self) -> tuple[str, ...]:
+        return tuple(sorted(d.line for d in self.distributions))
+
+
+def _first_copies(distributions: Iterable) -> dict:
+    """name -> the copy Python uses (the first on sys.path), as the probe lists them."""
+    found: dict = {}
+    for dist in distributions:
+        found.setdefault(dist.name, dist)
+    return found
+
+
+def record(
+    interpreter: Interpreter,
+    checkout: Optional[CheckoutState],
+    cutlass_branch: str,
+    created: Sequence[str] = (),
+    sources: PipSources = PipSources(),
+) -> Snapshot:
+    return Snapshot(
+        target=interpreter.executable,
+        prefix=interpreter.prefix,
+        taken_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        distributions=tuple(Recorded.of(d) for d in _first_copies(interpreter.distributions).values()),
+        checkout=checkout,
+        cutlass_branch=cutlass_branch,
+        created=tuple(p for p in created if p and not os.path.exists(p)),
+        sources=sources,
+    )
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def save(snapshot: Snapshot, folder: Path) -> Path:
+    path = Path(folder) / _SNAPSHOT
+    _write_atomic(path, json.dumps(snapshot.to_json(), indent=2) + "\n")
+    return path
+
+
+def load(folder: Path) -> Optional[Snapshot]:
+    path = Path(folder) / _SNAPSHOT
+    try:
+        return Snapshot.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return None
+
+
+def mark(folder: Path, status: str) -> None:
+    snapshot = load(folder)
+    if snapshot is not None and snapshot.status != status:
+        save(Snapshot(**{**snapshot.__dict__, "status": status}), folder)
+
+
+def retire(folder: Path) -> Optional[Path]:
+    """After an undo: keep the snapshot for the record, under a name that is no longer the current one."""
+    path = Path(folder) / _SNAPSHOT
+    if not path.exists():
+        return None
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    done = path.with_name(f"snapshot-undone-{stamp}.json")
+    os.replace(path, done)
+    return done
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Packing an installed distribution back into a wheel
+
+
+def _dist_info(dist: Distribution) -> Optional[Path]:
+    location = Path(dist.location)
+    if not location.is_dir():
+        return None
+    for candidate in location.glob("*.dist-info"):
+        name, _, rest = candidate.name[: -len(".dist-info")].partition("-")
+        if canonical_name(name) == dist.name and rest == dist.version.replace("-", "_"):
+            return candidate
+    for candidate in location.glob("*.dist-info"):  # names with odd spellings: read METADATA
+        try:
+            header = (candidate / "METADATA").read_text(encoding="utf-8", errors="replace").split("\n\n", 1)[0]
+        except OSError:
+            continue
+        fields = dict(line.split(": ", 1) for line in header.splitlines() if ": " in line)
+        if canonical_name(fields.get("Name", "")) == dist.name and fields.get("Version") == dist.version:
+            return candidate
+    return None
+
+
+def _record_hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def save_wheel(dist: Distribution, folder: Path, max_bytes: int = MAX_SAVED_BYTES) -> Optional[Path]:
+    """Pack the installed files of a distribution into a wheel in folder; None if it cannot be (editable, too big).
+
+    Files outside the site directory (console scripts) are left out: pip writes scripts again from the entry points.
+    """
+    if dist.editable:
+        return None
+    info = _dist_info(dist)
+    if info is None:
+        return None
+    try:
+        rows = list(csv.reader(io.StringIO((info / "RECORD").read_text(encoding="utf-8"))))
+        wheel_meta = (info / "WHEEL").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    tags = [line.split(":", 1)[1].strip() for line in wheel_meta.splitlines() if line.startswith("Tag:")]
+    tag = tags[0] if tags else "py3-none-any"
+    base = Path(dist.location).resolve()
+    files: list[tuple[Path, str]] = []
+    total = 0
+    for row in rows:
+        if not row or not row[0]:
+            continue
+        relative = row[0]
+        path = (base / relative).resolve()
+        if base not in path.parents or not path.is_file() or path.suffix == ".pyc":
+            continue
+        arcname = path.relative_to(base).as_posix()
+        if arcname.startswith(f"{info.name}/") and arcname.rsplit("/", 1)[-1] in ("RECORD", "INSTALLER", "REQUESTED"):
+            continue
+        total += path.stat().st_size
+        if total > max_bytes:
+            return None
+        files.append((path, arcname))
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9.]+", "_", dist.name)
+    version = re.sub(r"[^A-Za-z0-9.+]+", "_", dist.version)
+    target = folder / f"{stem}-{version}-{tag}.whl"
+    if target.exists():
+        return target
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    record_rows = []
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path, arcname in files:
+            data = path.read_bytes()
+            archive.writestr(arcname, data)
+            record_rows.append((arcname, _record_hash(data), str(len(data))))
+        record_name = f"{info.name}/RECORD"
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerows(record_rows)
+        writer.writerow((record_name, "", ""))
+        archive.writestr(record_name, out.getvalue())
+    os.replace(tmp, target)
+    return target
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Undo
+
+
+def differences(snapshot: Snapshot, interpreter: Interpreter) -> tuple[tuple[str, Optional[str], Optional[str]], ...]:
+    """(name, recorded freeze line or None, current line or None) for each distribution that is not as recorded."""
+    before = {d.name: d for d in snapshot.distributions}
+    now = {name: Recorded.of(d) for name, d in _first_copies(interpreter.distributions).items()}
+    out = []
+    for name in sorted(set(before) | set(now)):
+        a, b = before.get(name), now.get(name)
+        if (a.line if a else None) != (b.line if b else None):
+            out.append((name, a.line if a else None, b.line if b else None))
+    return tuple(out)
+
+
+def undo_plan(
+    snapshot: Snapshot,
+    interpreter: Interpreter,
+    saved: Path,
+    sources: PipSources = PipSources(),
+    current_checkout: Optional[CheckoutState] = None,
+    pip: Sequence[str] = (),
+) -> Plan:
+    """The steps that give back the recorded environment: remove what changed, then reinstall the recorded copies.
+
+    Reinstalls use --no-deps, so pip puts back exactly the recorded set and resolves nothing: the recorded
+    environment is consistent or not exactly as it was before.
+    """
+    python = interpreter.executable
+    pip = tuple(pip) or (python, "-m", "pip")
+    before = {d.name: d for d in snapshot.distributions}
+    changed = differences(snapshot, interpreter)
+    steps: list[PlannedStep] = []
+    remove = [name for name, _, now in changed if now is not None]
+    if remove:
+        steps.append(PlannedStep(
+            "pip-uninstall", f"uninstall {', '.join(remove)}", "added or changed since the snapshot",
+            (uninstall_argv(pip, remove),),
+        ))
+    wanted = [before[name] for name, was, _ in changed if was is not None]
+    plain = [d for d in wanted if not d.editable]
+    saved_names = {p.name for p in saved.glob("*.whl")} if saved.is_dir() else set()
+    links = tuple(dict.fromkeys(((str(saved),) if saved_names else ()) + snapshot.sources.find_links + sources.find_links))
+    undo_sources = PipSources(
+        find_links=links,
+        index_url=sources.index_url or snapshot.sources.index_url,
+        no_index=sources.no_index or snapshot.sources.no_index,
+    )
+    if plain:
+        requirements = []
+        for d in plain:
+            stem = re.sub(r"[^A-Za-z0-9.]+", "_", d.name) + "-" + re.sub(r"[^A-Za-z0-9.+]+", "_", d.version) + "-"
+            if d.url and not any(n.startswith(stem) for n in saved_names) and d.url.startswith(("file:", "https:")):
+                requirements.append(Requirement(f"{d.name} @ {d.url}"))
+            else:
+                requirements.append(Requirement(f"{d.name}=={d.version}"))
+        steps.append(PlannedStep(
+            "pip-install", f"reinstall {', '.join(d.line for d in plain)}", "as recorded before envcheck fix",
+            (install_argv(pip, requirements, sources=undo_sources, no_deps=True),),
+        ))
+    for d in wanted:
+        if d.editable:
+            steps.append(PlannedStep(
+                "pip-install", f"reinstall {d.name} editable from {d.editable}", "as recorded before envcheck fix",
+                (install_argv(pip, (), sources=undo_sources, editable=d.editable, no_deps=True),),
+            ))
+    checkout = snapshot.checkout
+    if checkout is not None and current_checkout is not None:
+        state_now = (current_checkout.exists, current_checkout.commit, current_checkout.branch, current_checkout.branch_tip)
+        state_then = (checkout.exists, checkout.commit, checkout.branch, checkout.branch_tip)
+        if state_now != state_then and (checkout.is_repo or not checkout.exists):
+            steps.append(PlannedStep(
+                "checkout-restore",
+                f"put the CUTLASS checkout {checkout.path} back "
+                + (f"at {checkout.commit[:12]}" if checkout.commit else "(remove it: envcheck fetched it)"),
+                "as recorded before envcheck fix",
+                params=(("path", checkout.path), ("state", json.dumps(checkout.to_json())),
+                        ("branch", snapshot.cutlass_branch)),
+            ))
+    for path in snapshot.created:
+        if os.path.exists(path):
+            steps.append(PlannedStep("remove-path", f"remove {path}", "envcheck fix created it", params=(("path", path),)))
+    return Plan(python, tuple(steps))
