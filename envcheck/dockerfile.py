@@ -102,7 +102,7 @@ def run_dockerfile(
     *,
     policy_file: Optional[Path] = None,
     base_image: Optional[str] = None,
-    out: Callable[[str], object] = sys.stdout.write,
+    out: Optional[Callable[[str], object]] = None,
     err: Callable[[str], None] = lambda text: print(text, file=sys.stderr),
 ) -> int:
     """`envcheck dockerfile`: write the Dockerfile (and a .dockerignore beside it, unless one is there already)."""
@@ -111,7 +111,7 @@ def run_dockerfile(
     policy = resolve(policy_file)
     text = render_dockerfile(policy, base_image)
     if output is None:
-        out(text)
+        (out or sys.stdout.write)(text)
         return 0
     output = Path(output)
     ignore = output.parent / ".dockerignore"

@@ -155,6 +155,9 @@ Fetch = Callable[[str], tuple[str, bytes]]  # url -> (content type, body); raise
 
 def fetch_url(url: str, timeout: float = TIMEOUT) -> tuple[str, bytes]:
     """GET a simple-API page. A 404 is LookupError (the index has no such project); other failures are OSError."""
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme == "file" and url.endswith("/"):
+        url += "index.html"  # a simple index on disk, as pip reads one
     request = urllib.request.Request(url, headers={"Accept": _SIMPLE_ACCEPT, "User-Agent": f"envcheck/{__version__}"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http(s)/file index URLs only
@@ -369,13 +372,6 @@ def walk(interpreter: Interpreter, roots: Iterable[tuple[str, Sequence[str]]]) -
 
 # --------------------------------------------------------------------------------------------------------------
 # Building the lock
-
-
-@dataclass(frozen=True)
-class LockedPackage:
-    name: str
-    version: str
-    source: str  # "index URL", "find-links", "vcs", "directory"
 
 
 @dataclass(frozen=True)
@@ -638,7 +634,8 @@ def _table(lines: list[str], path: list[str], table: Mapping[str, Any]) -> None:
                 lines.extend(["", f"[[{'.'.join(sub)}]]"])
                 _table(lines, sub, item)
         else:
-            lines.extend(["", f"[{'.'.join(sub)}]"])
+            if not all(isinstance(v, dict) and not _small(v) for v in value.values()):
+                lines.extend(["", f"[{'.'.join(sub)}]"])  # a table of tables needs no header of its own
             _table(lines, sub, value)
 
 
@@ -870,7 +867,7 @@ def _write_text(path: Path, text: str, what: str) -> int:
     return 0
 
 
-def run_verify(lock_path: Path, python: Optional[str] = None, out: Callable[[str], None] = sys.stdout.write) -> int:
+def run_verify(lock_path: Path, python: Optional[str] = None, out: Optional[Callable[[str], object]] = None) -> int:
     """`envcheck verify --lock FILE`: 0 when the target matches the lock, 1 with the drift per package otherwise."""
     from .gather.interpreter import gather_interpreter
 
@@ -882,5 +879,5 @@ def run_verify(lock_path: Path, python: Optional[str] = None, out: Callable[[str
         raise UsageError(f"--python {target}: {exc}") from None
     drift = verify(lock, interpreter)
     locked = sum(1 for p in lock.packages if _applies(p, dict(interpreter.markers)))
-    out(render_drift(drift, str(lock_path), interpreter.executable, locked))
+    (out or sys.stdout.write)(render_drift(drift, str(lock_path), interpreter.executable, locked))
     return 1 if any(d.fails for d in drift) else 0

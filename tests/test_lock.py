@@ -1,0 +1,432 @@
+"""lock, verify and the requirements export: tables for the pure parts, real venvs for the round trip.
+
+The round trip is the promise of `envcheck lock`: a fresh virtual environment installed from the lock has exactly the
+locked versions, and `envcheck verify` names any package that moves.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.pylock import Pylock
+
+from conftest import git, python312
+from wheelfactory import build_wheel, make_venv, pip
+
+from envcheck import lock as lockmod
+from envcheck.cli import main
+from envcheck.errors import UsageError
+from envcheck.lock import (
+    Drift,
+    FileRecord,
+    Index,
+    Wheelhouse,
+    build_lock,
+    parse_simple_html,
+    parse_simple_json,
+    read_lock,
+    requirements,
+    stack_roots,
+    to_toml,
+    verify,
+    walk,
+    write_lock,
+)
+from envcheck.model import Distribution, Interpreter
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MARKERS = (
+    ("implementation_name", "cpython"),
+    ("platform_machine", "x86_64"),
+    ("platform_system", "Linux"),
+    ("python_full_version", "3.12.3"),
+    ("python_version", "3.12"),
+    ("sys_platform", "linux"),
+)
+
+
+def interpreter(*dists: Distribution) -> Interpreter:
+    return Interpreter(
+        executable="/opt/venv/bin/python",
+        version=(3, 12, 3),
+        implementation="cpython",
+        prefix="/opt/venv",
+        base_prefix="/usr",
+        site_dirs=("/opt/venv/lib/python3.12/site-packages",),
+        sys_path=(),
+        distributions=tuple(dists),
+        modules=(),
+        torch=None,
+        markers=MARKERS,
+    )
+
+
+def dist(name: str, version: str, *requires: str, **kw) -> Distribution:
+    return Distribution(name=name, version=version, location="/opt/venv/lib/python3.12/site-packages", requires=requires, **kw)
+
+
+PINNED = "e594def95e1c73ad9d5517ab28b80d691127dd1c"
+
+STACK = (
+    dist("torch", "2.11.0+cu130", "cuda-bindings>=13.0.3,<14", "triton==3.6.0; platform_machine == 'x86_64'",
+         "colorama; sys_platform == 'win32'", "opt-einsum>=3.3; extra == 'opt-einsum'"),
+    dist("triton", "3.6.0"),
+    dist("cuda-bindings", "13.3.1", "cuda-pathfinder~=1.1"),
+    dist("cuda-pathfinder", "1.3.0"),
+    dist("nvidia-cutlass-dsl", "4.3.5", "cuda-python>=12.8", "numpy"),
+    dist("cuda-python", "13.3.1", "cuda-bindings~=13.3.1"),
+    dist("numpy", "2.3.0"),
+    dist("apache-tvm-ffi", "0.1.7", "typing-extensions>=4.5"),
+    dist("typing-extensions", "4.15.0"),
+    dist("torch-c-dlpack-ext", "0.1.5", "torch"),
+    dist("nvidia-matmul-heuristics", "0.1.0.27"),
+    dist("cutlass-api", "0.1.0a1", "nvidia-cutlass-dsl", "apache-tvm-ffi==0.1.7", "torch; extra == 'torch'",
+         "torch-c-dlpack-ext; extra == 'torch'", editable="/src/cutlass/python/cutlass_api"),
+    dist("pip", "25.0"),
+)
+
+
+def commit_is_pinned(_dist: Distribution) -> str:
+    return PINNED
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Which packages
+
+
+def test_stack_roots_of_the_default_profile(policy):
+    roots = {r.name: r for r in stack_roots(policy)}
+    assert list(roots)[:3] == ["torch", "nvidia-cutlass-dsl", "cutlass-api"]
+    assert roots["cutlass-api"].extras == ("torch",)
+    assert roots["apache-tvm-ffi"].specifier == "==0.1.7" and roots["apache-tvm-ffi"].required
+    assert not roots["nvidia-matmul-heuristics"].required
+    assert roots["nvidia-cutlass-dsl"].specifier in ("<=4.3.5,>=4.3.0", ">=4.3.0,<=4.3.5")
+
+
+def test_walk_follows_requires_with_the_targets_markers_and_extras():
+    found = walk(interpreter(*STACK), [("torch", ()), ("cutlass-api", ("torch",))])
+    names = [w.dist.name for w in found.packages]
+    assert names[:2] == ["torch", "cutlass-api"]
+    assert "triton" in names  # platform_machine == 'x86_64' holds on the target
+    assert "colorama" not in names and "opt-einsum" not in names  # win32 only; an extra nobody asked for
+    assert "pip" not in names  # installed, but nothing in the stack needs it
+    cutlass = next(w for w in found.packages if w.dist.name == "cutlass-api")
+    assert cutlass.extras == ("torch",) and "torch-c-dlpack-ext" in cutlass.dependencies
+    assert found.missing == ()
+
+
+def test_walk_reports_a_declared_dependency_the_target_lacks():
+    without_cuda_python = [d for d in STACK if d.name != "cuda-python"]
+    found = walk(interpreter(*without_cuda_python), [("nvidia-cutlass-dsl", ())])
+    assert found.missing == (("cuda-python>=12.8", "nvidia-cutlass-dsl 4.3.5"),)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Building a lock from files in a folder
+
+
+@pytest.fixture
+def stack_wheels(tmp_path) -> Path:
+    folder = tmp_path / "wheels"
+    for d in STACK:
+        if d.name != "cutlass-api":
+            build_wheel(folder, d.name, d.version, {f"{d.name.replace('-', '_')}/__init__.py": ""})
+    build_wheel(folder, "torch", "2.10.0", {"torch/__init__.py": ""})  # another version: must not be locked
+    return folder
+
+
+def test_build_lock_pins_every_package_with_hashes_and_cutlass_as_vcs(policy, stack_wheels, tmp_path):
+    result = build_lock(interpreter(*STACK), policy, wheelhouse=Wheelhouse([stack_wheels]), lock_dir=tmp_path)
+    packages = {p.name: p for p in result.pylock.packages}
+    assert set(packages) == {d.name for d in STACK} - {"pip"}
+    torch = packages["torch"]
+    assert str(torch.version) == "2.11.0+cu130"
+    assert [w.name for w in torch.wheels] == ["torch-2.11.0+cu130-py3-none-any.whl"]
+    wheel_file = stack_wheels / torch.wheels[0].name
+    assert torch.wheels[0].hashes == {"sha256": hashlib.sha256(wheel_file.read_bytes()).hexdigest()}
+    assert torch.wheels[0].path == "wheels/torch-2.11.0+cu130-py3-none-any.whl"  # relative to the lock (PEP 751)
+    cutlass = packages["cutlass-api"]
+    assert cutlass.vcs.url == policy.cutlass.url and cutlass.vcs.commit_id == policy.cutlass.commit
+    assert cutlass.vcs.requested_revision == "cutlass_api" and cutlass.vcs.subdirectory == "python/cutlass_api"
+    tool = result.data["tool"]["envcheck"]
+    assert tool["profile"] == "torch-2.11-nvgemm"
+    assert tool["cuda"]["driver-floor"] == "590.44.01" and tool["cuda"]["toolkit"] == ">=13.1,<14"
+    assert "9.0" in tool["compute-capabilities"] and "7.5" not in tool["compute-capabilities"]
+    assert tool["cutlass"]["commit"] == PINNED
+    assert result.data["environments"] == [
+        'sys_platform == "linux" and platform_machine == "x86_64" and implementation_name == "cpython" and python_version == "3.12"'
+    ]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("nvidia-cutlass-dsl", "4.4.0"), "nvidia-cutlass-dsl 4.4.0 is installed; the profile asks for"),
+        (("apache-tvm-ffi", "0.1.6"), "apache-tvm-ffi 0.1.6 is installed"),
+        (("torch", "2.10.0"), "torch 2.10.0 is installed"),
+        (("apache-tvm-ffi", None), "apache-tvm-ffi is not installed"),
+    ],
+)
+def test_build_lock_refuses_a_stack_the_profile_does_not_accept(policy, stack_wheels, change, message):
+    name, version = change
+    dists = [d for d in STACK if d.name != name] + ([dist(name, version)] if version else [])
+    with pytest.raises(UsageError, match=message):
+        build_lock(interpreter(*dists), policy, wheelhouse=Wheelhouse([stack_wheels]))
+
+
+def test_build_lock_refuses_cutlass_api_from_another_commit(policy, stack_wheels):
+    dists = [d for d in STACK if d.name != "cutlass-api"] + [
+        dist("cutlass-api", "0.1.0a1", url="https://github.com/NVIDIA/cutlass", commit="1" * 40)
+    ]
+    with pytest.raises(UsageError, match="installed from commit 111111111111; the profile pins e594def95e1c"):
+        build_lock(interpreter(*dists), policy, wheelhouse=Wheelhouse([stack_wheels]))
+
+
+def test_build_lock_leaves_out_a_missing_recommended_package_and_says_so(policy, stack_wheels):
+    dists = [d for d in STACK if d.name != "nvidia-matmul-heuristics"]
+    result = build_lock(interpreter(*dists), policy, wheelhouse=Wheelhouse([stack_wheels]))
+    assert "nvidia-matmul-heuristics" not in {p.name for p in result.pylock.packages}
+    assert any("nvidia-matmul-heuristics is recommended" in note for note in result.notes)
+
+
+def test_build_lock_names_every_package_it_has_no_files_for(policy, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(UsageError, match=r"no wheel or sdist with a hash found for torch==2.11.0\+cu130, .*triton==3.6.0"):
+        build_lock(interpreter(*STACK), policy, wheelhouse=Wheelhouse([empty]))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Indexes: PEP 691 JSON and PEP 503 HTML pages, and a real (file://) simple index
+
+
+def test_parse_simple_json_takes_urls_hashes_sizes_and_upload_times():
+    body = json.dumps({"meta": {"api-version": "1.1"}, "name": "apache-tvm-ffi", "files": [
+        {"filename": "apache_tvm_ffi-0.1.7-cp312-abi3-manylinux_2_28_x86_64.whl", "url": "../../packages/a/apache_tvm_ffi-0.1.7-cp312-abi3-manylinux_2_28_x86_64.whl",
+         "hashes": {"sha256": "AB" * 32}, "size": 1234, "upload-time": "2025-10-01T12:30:45.123456Z"},
+        {"filename": "apache_tvm_ffi-0.1.7.tar.gz", "url": "https://files.example/apache_tvm_ffi-0.1.7.tar.gz", "hashes": {}},
+    ]}).encode()
+    (record,) = parse_simple_json(body, "https://pypi.org/simple/apache-tvm-ffi/")
+    assert record.url == "https://pypi.org/packages/a/apache_tvm_ffi-0.1.7-cp312-abi3-manylinux_2_28_x86_64.whl"
+    assert record.hashes == (("sha256", "ab" * 32),) and record.size == 1234
+    assert record.upload_time == datetime.datetime(2025, 10, 1, 12, 30, 45, tzinfo=datetime.timezone.utc)
+
+
+def test_parse_simple_html_takes_hash_fragments_and_skips_unhashed_links():
+    body = b"""<html><body>
+    <a href="/whl/cu130/torch-2.11.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=00ff">torch-2.11.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl</a>
+    <a href="torch-2.11.0%2Bcu130-cp313-cp313-win_amd64.whl">no hash</a>
+    </body></html>"""
+    (record,) = parse_simple_html(body, "https://download.pytorch.org/whl/cu130/torch/")
+    assert record.filename == "torch-2.11.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"
+    assert record.url == "https://download.pytorch.org/whl/cu130/torch-2.11.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl"
+    assert record.hashes == (("sha256", "00ff"),)
+
+
+def test_lock_from_a_file_index_records_the_index_and_urls(policy, stack_wheels, tmp_path):
+    """A PEP 503 index on disk, read with the same code as a remote one: torch comes from the profile's torch index."""
+    torch_index, pypi = tmp_path / "torch-index", tmp_path / "pypi"
+    for wheel in stack_wheels.iterdir():
+        name = wheel.name.split("-")[0].replace("_", "-")
+        root = torch_index if name == "torch" else pypi
+        (root / name).mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        page = root / name / "index.html"
+        previous = page.read_text() if page.exists() else ""
+        page.write_text(previous + f'<a href="{wheel.as_uri()}#sha256={digest}">{wheel.name}</a>\n')
+    result = build_lock(
+        interpreter(*STACK), policy, indexes=[Index(pypi.as_uri())], torch_index=Index(torch_index.as_uri()), lock_dir=tmp_path
+    )
+    packages = {p.name: p for p in result.pylock.packages}
+    assert packages["torch"].index == torch_index.as_uri()
+    assert packages["numpy"].index == pypi.as_uri()
+    assert packages["torch"].wheels[0].url.startswith("file://")
+
+
+def test_an_unreachable_index_is_a_usage_error_naming_it(policy):
+    def refuse(url: str):
+        raise OSError("connection refused")
+
+    with pytest.raises(UsageError, match="--index-url https://index.invalid/simple: cannot read"):
+        build_lock(interpreter(*STACK), policy, indexes=[Index("https://index.invalid/simple", fetch=refuse)])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# TOML out, read back
+
+
+def test_written_lock_reads_back_as_the_same_lock(policy, stack_wheels, tmp_path):
+    result = build_lock(interpreter(*STACK), policy, wheelhouse=Wheelhouse([stack_wheels]), lock_dir=tmp_path)
+    text = write_lock(result, tmp_path / "pylock.toml")
+    assert text.startswith("# PEP 751 lock for profile torch-2.11-nvgemm")
+    assert read_lock(tmp_path / "pylock.toml") == result.pylock
+    assert Pylock.from_dict(tomllib.loads(text)).to_dict() == result.pylock.to_dict()
+
+
+@pytest.mark.parametrize("value", ['quote " and \\ backslash', "tab\tnewline\n", "ünïcödé", "key = value # not a comment"])
+def test_toml_writer_round_trips_awkward_strings(value):
+    data = {"a": value, "odd key": [value], "t": {"x.y": value, "when": datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)}}
+    assert tomllib.loads(to_toml(data)) == data
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "cannot read the lock"),
+        ("lock-version = ", "not valid TOML"),
+        ('lock-version = "1.0"\ncreated-by = "x"\n', "not a valid PEP 751 lock: Missing required value in 'packages'"),
+        ('lock-version = "2.0"\ncreated-by = "x"\npackages = []\n', "not supported"),
+        ('lock-version = "1.0"\ncreated-by = "x"\n[[packages]]\nname = "torch"\nversion = "2.11.0"\n', "Exactly one of vcs, directory, archive"),
+    ],
+)
+def test_an_unusable_lock_is_a_usage_error_naming_the_file(tmp_path, content, message):
+    path = tmp_path / "pylock.toml"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(UsageError, match=message) as caught:
+        read_lock(path)
+    assert str(path) in str(caught.value)
+
+
+def test_cli_verify_with_a_bad_lock_exits_2_naming_the_flag(tmp_path, capsys):
+    assert main(["verify", "--lock", str(tmp_path / "nope.toml")]) == 2
+    assert "--lock" in capsys.readouterr().err
+
+
+def test_cli_lock_format_must_be_known(tmp_path, capsys):
+    assert main(["lock", "--format", "yaml", "-o", str(tmp_path / "x")]) == 2
+    assert "--format 'yaml'" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Verify, table-driven
+
+
+@pytest.fixture
+def stack_lock(policy, stack_wheels, tmp_path) -> Pylock:
+    return build_lock(interpreter(*STACK), policy, wheelhouse=Wheelhouse([stack_wheels]), lock_dir=tmp_path).pylock
+
+
+def replaced(name: str, new: Distribution | None) -> list[Distribution]:
+    return [d for d in STACK if d.name != name] + ([new] if new else [])
+
+
+@pytest.mark.parametrize(
+    "dists, expected",
+    [
+        (list(STACK), []),
+        (replaced("apache-tvm-ffi", dist("apache-tvm-ffi", "0.1.6")), [Drift("apache-tvm-ffi", "version", "0.1.7", "0.1.6")]),
+        (replaced("numpy", None), [Drift("numpy", "missing", "2.3.0", "not installed")]),
+        (replaced("torch", dist("torch", "2.11.0")), [Drift("torch", "version", "2.11.0+cu130", "2.11.0")]),
+        (list(STACK) + [dist("requests", "2.32.0")], [Drift("requests", "unlocked", "not in the lock", "2.32.0")]),
+    ],
+)
+def test_verify_lists_the_drift_per_package(stack_lock, dists, expected):
+    drift = [d for d in verify(stack_lock, interpreter(*dists), commit_of=commit_is_pinned) if d.name != "pip"]
+    assert drift == expected
+
+
+def test_verify_names_a_cutlass_api_from_another_commit(stack_lock):
+    drift = verify(stack_lock, interpreter(*STACK), commit_of=lambda d: "2" * 40)
+    (moved,) = [d for d in drift if d.fails]
+    assert moved.name == "cutlass-api" and moved.kind == "source" and "222222222222" in moved.installed
+
+
+def test_unlocked_packages_are_listed_but_do_not_fail():
+    assert not Drift("pip", "unlocked", "not in the lock", "25.0").fails
+    text = lockmod.render_drift([Drift("pip", "unlocked", "not in the lock", "25.0")], "pylock.toml", "/v/bin/python", 12)
+    assert "matches pylock.toml: all 12 locked packages" in text and "pip 25.0" in text
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Requirements export
+
+
+def test_requirements_pins_every_index_package_by_hash_and_leaves_vcs_to_its_own_step(stack_lock, tmp_path):
+    text = requirements(stack_lock, tmp_path)
+    assert f"--find-links {(tmp_path / 'wheels').resolve().as_posix()}" in text
+    assert "torch==2.11.0+cu130 \\\n    --hash=sha256:" in text
+    assert "cutlass-api==" not in text and "# cutlass-api: not installed from this file" in text
+    assert text.count("==") == len(stack_lock.packages) - 1
+
+
+def test_requirements_adds_the_torch_index():
+    lock = Pylock.from_dict({
+        "lock-version": "1.0", "created-by": "t",
+        "packages": [{"name": "torch", "version": "2.11.0+cu130", "index": "https://download.pytorch.org/whl/cu130",
+                      "wheels": [{"url": "https://download.pytorch.org/whl/cu130/torch-2.11.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl",
+                                  "hashes": {"sha256": "ab"}}]},
+                     {"name": "numpy", "version": "2.3.0", "index": "https://pypi.org/simple",
+                      "wheels": [{"name": "numpy-2.3.0-cp312-cp312-manylinux_2_28_x86_64.whl", "url": "https://files/x.whl", "hashes": {"sha256": "cd"}}]}],
+    })
+    text = requirements(lock, Path("."))
+    assert "--extra-index-url https://download.pytorch.org/whl/cu130\n" in text
+    assert "pypi.org" not in text
+    assert "numpy==2.3.0 \\\n    --hash=sha256:cd\n" in text
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The round trip, for real: lock a venv, install a fresh one from the lock, verify, move a package, verify again
+
+
+@pytest.fixture
+def stack_venv(venv_factory, cutlass_repo, build_backend, tmp_path):
+    python = python312()
+    if python is None:
+        pytest.skip("cutlass_api needs Python >= 3.12 and none is on this machine")
+    target = venv_factory(
+        "torch==2.11.0+cu130", "nvidia-cutlass-dsl==4.3.5", "apache-tvm-ffi==0.1.7", "torch-c-dlpack-ext==0.1.5",
+        "nvidia-matmul-heuristics==0.1.0.27", "cuda-python==13.3.1", python=python,
+    )
+    pip(target, "install", "--no-deps", "--no-index", "--find-links", str(build_backend), "-e", str(cutlass_repo / "python" / "cutlass_api"))
+    commit = git("rev-parse", "HEAD", cwd=cutlass_repo)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\n\n[cutlass]\nurl = "{cutlass_repo.as_uri()}"\ncommit = "{commit}"\n')
+    return target, profile, python
+
+
+def installed_versions(python: Path) -> dict[str, str]:
+    from envcheck.gather.interpreter import gather_interpreter
+
+    return {d.name: d.version for d in gather_interpreter(str(python)).distributions}
+
+
+def test_a_fresh_venv_installed_from_the_lock_reproduces_it_and_verify_catches_a_change(
+    stack_venv, wheelhouse, cutlass_repo, build_backend, tmp_path, capsys
+):
+    source, profile, python = stack_venv
+    lock_path = tmp_path / "out" / "pylock.toml"
+    assert main(["lock", "--python", str(source), "--policy", str(profile), "--no-index", "--find-links", str(wheelhouse), "-o", str(lock_path)]) == 0
+    lock = read_lock(lock_path)
+    locked = {p.name: str(p.version) for p in lock.packages}
+    assert locked == {
+        "torch": "2.11.0+cu130", "cuda-bindings": "13.3.1", "nvidia-cutlass-dsl": "4.3.5", "cuda-python": "13.3.1",
+        "cutlass-api": "0.1.0a1", "apache-tvm-ffi": "0.1.7", "torch-c-dlpack-ext": "0.1.5", "nvidia-matmul-heuristics": "0.1.0.27",
+    }
+    assert main(["verify", "--lock", str(lock_path), "--python", str(source)]) == 0
+
+    # A fresh venv, installed from the lock alone: the requirements export by hash, then cutlass_api from its commit.
+    fresh = make_venv(tmp_path / "fresh", python)
+    requirements_path = tmp_path / "requirements.txt"
+    assert main(["lock", "--from", str(lock_path), "--format", "requirements", "-o", str(requirements_path)]) == 0
+    pip(fresh, "install", "--no-deps", "--require-hashes", "--no-index", "-r", str(requirements_path))
+    pip(fresh, "install", "--no-deps", "--no-index", "--find-links", str(build_backend), "-e", str(cutlass_repo / "python" / "cutlass_api"))
+    assert installed_versions(fresh) == installed_versions(source) == locked
+    capsys.readouterr()
+    assert main(["verify", "--lock", str(lock_path), "--python", str(fresh)]) == 0
+    assert "all 8 locked packages at their locked versions" in capsys.readouterr().out
+
+    pip(fresh, "install", "--no-deps", "--no-index", "--find-links", str(wheelhouse), "apache-tvm-ffi==0.1.6")
+    assert main(["verify", "--lock", str(lock_path), "--python", str(fresh)]) == 1
+    out = capsys.readouterr().out
+    assert "1 of 8 locked packages differ" in out
+    assert "apache-tvm-ffi  version  locked 0.1.7, installed 0.1.6" in out
