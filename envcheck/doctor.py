@@ -1,4 +1,8 @@
-"""envcheck doctor: gather -> judge -> render, and the exit code."""
+"""envcheck doctor: gather -> judge -> render, and the exit code.
+
+Start-up is a measured goal: the probe is started in the target interpreter first, and the rest of envcheck
+(policy parsing, the judges, the renderers) is imported while it runs.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +10,18 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 from .errors import UsageError
-from .gather import Sources, gather
-from .judge import judge
-from .model import Report
-from .policy import Policy, resolve
-from .redact import Redactor
+from .gather import started
 from .target import resolve_python
-from .render import FORMATS, render
 
-__all__ = ["DoctorOptions", "run_doctor", "diagnose"]
+if TYPE_CHECKING:
+    from .gather import Gatherers, Sources
+    from .model import Report
+    from .policy import Policy
 
+__all__ = ["DoctorOptions", "run_doctor", "diagnose", "sources_for"]
 
 @dataclass(frozen=True)
 class DoctorOptions:
@@ -32,9 +35,11 @@ class DoctorOptions:
     junit: Optional[Path] = None
 
 
-def sources_for(python: Optional[str], cutlass_dir: Optional[str], policy: Policy, env: Optional[Mapping[str, str]] = None) -> Sources:
+def sources_for(python: str, cutlass_dir: Optional[str], policy: Policy, env: Optional[Mapping[str, str]] = None) -> Sources:
+    from .gather import Sources
+
     return Sources(
-        python=python or sys.executable,
+        python=python,
         cutlass_dir=cutlass_dir,
         env=dict(os.environ if env is None else env),
         cutlass_distribution=policy.cutlass.distribution,
@@ -43,20 +48,34 @@ def sources_for(python: Optional[str], cutlass_dir: Optional[str], policy: Polic
     )
 
 
-def diagnose(python: Optional[str], cutlass_dir: Optional[str], policy: Policy, *, no_gpu: bool = False) -> Report:
-    """Gather and judge: the Report for a target interpreter (the fixer and the smoke stage reuse this)."""
+def diagnose(
+    python: Optional[str], cutlass_dir: Optional[str], policy: Policy, *, no_gpu: bool = False,
+    gatherers: Optional[Gatherers] = None,
+) -> Report:
+    """Gather and judge: the Report for a target interpreter (the fixer and the smoke stage reuse this).
+
+    `gatherers`, if given, may already be running (envcheck.gather.started)."""
+    from .gather import Gatherers, gather
+    from .judge import judge
+    from .model import Report
+
     sources = sources_for(resolve_python(python), cutlass_dir, policy)
-    facts = gather(sources)
+    facts = gather(sources, gatherers or Gatherers())
     target = getattr(facts.interpreter, "executable", sources.python)
     return Report(profile=policy.id, target=target, findings=judge(facts, policy, no_gpu=no_gpu), facts=facts)
 
 
 def run_doctor(options: DoctorOptions) -> int:
+    python = resolve_python(options.python)  # a bad --python is a usage error before anything runs
+    gatherers = started(python)
+    from .policy import resolve
+    from .redact import Redactor
+    from .render import FORMATS, render
+
     if options.output_format not in FORMATS:
         raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
     policy = resolve(options.policy)
-    resolve_python(options.python)  # a bad --python is a usage error before anything runs
-    report = diagnose(options.python, options.cutlass_dir, policy, no_gpu=options.no_gpu)
+    report = diagnose(python, options.cutlass_dir, policy, no_gpu=options.no_gpu, gatherers=gatherers)
     redact = Redactor()
     color = options.output_format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     sys.stdout.write(redact(render(redact.deep(report), options.output_format, options.verbose, color)))

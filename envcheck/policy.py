@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 from urllib.parse import urlparse
@@ -168,8 +167,8 @@ def driver_floor_for(floors: tuple[tuple[Version, Version], ...], cuda: Version)
 
 def builtin_profiles() -> dict[str, str]:
     """Built-in profile ids and their TOML text."""
-    folder = resources.files("envcheck.profiles")
-    return {p.name[: -len(".toml")]: p.read_text(encoding="utf-8") for p in folder.iterdir() if p.name.endswith(".toml")}
+    folder = Path(__file__).parent / "profiles"  # a plain directory in the wheel; importlib.resources costs start-up
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.toml"))}
 
 
 def resolve(policy_file: Optional[Path] = None, cwd: Optional[Path] = None) -> Policy:

@@ -15,55 +15,74 @@ import sys
 MODULES = ("torch", "cutlass", "cutlass_api", "nvMatmulHeuristics", "triton")
 
 
-def _header_fields(text):
-    """Name, Version and Requires-Dist from the header block of METADATA (the body can be long: skip it)."""
+def _header_fields(path):
+    """Name, Version and Requires-Dist from the header block of METADATA; the body (often long) is not read."""
     name = version = None
     requires = []
-    for line in text.split("\n\n", 1)[0].splitlines():
-        key, _, value = line.partition(":")
-        value = value.strip()
-        if key == "Name":
-            name = value
-        elif key == "Version":
-            version = value
-        elif key == "Requires-Dist":
-            requires.append(value)
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.strip():
+                break
+            key, _, value = line.partition(":")
+            value = value.strip()
+            if key == "Name":
+                name = value
+            elif key == "Version":
+                version = value
+            elif key == "Requires-Dist":
+                requires.append(value)
     return name, version, requires
 
 
-def _read(dist, name):
+def _read(folder, name):
     try:
-        return dist.read_text(name)
-    except Exception:  # a broken .dist-info is a fact, not a crash
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, ValueError):
         return None
 
 
 def distributions():
-    from importlib import metadata
+    """Every installed distribution on sys.path, in path order, as importlib.metadata would find them.
 
+    Read straight from the .dist-info and .egg-info directories: importlib.metadata's email parser would read each
+    whole METADATA file, which is most of the probe's time in a large environment."""
     found = []
-    for dist in metadata.distributions():
-        text = _read(dist, "METADATA") or _read(dist, "PKG-INFO") or ""
-        name, version, requires = _header_fields(text)
-        if not name:
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
             continue
-        entry = {
-            "name": name,
-            "version": version or "",
-            "location": str(dist.locate_file("")),
-            "requires": requires,
-            "installer": (_read(dist, "INSTALLER") or "").strip() or None,
-        }
-        direct = _read(dist, "direct_url.json")
-        if direct:
+        for folder_name in names:
+            if not folder_name.endswith((".dist-info", ".egg-info")):
+                continue
+            folder = os.path.join(entry, folder_name)
+            metadata = os.path.join(folder, "METADATA" if folder_name.endswith(".dist-info") else "PKG-INFO")
+            if not os.path.isdir(folder):
+                metadata = folder  # an .egg-info file is itself the PKG-INFO
             try:
-                info = json.loads(direct)
-                entry["url"] = info.get("url")
-                entry["editable"] = bool(info.get("dir_info", {}).get("editable"))
-                entry["commit"] = info.get("vcs_info", {}).get("commit_id")
-            except ValueError:
-                pass
-        found.append(entry)
+                name, version, requires = _header_fields(metadata)
+            except (OSError, ValueError):
+                continue
+            if not name:
+                continue
+            entry_data = {
+                "name": name,
+                "version": version or "",
+                "location": entry,
+                "requires": requires,
+                "installer": (_read(folder, "INSTALLER") or "").strip() or None,
+            }
+            direct = _read(folder, "direct_url.json")
+            if direct:
+                try:
+                    info = json.loads(direct)
+                    entry_data["url"] = info.get("url")
+                    entry_data["editable"] = bool(info.get("dir_info", {}).get("editable"))
+                    entry_data["commit"] = info.get("vcs_info", {}).get("commit_id")
+                except ValueError:
+                    pass
+            found.append(entry_data)
     return found
 
 

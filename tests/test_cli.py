@@ -64,12 +64,12 @@ def test_bad_usage_exits_2_with_a_message_and_no_traceback(args, words):
 
 
 def test_a_crash_inside_envcheck_exits_3_with_a_log(monkeypatch, capsys):
-    import envcheck.doctor as doctor
+    import envcheck.judge as judge_module
 
     def broken(*args, **kwargs):
         raise RuntimeError("a bug in envcheck")
 
-    monkeypatch.setattr(doctor, "judge", broken)
+    monkeypatch.setattr(judge_module, "judge", broken)
     assert main(["doctor"]) == 3
     err = capsys.readouterr().err
     log = Path(re.search(r"The full traceback is in (\S+)", err)[1])
@@ -77,12 +77,12 @@ def test_a_crash_inside_envcheck_exits_3_with_a_log(monkeypatch, capsys):
 
 
 def test_interrupt_exits_130(monkeypatch, capsys):
-    import envcheck.doctor as doctor
+    import envcheck.judge as judge_module
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(doctor, "judge", interrupted)
+    monkeypatch.setattr(judge_module, "judge", interrupted)
     assert main(["doctor"]) == 130
 
 

@@ -10,16 +10,16 @@ import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Optional, TypeVar, Union
 
 from ..model import Facts, Failure, Interpreter
 from .checkout import locate_checkout, read_checkout
 from .driver import gather_driver
-from .interpreter import gather_interpreter
+from .interpreter import Probe, gather_interpreter
 from .toolkit import gather_toolkit
 
-__all__ = ["Sources", "gather", "Gatherers"]
+__all__ = ["Sources", "gather", "Gatherers", "started"]
 
 T = TypeVar("T")
 
@@ -45,6 +45,16 @@ class Gatherers:
     driver: Callable[[], object] = gather_driver
     toolkit: Callable[..., object] = gather_toolkit
     checkout: Callable[..., object] = read_checkout
+
+
+def started(python: str, env: Optional[Mapping[str, str]] = None) -> Gatherers:
+    """Gatherers whose slow, policy-free parts (the probe, NVML) are already running, so the caller can do other
+    work (read the policy, import the judges) meanwhile."""
+    probe = Probe(python, env)
+    nvml = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nvml")
+    driver = nvml.submit(gather_driver)
+    nvml.shutdown(wait=False)
+    return replace(Gatherers(), interpreter=lambda _python, timeout, _env: probe.result(timeout), driver=driver.result)
 
 
 def _settle(name: str, future: Future, deadline: float, timings: dict) -> Union[object, Failure]:

@@ -4,38 +4,65 @@ from __future__ import annotations
 
 import json
 import subprocess
-from importlib import resources
+import os
 from typing import Mapping, Optional
 
 from ..model import Distribution, Interpreter, ModuleLocation, TorchBuild, canonical_name
 
-__all__ = ["gather_interpreter", "probe_source"]
+__all__ = ["Probe", "gather_interpreter", "probe_source"]
+
+
+_PROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe.py")
 
 
 def probe_source() -> str:
-    return resources.files("envcheck").joinpath("probe.py").read_text(encoding="utf-8")
+    with open(_PROBE, encoding="utf-8") as handle:
+        return handle.read()
+
+
+class Probe:
+    """The probe, started in the target interpreter at once; its result is read later.
+
+    Starting it before envcheck's own heavier imports lets the two overlap (doctor's start-up is a measured goal)."""
+
+    def __init__(self, python: str, env: Optional[Mapping[str, str]] = None):
+        self.python = python
+        self.error: Optional[str] = None
+        self.process: Optional[subprocess.Popen] = None
+        try:
+            self.process = subprocess.Popen(
+                [python, "-c", probe_source()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                env=dict(env) if env is not None else None,
+            )
+        except FileNotFoundError:
+            self.error = f"no interpreter at {python}"
+        except PermissionError:
+            self.error = f"{python} is not executable"
+        except OSError as exc:
+            self.error = f"{python} could not be started: {exc}"
+
+    def result(self, timeout: float = 30.0) -> Interpreter:
+        """The interpreter's facts. Raises on failure; the caller records it as a fact."""
+        if self.process is None:
+            raise RuntimeError(self.error)
+        try:
+            stdout, stderr = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.communicate()
+            raise RuntimeError(f"the probe did not finish within {timeout:.0f} s in {self.python}") from None
+        if self.process.returncode != 0:
+            tail = (stderr or stdout).strip().splitlines()[-1:] or ["no output"]
+            raise RuntimeError(f"the probe failed in {self.python} (exit {self.process.returncode}): {tail[0]}")
+        try:
+            return parse_probe(json.loads(stdout))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RuntimeError(f"{self.python} printed something that is not the probe's JSON: {exc}") from None
 
 
 def gather_interpreter(python: str, timeout: float = 30.0, env: Optional[Mapping[str, str]] = None) -> Interpreter:
     """Run the probe in `python` and read its JSON. Raises on failure; the caller records it as a fact."""
-    try:
-        done = subprocess.run(
-            [python, "-c", probe_source()], capture_output=True, text=True, timeout=timeout, check=False,
-            env=dict(env) if env is not None else None,
-        )
-    except FileNotFoundError:
-        raise RuntimeError(f"no interpreter at {python}") from None
-    except PermissionError:
-        raise RuntimeError(f"{python} is not executable") from None
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"the probe did not finish within {timeout:.0f} s in {python}") from None
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise RuntimeError(f"the probe failed in {python} (exit {done.returncode}): {tail[0]}")
-    try:
-        return parse_probe(json.loads(done.stdout))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise RuntimeError(f"{python} printed something that is not the probe's JSON: {exc}") from None
+    return Probe(python, env).result(timeout)
 
 
 def parse_probe(data: dict) -> Interpreter:

@@ -1,0 +1,62 @@
+"""envcheck doctor --json against `python -m torch.utils.collect_env`, on the same interpreter, in one run.
+
+    python benchmarks/doctor_vs_collect_env.py --python /path/to/python-with-torch [--rounds 7]
+
+Both commands run as a user would run them, alternately, so that machine noise hits both alike. Prints each
+command's median wall time and the ratio (goal: doctor <= 1/10 of collect_env). Also checks that doctor's run
+imported no torch, cutlass or triton in envcheck's own process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def timed(command: list[str], env: dict) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    return time.perf_counter() - started, done
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python", required=True, help="an interpreter with torch installed")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    env = dict(os.environ)
+    doctor = [sys.executable, "-m", "envcheck", "doctor", "--json", "--python", args.python]
+    collect = [args.python, "-m", "torch.utils.collect_env"]
+    check = subprocess.run([args.python, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
+    if check.returncode != 0:
+        print(f"{args.python} has no importable torch: {check.stderr.strip()[-200:]}", file=sys.stderr)
+        return 2
+    timed(doctor, env), timed(collect, env)  # warm the file cache for both
+    doctor_times, collect_times = [], []
+    for _ in range(args.rounds):
+        seconds, done = timed(doctor, env)
+        if done.returncode not in (0, 1):
+            print(done.stderr, file=sys.stderr)
+            return 3
+        doctor_times.append(seconds)
+        seconds, _ = timed(collect, env)
+        collect_times.append(seconds)
+    imports = subprocess.run([sys.executable, "-X", "importtime", *doctor[1:]], capture_output=True, text=True, env=env).stderr
+    heavy = sorted({line.split("|")[-1].strip() for line in imports.splitlines()
+                    if line.startswith("import time:") and line.split("|")[-1].strip().split(".")[0] in ("torch", "cutlass", "triton")})
+    d, c = statistics.median(doctor_times), statistics.median(collect_times)
+    print(f"target: {args.python} (torch {check.stdout.strip()}); {args.rounds} rounds, alternating")
+    print(f"{'command':<40} {'median s':>9} {'min s':>7} {'max s':>7}")
+    print(f"{'envcheck doctor --json':<40} {d:>9.3f} {min(doctor_times):>7.3f} {max(doctor_times):>7.3f}")
+    print(f"{'python -m torch.utils.collect_env':<40} {c:>9.3f} {min(collect_times):>7.3f} {max(collect_times):>7.3f}")
+    print(f"ratio doctor/collect_env: {d / c:.3f} (goal <= 0.100: {'met' if d / c <= 0.1 else 'NOT met'})")
+    print(f"heavy modules imported by envcheck's own process: {', '.join(heavy) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
