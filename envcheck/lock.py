@@ -249,6 +249,8 @@ class Index:
 
     url: str
     fetch: Fetch = fetch_url
+    optional: bool = False  # unreachable: a note, not an error (the profile's torch index: PyPI may have the same files)
+    problems: list = field(default_factory=list)
     _pages: dict = field(default_factory=dict)
 
     def files(self, name: str, version: str) -> list[FileRecord]:
@@ -267,6 +269,10 @@ class Index:
                 self._pages[name] = []
                 return []
             except OSError as exc:
+                if self.optional:
+                    self.problems.append(f"{self.url} could not be read ({exc}): looked elsewhere for {name}")
+                    self._pages[name] = []
+                    return []
                 raise UsageError(f"--index-url {self.url}: cannot read {page}: {exc} (use --no-index with --find-links DIR offline)") from None
             try:
                 if "json" in content_type:
@@ -438,6 +444,16 @@ def _tool_table(policy: Policy, interpreter: Interpreter) -> dict:
     }
 
 
+def public_url(url: str) -> str:
+    """A URL without user:password@ — an index token must never be written into a lock."""
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.username is None and parsed.password is None:
+        return url
+    host = parsed.hostname or ""
+    netloc = host + (f":{parsed.port}" if parsed.port else "")
+    return urllib.parse.urlunsplit(parsed._replace(netloc=netloc))
+
+
 def _file_entry(record: FileRecord, lock_dir: Path) -> dict:
     entry: dict[str, Any] = {"name": record.filename}
     if record.path is not None:
@@ -446,7 +462,7 @@ def _file_entry(record: FileRecord, lock_dir: Path) -> dict:
         except ValueError:
             entry["path"] = str(record.path)
     else:
-        entry["url"] = record.url
+        entry["url"] = public_url(record.url or "")
     if record.size is not None:
         entry["size"] = record.size
     if record.upload_time is not None:
@@ -518,7 +534,7 @@ def build_lock(
                 unlocatable.append(f"{dist.name}=={dist.version}")
                 continue
             if index_url:
-                entry["index"] = index_url
+                entry["index"] = public_url(index_url)
             sdists = [f for f in files if not f.is_wheel]
             wheels = [f for f in files if f.is_wheel]
             if sdists:
@@ -530,6 +546,8 @@ def build_lock(
         if item.extras:
             entry.setdefault("tool", {})["envcheck"] = {"extras": list(item.extras)}
         packages.append(entry)
+    if torch_index is not None:
+        notes.extend(torch_index.problems)
     if unlocatable:
         where = [str(d) for d in (wheelhouse.dirs if wheelhouse else ())] + [i.url for i in ([torch_index] if torch_index else []) + list(indexes)]
         raise UsageError(
@@ -843,14 +861,17 @@ def run_lock(
         raise UsageError(f"--python {target}: {exc}") from None
     wheelhouse = Wheelhouse([Path(p) for p in find_links]) if find_links else None
     indexes = [] if no_index else [Index(index_url)]
-    torch_index = Index(policy.torch_index_url) if policy.torch_index_url and not no_index else None
+    torch_index = Index(policy.torch_index_url, optional=True) if policy.torch_index_url and not no_index else None
     if no_index and wheelhouse is None:
         raise UsageError("--no-index leaves nowhere to find files and hashes: add --find-links DIR")
     result = build_lock(
         interpreter, policy, wheelhouse=wheelhouse, indexes=indexes, torch_index=torch_index, lock_dir=Path(output).parent
     )
+    from .redact import Redactor
+
+    redact = Redactor()
     for note in result.notes:
-        err(f"envcheck lock: note: {note}")
+        err(redact(f"envcheck lock: note: {note}"))
     if output_format == "requirements":
         return _write_text(output, requirements(result.pylock, Path(output).parent), "requirements")
     write_lock(result, Path(output))
@@ -879,5 +900,7 @@ def run_verify(lock_path: Path, python: Optional[str] = None, out: Optional[Call
         raise UsageError(f"--python {target}: {exc}") from None
     drift = verify(lock, interpreter)
     locked = sum(1 for p in lock.packages if _applies(p, dict(interpreter.markers)))
-    (out or sys.stdout.write)(render_drift(drift, str(lock_path), interpreter.executable, locked))
+    from .redact import Redactor
+
+    (out or sys.stdout.write)(Redactor()(render_drift(drift, str(lock_path), interpreter.executable, locked)))
     return 1 if any(d.fails for d in drift) else 0

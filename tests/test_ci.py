@@ -256,3 +256,30 @@ def test_every_envcheck_command_in_the_templates_parses(name):
         command.make_context(args[0], list(args[1:]))  # raises on an unknown option or a missing value
     if not wired:
         pytest.skip("doctor --junit is not wired into the CLI yet: the other commands parse")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A real doctor run, as JUnit
+
+
+def test_a_real_doctor_report_becomes_one_testcase_per_check(venv_factory, policy, tmp_path):
+    """doctor on a real venv with a broken stack (DSL 4.4.0, no cutlass_api), without a GPU: every check is a
+    testcase, and exactly the checks doctor failed carry a <failure>."""
+    from envcheck.doctor import diagnose
+
+    python = venv_factory("torch==2.11.0+cu130", "nvidia-cutlass-dsl==4.4.0", "apache-tvm-ffi==0.1.7")
+    report = diagnose(str(python), None, policy, no_gpu=True)
+    assert any(f.status is Status.FAIL for f in report.findings)
+    path = tmp_path / "junit.xml"
+    write_junit(report, path)
+    (suite,) = list(JUnitXml.fromfile(str(path)))
+    cases = {case.name: case for case in suite}
+    assert list(cases) == [f.id for f in report.findings]
+    for f in report.findings:
+        kinds = {type(r) for r in cases[f.id].result}
+        assert (Failure in kinds) == (f.status is Status.FAIL), f.id
+        assert (Error in kinds) == (f.status is Status.ERROR), f.id
+        assert (Skipped in kinds) == (f.status is Status.SKIP), f.id
+    declared = (suite.tests, suite.failures, suite.errors, suite.skipped)
+    suite.update_statistics()
+    assert declared == (suite.tests, suite.failures, suite.errors, suite.skipped)

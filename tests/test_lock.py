@@ -430,3 +430,53 @@ def test_a_fresh_venv_installed_from_the_lock_reproduces_it_and_verify_catches_a
     out = capsys.readouterr().out
     assert "1 of 8 locked packages differ" in out
     assert "apache-tvm-ffi  version  locked 0.1.7, installed 0.1.6" in out
+
+
+def test_an_unreachable_torch_index_falls_back_to_the_next_index_with_a_note(policy, stack_wheels):
+    def refuse(url: str):
+        raise OSError("Name or service not known")
+
+    local = [d for d in STACK]
+    result = build_lock(
+        interpreter(*local), policy, wheelhouse=None,
+        indexes=[Index("https://pypi.example/simple", fetch=lambda url: _page_from(stack_wheels, url))],
+        torch_index=Index("https://download.pytorch.org/whl/cu130", fetch=refuse, optional=True),
+    )
+    torch = next(p for p in result.pylock.packages if p.name == "torch")
+    assert torch.index == "https://pypi.example/simple"
+    assert any("download.pytorch.org/whl/cu130 could not be read" in note for note in result.notes)
+
+
+def _page_from(folder: Path, url: str) -> tuple[str, bytes]:
+    """A PEP 691 JSON page for a project, made from the wheels in a folder."""
+    name = url.rstrip("/").rsplit("/", 1)[-1]
+    files = [
+        {"filename": w.name, "url": f"https://files.example/{w.name}", "hashes": {"sha256": hashlib.sha256(w.read_bytes()).hexdigest()}}
+        for w in sorted(folder.iterdir())
+        if w.name.split("-")[0].replace("_", "-").lower() == name
+    ]
+    if not files:
+        raise LookupError(url)
+    return "application/vnd.pypi.simple.v1+json", json.dumps({"files": files}).encode()
+
+
+@pytest.mark.parametrize(
+    "url, public",
+    [
+        ("https://user:s3cret@pypi.example/simple", "https://pypi.example/simple"),
+        ("https://__token__:pypi-AgEIcHlwaS5vcmc@host:8443/simple/", "https://host:8443/simple/"),
+        ("https://pypi.org/simple", "https://pypi.org/simple"),
+    ],
+)
+def test_credentials_never_reach_the_lock(url, public):
+    assert lockmod.public_url(url) == public
+
+
+def test_pypi_json_api_gives_hashes_when_reachable():
+    """The one test that asks the network; skipped where PyPI cannot be reached."""
+    try:
+        files = Index(lockmod.PYPI).files("nvidia-matmul-heuristics", "0.1.0.27")
+    except UsageError as exc:
+        pytest.skip(f"PyPI not reachable: {exc}")
+    assert files and all(f.url.startswith("https://") and dict(f.hashes).get("sha256") for f in files)
+    assert all(f.size and f.upload_time for f in files)  # PEP 700 fields from the JSON API
