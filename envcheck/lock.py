@@ -688,17 +688,17 @@ def write_lock(result: LockResult, path: Path) -> str:
     return text
 
 
-def read_lock(path: Path) -> Pylock:
+def read_lock(path: Path, flag: str = "--lock") -> Pylock:
     """A lock file, validated. Every way it can be unusable is a UsageError naming the file."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"--lock {path}: cannot read the lock: {exc.strerror or exc}") from None
+        raise UsageError(f"{flag} {path}: cannot read the lock: {exc.strerror or exc}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"--lock {path}: not valid TOML: {exc}") from None
-    return validate(data, f"--lock {path}")
+        raise UsageError(f"{flag} {path}: not valid TOML: {exc}") from None
+    return validate(data, f"{flag} {path}")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -844,7 +844,7 @@ def run_lock(
     if output_format not in FORMATS:
         raise UsageError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
     if from_lock is not None:
-        lock = read_lock(from_lock)
+        lock = read_lock(from_lock, "--from")
         if output_format == "pylock":
             raise UsageError("--from LOCK re-reads a lock: pass --format requirements to export it")
         return _write_text(output, requirements(lock, Path(from_lock).parent), "requirements")
