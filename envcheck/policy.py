@@ -12,7 +12,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Optional
 from urllib.parse import urlparse
 
 from packaging.requirements import InvalidRequirement, Requirement

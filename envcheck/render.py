@@ -8,11 +8,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-import os
 import shlex
 import shutil
 import textwrap
-from typing import Any, Optional
+from typing import Any
 
 from . import __version__
 from .model import Finding, Report, Status

@@ -21,7 +21,7 @@ from envcheck.gather.driver import NvmlUnavailable, gather_driver
 from envcheck.gather.interpreter import gather_interpreter
 from envcheck.gather.toolkit import gather_toolkit, parse_nvcc_version
 from envcheck.judge import judge
-from envcheck.model import Failure, Interpreter, Status
+from envcheck.model import Failure, Status
 
 SUBDIR, MODULE = "python/cutlass_api", "cutlass_api"
 

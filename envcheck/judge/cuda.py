@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model import Failure, Finding, Remedy, Status, Step, Toolkit
+from ..model import Failure, Finding, Remedy, Status, Step
 from ..policy import driver_floor_for, driver_text
 from ._common import Context, fix_command, satisfies, version_or_none
 

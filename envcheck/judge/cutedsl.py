@@ -9,7 +9,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ..model import Distribution, Finding, Interpreter, Remedy, Status
 from ..policy import Policy
-from ._common import Context, interpreter_error, pip_install, pip_uninstall, satisfies, version_or_none
+from ._common import Context, interpreter_error, pip_install, pip_uninstall, satisfies
 
 __all__ = ["cutedsl_version", "cutedsl_importable", "conflicting"]
 

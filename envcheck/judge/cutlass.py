@@ -79,7 +79,7 @@ def cutlass_checkout(ctx: Context) -> Finding:
         return Finding(check, title, Status.FAIL, f"{described}: not the pinned commit", wanted, why, remedy, details)
     if not checkout.has_package:
         return Finding(check, title, Status.FAIL, f"{described}, but {source.subdir} is not in the work tree (sparse checkout without it?)", wanted, why,
-                       Remedy(f"Add it to the sparse checkout.", commands=(("git", "-C", checkout.path, "sparse-checkout", "add", source.subdir),)), details)
+                       Remedy("Add it to the sparse checkout.", commands=(("git", "-C", checkout.path, "sparse-checkout", "add", source.subdir),)), details)
     if checkout.dirty:
         return Finding(check, title, Status.WARN, f"{described}: the pinned commit, with local changes", wanted, why,
                        Remedy(f"Local changes run instead of the pinned code; `git -C {checkout.path} status` lists them."), details)
@@ -105,7 +105,7 @@ def cutlass_api_install(ctx: Context) -> Finding:
     checkout = ctx.facts.checkout if isinstance(ctx.facts.checkout, Checkout) else None
     install_step = Step("cutlass-install", (), f"{source.distribution} is not installed from the checkout")
     install = Remedy(
-        f"Install it editable from the checkout (`envcheck fix` does this).",
+        "Install it editable from the checkout (`envcheck fix` does this).",
         commands=(fix_command(ctx.python), (ctx.python, "-m", "pip", "install", "-e", f"<checkout>/{source.subdir}[{','.join(source.extras)}]" if source.extras else f"<checkout>/{source.subdir}")),
         steps=(() if checkout and checkout.has_package else (Step("cutlass-fetch", (), "no checkout to install from"),)) + (install_step,),
     )

@@ -8,8 +8,8 @@ from typing import Optional
 from packaging.markers import InvalidMarker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ..model import Distribution, Finding, Interpreter, Remedy, Status, Step, canonical_name
-from ._common import Context, fix_command, interpreter_error, pip_command, pip_install, satisfies, worst
+from ..model import Distribution, Finding, Interpreter, Remedy, Status, canonical_name
+from ._common import Context, interpreter_error, pip_command, pip_install, satisfies, worst
 
 __all__ = ["nvgemm_deps", "packages_consistency", "broken_requirements", "cuda_majors"]
 
