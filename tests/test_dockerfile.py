@@ -126,10 +126,9 @@ def repack(name: str, folder: Path) -> Path:
     info = dist.read_text("WHEEL") or ""
     tags = [line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("Tag:")]
     stem = re.sub(r"[-_.]+", "_", dist.metadata["Name"])
-    wheel = folder / f"{stem}-{dist.version}-{'.'.join(sorted(tags))}.whl" if len(tags) == 1 else None
-    if len(tags) > 1:  # py2-none-any and py3-none-any: the compressed tag set
-        pythons = ".".join(sorted({t.split("-")[0] for t in tags}))
-        wheel = folder / f"{stem}-{dist.version}-{pythons}-none-any.whl"
+    parts = [t.split("-") for t in tags]  # the compressed tag set: py2.py3-none-any, cp311-cp311-manylinux...
+    tag = "-".join(".".join(sorted({p[i] for p in parts})) for i in range(3))
+    wheel = folder / f"{stem}-{dist.version}-{tag}.whl"
     records = []
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in dist.files or ():
