@@ -151,6 +151,12 @@ class Policy:
         return driver_floor_for(self.driver_floors, self.driver_cuda)
 
 
+def spec_text(specifier: SpecifierSet) -> str:
+    """A specifier as people read it, lower bound first: '>=4.3.0, <=4.3.5' (packaging sorts it as text)."""
+    order = {">": 0, "~": 1, "=": 1, "!": 2, "<": 3}
+    return ", ".join(sorted((str(s) for s in specifier), key=lambda s: (order.get(s[0], 4), s))) or "any version"
+
+
 def driver_text(version: Version) -> str:
     """Driver versions are written with a two-digit patch: 590.44.01, not 590.44.1."""
     return f"{version.major}.{version.minor}.{version.micro:02d}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model import Failure, Finding, Remedy, Status, Step
-from ..policy import driver_floor_for, driver_text
+from ..policy import driver_floor_for, driver_text, spec_text
 from ._common import Context, fix_command, satisfies, version_or_none
 
 __all__ = ["cuda_driver", "cuda_toolkit", "is_consumer_gpu"]
@@ -61,7 +61,7 @@ def cuda_driver(ctx: Context) -> Finding:
 def cuda_toolkit(ctx: Context) -> Finding:
     check, title = "cuda.toolkit", "CUDA toolkit (nvcc)"
     policy = ctx.policy
-    wanted = f"nvcc {policy.toolkit}"
+    wanted = f"nvcc {spec_text(policy.toolkit)}"
     why = policy.cuda_why
     toolkit = ctx.facts.toolkit
     miss_status = Status.FAIL if policy.toolkit_level == "required" else Status.WARN
@@ -83,10 +83,10 @@ def cuda_toolkit(ctx: Context) -> Finding:
         )
     else:
         remedy = Remedy(
-            f"Install the CUDA {policy.toolkit} toolkit in a prefix of its own (never into torch's environment: "
+            f"Install the CUDA {spec_text(policy.toolkit)} toolkit in a prefix of its own (never into torch's environment: "
             f"torch pins its own cuda-toolkit) and source the environment file `envcheck fix` writes; or install it "
             f"system-wide from NVIDIA's packages.",
             commands=(fix_command(ctx.python),),
-            steps=(Step("toolkit-install", (str(policy.toolkit_requirement),), f"nvcc {policy.toolkit} is missing"),),
+            steps=(Step("toolkit-install", (str(policy.toolkit_requirement),), f"nvcc {spec_text(policy.toolkit)} is missing"),),
         )
     return Finding(check, title, miss_status, found, wanted, why, remedy, details)

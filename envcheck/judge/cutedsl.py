@@ -8,7 +8,7 @@ from typing import Optional
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..model import Distribution, Finding, Interpreter, Remedy, Status
-from ..policy import Policy
+from ..policy import Policy, spec_text
 from ._common import Context, interpreter_error, pip_install, pip_uninstall, satisfies
 
 __all__ = ["cutedsl_version", "cutedsl_importable", "conflicting"]
@@ -20,9 +20,9 @@ def cutedsl_version(ctx: Context) -> Finding:
     if error:
         return error
     rule = ctx.policy.cutedsl
-    wanted = f"{rule.name} {rule.specifier}"
+    wanted = f"{rule.name} {spec_text(rule.specifier)}"
     dist = ctx.interpreter.dist(rule.name)
-    install = pip_install(ctx.python, [rule.requirement], f"{rule.name} {rule.specifier}")
+    install = pip_install(ctx.python, [rule.requirement], f"{rule.name} {spec_text(rule.specifier)}")
     if dist is None:
         return Finding(check, title, Status.FAIL, "not installed", wanted, rule.why, install)
     found = f"{rule.name} {dist.version}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ..model import Checkout, Failure, Finding, Remedy, Status, Step
+from ..policy import spec_text
 from ._common import Context, fix_command, interpreter_error
 
 __all__ = ["cutlass_checkout", "cutlass_api_install"]
@@ -114,7 +115,7 @@ def cutlass_api_install(ctx: Context) -> Finding:
             return Finding(check, title, Status.WARN, f"`import {source.module}` loads {origin}, but no {source.distribution} distribution is installed (a path hack?)", wanted, why, install)
         blocked = ""
         if not _python_ok(ctx):
-            blocked = f"; it needs Python {ctx.policy.python} (see python.version)"
+            blocked = f"; it needs Python {spec_text(ctx.policy.python)} (see python.version)"
         return Finding(check, title, Status.FAIL, f"not installed{blocked}", wanted, why, install)
     found = f"{source.distribution} {dist.version}"
     if origin is None:

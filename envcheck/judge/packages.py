@@ -8,6 +8,7 @@ from typing import Optional
 from packaging.markers import InvalidMarker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
+from ..policy import spec_text
 from ..model import Distribution, Finding, Interpreter, Remedy, Status, canonical_name
 from ._common import Context, interpreter_error, pip_command, pip_install, satisfies, worst
 
@@ -24,7 +25,7 @@ def nvgemm_deps(ctx: Context) -> Finding:
     for rule in ctx.policy.packages:
         dist = interpreter.dist(rule.name)
         bad = Status.FAIL if rule.level == "required" else Status.WARN
-        shown = f"{rule.name} {rule.specifier}".strip()
+        shown = f"{rule.name} {spec_text(rule.specifier)}"
         if dist is None:
             results.append((bad, f"{rule.name} missing ({rule.level})"))
             missing.append(rule.requirement)
@@ -34,7 +35,7 @@ def nvgemm_deps(ctx: Context) -> Finding:
         else:
             results.append((Status.PASS, f"{rule.name} {dist.version}"))
     status = worst([s for s, _ in results])
-    wanted = ", ".join(f"{r.name} {r.specifier}".strip() + ("" if r.level == "required" else " (recommended)") for r in ctx.policy.packages)
+    wanted = ", ".join(f"{r.name}" + (f" {spec_text(r.specifier)}" if r.specifier else "") + ("" if r.level == "required" else " (recommended)") for r in ctx.policy.packages)
     found = "; ".join(text for _, text in results)
     remedy = pip_install(ctx.python, missing, "the backend's companion packages") if missing else None
     return Finding(

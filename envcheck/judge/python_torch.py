@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model import Finding, Remedy, Status
-from ..policy import driver_text
+from ..policy import driver_text, spec_text
 from ._common import Context, interpreter_error, pip_install, satisfies, version_or_none
 
 __all__ = ["python_version", "torch_version", "torch_cuda_build"]
@@ -15,7 +15,7 @@ def python_version(ctx: Context) -> Finding:
     if error:
         return error
     interpreter = ctx.interpreter
-    wanted = f"Python {ctx.policy.python}"
+    wanted = f"Python {spec_text(ctx.policy.python)}"
     if satisfies(interpreter.version_text, ctx.policy.python):
         return Finding("python.version", title, Status.PASS, f"Python {interpreter.version_text}", wanted, ctx.policy.python_why)
     lowest = min((s.version for s in ctx.policy.python if s.operator in (">=", "==", "~=")), default="3.12")
@@ -47,7 +47,7 @@ def torch_version(ctx: Context) -> Finding:
     if error:
         return error
     interpreter, policy = ctx.interpreter, ctx.policy
-    wanted = f"torch {policy.torch}"
+    wanted = f"torch {spec_text(policy.torch)}"
     build = interpreter.torch
     dist = interpreter.dist("torch")
     version = build.version if build else (dist.version if dist else None)
@@ -76,7 +76,7 @@ def torch_cuda_build(ctx: Context) -> Finding:
         return error
     policy = ctx.policy
     build = ctx.interpreter.torch
-    wanted = f"a CUDA {policy.torch_cuda} build of torch"
+    wanted = f"a CUDA {spec_text(policy.torch_cuda)} build of torch"
     why = "Inductor compiles the CuteDSL kernels for CUDA devices only; a CPU build never offers the backend."
     if build is None:
         return Finding(check, title, Status.SKIP, "no torch to inspect (see torch.version)", wanted, why)
