@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -47,6 +48,7 @@ SCHEMA_VERSION = 1
 DEFAULT_TIMEOUT = 300.0
 KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for the child's process group
 KEEP_RUNS = 20  # run directories kept under the cache (logs, generated code)
+LOOKUP_MARKER = "envcheck-kernel-lookup.json"  # the stack on which Inductor's full kernel enumeration worked
 
 # Variables of the caller's environment that would change what the smoke run measures; the child gets its own.
 _DROPPED = (
@@ -60,6 +62,8 @@ _DROPPED = (
     "TORCH_COMPILE_DISABLE",
     "TORCHDYNAMO_DISABLE",
     "CUTE_DSL_DISABLE_FILE_CACHING",
+    "PYTHONDONTWRITEBYTECODE",  # torch without .pyc files costs seconds of byte-compiling in every warm run
+    "TORCHINDUCTOR_COMPILE_THREADS",
 )
 
 
@@ -99,6 +103,7 @@ class SmokeResult:
     backends: str = ""
     shape: str = ""
     warm: Optional[bool] = None  # Inductor's FX graph cache answered (a warm run)
+    kernel_lookup: Optional[str] = None  # "inductor" (full cutlass_api enumeration) or "seeded" (see smoke_child)
     cache_dir: Optional[str] = None
     versions: tuple[tuple[str, str], ...] = ()
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
@@ -121,7 +126,7 @@ class SmokeResult:
             "numerics": {"max_error": self.max_error, "tolerance": self.tolerance},
             "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause, "evidence": self.evidence},
             "remedy": _remedy_dict(self.remedy),
-            "cache": {"dir": self.cache_dir, "warm": self.warm},
+            "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
             "versions": dict(self.versions),
             "log": self.log,
         }
@@ -157,12 +162,13 @@ def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) 
     env = {k: v for k, v in base.items() if k not in _DROPPED}
     env.update(
         PYTHONUNBUFFERED="1",
-        PYTHONDONTWRITEBYTECODE="1",
         TORCHINDUCTOR_CACHE_DIR=str(cache_root / "inductor"),
         TRITON_CACHE_DIR=str(cache_root / "triton"),
         CUTE_DSL_CACHE_DIR=str(cache_root / "cutedsl"),
         TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS="1",
         TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=backends,
+        # One GEMM needs no pool of compile workers (each would import torch); Inductor compiles in-process.
+        TORCHINDUCTOR_COMPILE_THREADS="1",
     )
     return env
 
@@ -175,8 +181,7 @@ def _new_run_dir(cache_root: Path) -> Path:
     runs = cache_root / "smoke"
     runs.mkdir(parents=True, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    run_dir = runs / f"{stamp}-{os.getpid()}"
-    run_dir.mkdir()
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=runs))  # names sort by time; two runs never share one
     for old in sorted(p for p in runs.iterdir() if p.is_dir())[:-KEEP_RUNS]:
         shutil.rmtree(old, ignore_errors=True)
     return run_dir
@@ -283,6 +288,7 @@ def run_smoke(
             shutil.rmtree(folder, ignore_errors=True)
     warm_before = (cache_root / "inductor").is_dir() and any((cache_root / "inductor").iterdir())
     run_dir = _new_run_dir(cache_root)
+    (cache_root / "inductor").mkdir(parents=True, exist_ok=True)
     log_path = run_dir / "smoke.log"
     script = run_dir / "smoke_child.py"
     script.write_text(
@@ -292,6 +298,7 @@ def run_smoke(
     argv = [
         python, str(script), "--m", str(shape.m), "--n", str(shape.n), "--k", str(shape.k),
         "--dtype", shape.dtype, "--backends", backends, "--code-out", str(run_dir / "output_code.py"),
+        "--lookup-marker", str(cache_root / "inductor" / LOOKUP_MARKER),
     ]
     progress(
         f"compiling a {shape.text} GEMM with {backends} in {python} "
@@ -340,6 +347,7 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
         "max_error": result.get("max_error"),
         "tolerance": f"atol {tolerance['atol']:g} + rtol {tolerance['rtol']:g}" if tolerance else None,
         "warm": warm,
+        "kernel_lookup": result.get("kernel_lookup"),
         "versions": versions,
         "timings": tuple((str(p), float(t)) for p, t in (result.get("timings") or [])),
     }
@@ -400,10 +408,12 @@ def smoke_command(
     fresh: bool = False,
     as_json: bool = False,
     cache_dir: Optional[Path] = None,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: Optional[TextIO] = None,
+    err: Optional[TextIO] = None,
 ) -> int:
     """`envcheck smoke`: gather, run, print. 0 pass, warn or skip; 1 fail."""
+    out = out or sys.stdout
+    err = err or sys.stderr
     from . import policy as policy_module
     from .gather import Sources, gather
 

@@ -310,16 +310,17 @@ SIGNATURES: tuple[Signature, ...] = (
 
 
 def diagnose(evidence: Evidence, ctx: Context) -> Cause:
-    """The cause of a failed smoke run. The error first, then the traceback, then the whole log; the first
-    signature that matches the earliest of them wins."""
+    """The cause of a failed smoke run: the first signature, in the table's order, found in the error, its
+    traceback or the whole log. Specific signatures come first, so a ProxyKind error printed while autotuning wins
+    over the NoValidChoicesError it leads to."""
     error = evidence.error
     if evidence.timed_out:
         return _timeout(evidence, ctx)
     if evidence.returncode is not None and evidence.returncode < 0 and evidence.result is None:
         return _killed(-evidence.returncode, evidence, ctx)
     head = f"{error.get('type', '')}: {error.get('message', '')}" if error else ""
-    for text in (head, error.get("traceback", ""), evidence.log):
-        for signature in SIGNATURES:
+    for signature in SIGNATURES:
+        for text in (head, error.get("traceback", ""), evidence.log):
             found = signature.pattern.search(text or "")
             if found:
                 said, remedy = signature.explain(found.group(1) if found.re.groups else found.group(0), ctx)

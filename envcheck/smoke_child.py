@@ -32,7 +32,8 @@ PROTOCOL = 1
 RESULT_SCHEMA = (
     "protocol",  # PROTOCOL
     "ok",  # bool: the GEMM ran through the CuteDSL backend and matched the fp32 reference
-    "phase",  # the last phase reached: start, import-torch, cuda, import-cutlass, inputs, compile, check, run, done
+    "phase",  # the last phase reached: start, import-torch, cuda, import-cutlass, inputs, kernel-lookup, compile,
+    # check, run, done
     "kernel",  # "cutedsl.Sm80TensorOpGemmKernel_..." as named in the generated code
     "call",  # "nv_universal_gemm_fused_mm_<hash>": the kernel Inductor defined with async_compile.nv_universal_gemm
     "gpu",  # {"name", "capability": [major, minor], "index"}
@@ -44,6 +45,7 @@ RESULT_SCHEMA = (
     "versions",  # {"torch", "torch_cuda", "nvidia-cutlass-dsl", "cutlass_api", ...}
     "timings",  # [[phase, seconds since start], ...]
     "code",  # where the generated code was written, or null
+    "kernel_lookup",  # "inductor": cutlass_api enumerated in full; "seeded": from a verified marker (see below)
     "error",  # null, or {"type", "message", "traceback"}
 )
 
@@ -174,6 +176,66 @@ def _time_calls(torch, fn, a, b, runs):
     return times[len(times) // 2]
 
 
+# --------------------------------------------------------------------------------------------------------------
+# Inductor's kernel lookup (torch 2.11-2.13): the generated code finds its kernel with
+# kernel_cache.get_kernel_by_name(), whose first call enumerates every kernel cutlass_api can generate (about
+# 150,000 configurations, most of them SM100) in every new process: 5-10 s of pure Python. A smoke run lets Inductor
+# do that in full, and when it worked it writes a marker for this exact stack (versions, and the size and time of
+# every cutlass_api source file). A later run on the same stack and a GPU below compute capability 10.0 then fills
+# that lookup with cutlass_api.get_kernels(cc=cc) instead: the same candidates there (every kernel that is not SM80
+# has min_cc 100 and is filtered out by Inductor anyway), found in a fraction of a second. Any change to the stack,
+# and --fresh, brings the full enumeration back.
+
+
+def stack_key(versions):
+    """A digest of the stack the full kernel enumeration ran on: versions plus cutlass_api's source files."""
+    import hashlib
+    import importlib.util
+
+    digest = hashlib.sha256(json.dumps(versions, sort_keys=True).encode("utf-8"))
+    spec = importlib.util.find_spec("cutlass_api")
+    for root in sorted((spec.submodule_search_locations or []) if spec else []):
+        for folder, dirs, files in os.walk(root):
+            dirs.sort()
+            for name in sorted(f for f in files if f.endswith(".py")):
+                path = os.path.join(folder, name)
+                info = os.stat(path)
+                digest.update(("%s:%d:%d;" % (os.path.relpath(path, root), info.st_size, info.st_mtime_ns)).encode())
+    return digest.hexdigest()
+
+
+def _seed_kernel_lookup(capability, marker, versions):
+    """'seeded' when Inductor's kernel lookup was filled for this GPU from a verified marker, else 'inductor'."""
+    if tuple(capability) >= (10, 0):
+        return "inductor"
+    try:
+        with open(marker, encoding="utf-8") as handle:
+            known = json.load(handle)
+        from torch._inductor.codegen.nv_universal_gemm import kernel_cache
+    except Exception:  # no marker yet, or a torch without this module: Inductor's own way
+        return "inductor"
+    if known.get("key") != stack_key(versions) or getattr(kernel_cache, "_kernel_by_name_cache", 0) is not None:
+        return "inductor"
+    import cutlass_api
+
+    cc = capability[0] * 10 + capability[1]
+    kernel_cache._kernel_by_name_cache = {k.metadata.kernel_name: k for k in cutlass_api.get_kernels(cc=cc)}
+    return "seeded"
+
+
+def _record_full_lookup(marker, versions):
+    try:
+        from torch._inductor.codegen.nv_universal_gemm import kernel_cache
+
+        kernels = getattr(kernel_cache, "_kernel_by_name_cache", None)
+        if not kernels:
+            return
+        with open(marker, "w", encoding="utf-8") as handle:
+            json.dump({"key": stack_key(versions), "kernels": len(kernels), "versions": versions}, handle)
+    except Exception:  # a marker is an optimisation: never a reason to fail
+        pass
+
+
 def smoke(args, run):
     result = run.result
     run.phase("import-torch")
@@ -193,7 +255,7 @@ def smoke(args, run):
         "name": torch.cuda.get_device_name(device),
         "capability": list(torch.cuda.get_device_capability(device)),
     }
-    if "NVGEMM" in args.backends.split(","):
+    if "NVGEMM" in args.backends.split(",") and not args.no_import_check:
         # Inductor only looks for these with find_spec; importing them here surfaces the real error (a broken
         # .pth, an API mismatch) instead of a bare "no choices".
         run.phase("import-cutlass")
@@ -209,9 +271,15 @@ def smoke(args, run):
     def gemm(x, y):
         return torch.mm(x, y)
 
+    lookup = "inductor"
+    if args.lookup_marker and "NVGEMM" in args.backends.split(","):
+        run.phase("kernel-lookup")
+        lookup = _seed_kernel_lookup(tuple(result["gpu"]["capability"]), args.lookup_marker, result["versions"])
+    result["kernel_lookup"] = lookup
+
     run.phase("compile")
-    compiled = torch.compile(gemm, fullgraph=True, dynamic=False)
     began = time.perf_counter()
+    compiled = torch.compile(gemm, fullgraph=True, dynamic=False)
     out, code = _compile_and_capture(torch, compiled, a, b, args.backends)
     result["compile_s"] = round(time.perf_counter() - began, 3)
     result["cache"] = _counters()
@@ -243,6 +311,8 @@ def smoke(args, run):
     run.phase("run")
     result["run_s"] = _time_calls(torch, compiled, a, b, args.runs)
     result["cache"] = _counters()
+    if lookup == "inductor" and args.lookup_marker:
+        _record_full_lookup(args.lookup_marker, result["versions"])
     result["ok"] = True
     run.phase("done")
 
@@ -256,6 +326,8 @@ def parse_args(argv):
     parser.add_argument("--backends", default="NVGEMM", help="max_autotune_gemm_backends, comma-separated")
     parser.add_argument("--runs", type=int, default=20, help="timed calls after the compile")
     parser.add_argument("--code-out", default=None, help="write Inductor's generated code here")
+    parser.add_argument("--no-import-check", action="store_true", help="leave importing cutlass to Inductor")
+    parser.add_argument("--lookup-marker", default=None, help="where the full kernel enumeration is recorded")
     return parser.parse_args(argv)
 
 
@@ -289,4 +361,9 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # The result is out. Skip the interpreter's teardown (seconds of atexit work in torch, CUDA and the DSL); every
+    # cache is written when it is filled, and envcheck ends whatever this process leaves in its group.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
