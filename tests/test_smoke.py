@@ -1,0 +1,242 @@
+"""run_smoke and the smoke command, with real child processes: the real child in an interpreter without torch, and
+small children that pass (replaying the H200's output), hang, or crash with a signal."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import factsbuilder as fb
+from envcheck.model import Failure, Status
+from envcheck.smoke import (LOOKUP_MARKER, SmokeResult, child_environment, render_text, run_smoke, smoke_backends,
+                            smoke_command)
+
+DATA = Path(__file__).parent / "data" / "smoke"
+H200 = fb.gpu(capability=(9, 0), name="NVIDIA H200")
+GOOD = fb.facts(driver=fb.driver(gpus=[H200]))  # the facts say "go": whatever the child finds is the outcome
+PY = sys.executable  # the dev venv: Python 3.11, no torch
+
+
+def child(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "child.py"
+    script.write_text(textwrap.dedent(body), encoding="utf-8")
+    return script
+
+
+def replay(tmp_path: Path, log: str, **changes) -> Path:
+    """A child that prints what the real child printed on the H200, result line included (changed as asked)."""
+    text = (DATA / log).read_text(encoding="utf-8")
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("ENVCHECK-SMOKE-RESULT "):
+            result = json.loads(line.split(" ", 1)[1])
+            for key, value in changes.items():
+                result[key] = {**result[key], **value} if isinstance(value, dict) else value
+            line = "ENVCHECK-SMOKE-RESULT " + json.dumps(result)
+        if not line.startswith("#"):
+            lines.append(line)
+    return child(tmp_path, f"import sys\nsys.stdout.write({chr(10).join(lines) + chr(10)!r})\n")
+
+
+def cache(tmp_path: Path) -> Path:
+    return tmp_path / "cache"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Without a GPU, and what the facts already know
+
+
+def test_skip_without_a_gpu_in_a_second(policy, tmp_path):
+    facts = fb.facts(driver=Failure("driver", "NVML library not found (libnvidia-ml.so.1): no NVIDIA driver is installed here"))
+    began = time.monotonic()
+    result = run_smoke(PY, facts, policy, timeout=60, cache_dir=cache(tmp_path))
+    assert time.monotonic() - began < 1
+    assert result.status is Status.SKIP and result.exit_code == 0
+    assert result.cause_id == "no-gpu" and "NVML library not found" in result.cause
+    assert result.log is None and not (cache(tmp_path) / "smoke").exists()  # no child was started
+
+
+def test_missing_cutlass_api_fails_without_a_compile(policy, tmp_path):
+    facts = fb.facts(driver=fb.driver(gpus=[H200]), interpreter=fb.interpreter(modules={"cutlass_api": None}))
+    result = run_smoke(PY, facts, policy, timeout=60, cache_dir=cache(tmp_path))
+    assert result.status is Status.FAIL and result.exit_code == 1
+    assert result.cause_id == "cutlass-api-missing" and result.remedy.automatic
+    assert not (cache(tmp_path) / "smoke").exists()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The real child
+
+
+def test_real_child_without_torch_is_a_named_failure_with_a_log(policy, tmp_path):
+    result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path))
+    assert result.status is Status.FAIL
+    assert result.cause_id == "torch-missing" and "No module named 'torch'" in result.evidence
+    log = Path(result.log)
+    assert log.is_file() and "ModuleNotFoundError: No module named 'torch'" in log.read_text(encoding="utf-8")
+    assert log.parent.parent == cache(tmp_path) / "smoke"
+    assert (log.parent / "smoke_child.py").is_file()  # the exact script that ran is kept beside its log
+    assert result.elapsed_s is not None and result.elapsed_s < 30
+
+
+def test_an_interpreter_that_does_not_exist(policy, tmp_path):
+    result = run_smoke(str(tmp_path / "no-python"), GOOD, policy, timeout=60, cache_dir=cache(tmp_path))
+    assert result.status is Status.FAIL and result.cause_id == "interpreter"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Children that pass, hang and crash
+
+
+def test_pass_replayed_from_the_h200(policy, tmp_path):
+    script = replay(tmp_path, "pass-cold-h200.log")
+    result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=script)
+    assert result.status is Status.PASS and result.exit_code == 0
+    assert result.kernel == "cutedsl.Sm80TensorOpGemmKernel_ttt_ABFloat16_BBFloat16_outBFloat16_accFloat32_tile64x64x32"
+    assert result.call == "nv_universal_gemm_fused_mm_f8e93fd4"
+    assert result.gpu == "NVIDIA H200 (9.0)"
+    assert result.compile_s == pytest.approx(14.324) and result.run_s > 0 and result.max_error < 1
+    assert result.warm is False and result.backends == "NVGEMM"
+    assert "Sm80TensorOpGemmKernel" in result.summary and "(cold)" in result.summary
+    assert dict(result.versions)["nvidia-cutlass-dsl"] == "4.3.5"
+
+
+def test_a_pass_with_a_dsl_outside_the_policy_is_flagged(policy, tmp_path):
+    script = replay(tmp_path, "pass-cold-h200.log", versions={"nvidia-cutlass-dsl": "4.4.0"})
+    result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=script)
+    assert result.status is Status.WARN and result.exit_code == 0
+    assert result.cause_id == "dsl-outside-policy" and "4.4.0" in result.summary
+    assert policy.cutedsl.requirement in result.remedy.commands[0]
+
+
+def test_a_failure_replayed_from_the_h200(policy, tmp_path):
+    script = replay(tmp_path, "cutedsl-backend-cc90.log")
+    result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=script, backends="CUTEDSL")
+    assert result.status is Status.FAIL and result.cause_id == "no-valid-choices" and "10.x only" in result.cause
+
+
+def test_timeout_kills_the_whole_process_group(policy, tmp_path):
+    pid_file = tmp_path / "grandchild.pid"
+    script = child(tmp_path, f"""
+        import subprocess, sys, time
+        helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        open({str(pid_file)!r}, "w").write(str(helper.pid))
+        print("envcheck-smoke: phase compile +0.1", file=sys.stderr, flush=True)
+        time.sleep(120)
+    """)
+    began = time.monotonic()
+    result = run_smoke(PY, GOOD, policy, timeout=2, cache_dir=cache(tmp_path), child=script)
+    assert time.monotonic() - began < 15
+    assert result.status is Status.FAIL and result.cause_id == "timeout"
+    assert "2 s" in result.cause and "compile" in result.cause
+    grandchild = int(pid_file.read_text())
+    for _ in range(50):  # killed, then reaped by init
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"process {grandchild} outlived the timeout")
+
+
+def test_a_child_killed_by_sigsegv(policy, tmp_path):
+    script = child(tmp_path, """
+        import os, signal, sys
+        print("envcheck-smoke: phase compile +0.1", file=sys.stderr, flush=True)
+        os.kill(os.getpid(), signal.SIGSEGV)
+    """)
+    result = run_smoke(PY, GOOD, policy, timeout=30, cache_dir=cache(tmp_path), child=script)
+    assert result.status is Status.FAIL and result.cause_id == "killed-by-signal"
+    assert "SIGSEGV" in result.cause and "during compile" in result.cause
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The cache and the environment
+
+
+def test_fresh_empties_envchecks_caches_only(policy, tmp_path):
+    root = cache(tmp_path)
+    for name in ("inductor", "triton", "cutedsl", "cutlass"):
+        (root / name).mkdir(parents=True)
+        (root / name / "old").write_text("x")
+    run_smoke(PY, GOOD, policy, timeout=60, cache_dir=root, fresh=True)
+    assert not any((root / name / "old").exists() for name in ("inductor", "triton", "cutedsl"))
+    assert (root / "cutlass" / "old").exists()  # the CUTLASS checkout is not a cache of the smoke run
+
+
+def test_the_child_gets_the_lookup_marker_inside_inductors_cache(policy, tmp_path):
+    script = child(tmp_path, "import sys\nprint(sys.argv[1:])\n")
+    result = run_smoke(PY, GOOD, policy, timeout=30, cache_dir=cache(tmp_path), child=script)
+    argv = Path(result.log).read_text(encoding="utf-8")
+    assert str(cache(tmp_path) / "inductor" / LOOKUP_MARKER) in argv  # so --fresh forgets it too
+
+
+def test_child_environment():
+    base = {"PATH": "/bin", "PYTHONPATH": "/x", "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1", "PYTHONDONTWRITEBYTECODE": "1",
+            "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": "ATEN,TRITON", "TORCHINDUCTOR_CACHE_DIR": "/elsewhere"}
+    env = child_environment(base, Path("/c"), "NVGEMM")
+    assert env["PATH"] == "/bin" and env["PYTHONPATH"] == "/x"  # the user's environment is what is tested
+    assert "TORCHINDUCTOR_FORCE_DISABLE_CACHES" not in env and "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS"] == "NVGEMM"
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == "/c/inductor" and env["TRITON_CACHE_DIR"] == "/c/triton"
+    assert env["CUTE_DSL_CACHE_DIR"] == "/c/cutedsl"
+    assert env["TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS"] == "1" and env["PYTHONUNBUFFERED"] == "1"
+
+
+@pytest.mark.parametrize("capability, backends", [((9, 0), "NVGEMM"), ((10, 0), "NVGEMM,CUTEDSL"), ((10, 3), "NVGEMM,CUTEDSL"),
+                                                  ((12, 0), "NVGEMM"), (None, "NVGEMM")])
+def test_backends(policy, capability, backends):
+    assert smoke_backends(policy, capability) == backends
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Output
+
+
+def test_to_dict_is_json_with_status_kernel_timings_and_cause(policy, tmp_path):
+    result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path))
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["status"] == "fail"
+    assert set(data["timings"]) == {"compile_s", "run_s", "elapsed_s", "phases"}
+    assert data["cause"]["id"] == "torch-missing" and data["remedy"]["commands"]
+    assert data["log"] == result.log and "kernel" in data
+
+
+def test_render_text_of_a_pass_and_a_failure(policy, tmp_path):
+    passed = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=replay(tmp_path, "pass-cold-h200.log"))
+    text = render_text(passed)
+    assert text.startswith("smoke  PASS") and "Sm80TensorOpGemmKernel" in text and "14.32 s" in text
+    failed = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path))
+    text = render_text(failed)
+    assert "FAIL" in text and "fix" in text and failed.log in text
+
+
+def test_smoke_command_here_skips_and_exits_0(capsys, monkeypatch):
+    """This machine has no NVIDIA driver: the real gatherers, the real command, a skip."""
+    pytest.importorskip("pynvml")
+    code = smoke_command(None, None, timeout=30, as_json=True)
+    data = json.loads(capsys.readouterr().out)
+    if data["smoke"]["cause"] is None or data["smoke"]["cause"]["id"] != "no-gpu":
+        pytest.skip("this machine has a GPU")
+    assert code == 0 and data["schema_version"] == 1 and data["smoke"]["status"] == "skip"
+
+
+def test_cli_smoke_json(capsys):
+    from envcheck.cli import main
+
+    code = main(["smoke", "--json", "--timeout", "30"])
+    data = json.loads(capsys.readouterr().out)
+    assert code in (0, 1) and data["smoke"]["status"] in {s.value for s in Status}
+
+
+def test_smoke_result_is_frozen():
+    result = SmokeResult(status=Status.PASS, summary="x")
+    with pytest.raises(AttributeError):
+        result.status = Status.FAIL  # type: ignore[misc]

@@ -1,0 +1,106 @@
+"""The smoke child: its protocol, run for real in an interpreter without torch, and its pure helpers, fed the code
+Inductor generated on an H200."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envcheck import smoke_child
+from envcheck.smoke import parse_child_output
+from envcheck.smoke_child import PHASE_PREFIX, RESULT_PREFIX, RESULT_SCHEMA, find_kernel, within_tolerance
+
+DATA = Path(__file__).parent / "data" / "smoke"
+CHILD = Path(smoke_child.__file__)
+
+
+def test_child_imports_only_the_standard_library_at_module_level():
+    tree = ast.parse(CHILD.read_text(encoding="utf-8"))
+    top = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            top |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            top.add(node.module.split(".")[0])
+    assert top <= set(sys.stdlib_module_names), top - set(sys.stdlib_module_names)
+
+
+def test_child_without_torch_prints_one_result_line_naming_the_error(tmp_path):
+    """The dev venv has no torch: a real failure, reported in the protocol, not as a crash."""
+    done = subprocess.run(
+        [sys.executable, str(CHILD), "--code-out", str(tmp_path / "code.py")],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
+    )
+    assert done.returncode == 1
+    lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    assert len(lines) == 1
+    result = json.loads(lines[0][len(RESULT_PREFIX):])
+    assert set(result) == set(RESULT_SCHEMA)
+    assert result["ok"] is False and result["protocol"] == smoke_child.PROTOCOL
+    assert result["phase"] == "import-torch"
+    assert result["error"]["type"] == "ModuleNotFoundError"
+    assert result["error"]["message"] == "No module named 'torch'"
+    assert f"{PHASE_PREFIX}import-torch" in done.stderr
+    assert "Traceback" in done.stderr  # the full traceback goes to the log too
+
+
+def test_parse_child_output_reads_the_result_among_other_lines():
+    text = (DATA / "pass-cold-h200.log").read_text(encoding="utf-8")
+    result, phase = parse_child_output("noise before\n" + text + "noise after\n")
+    assert result["ok"] is True and phase == "done"
+    assert result["kernel"].startswith("cutedsl.Sm80TensorOpGemmKernel_")
+
+
+def test_parse_child_output_without_a_result_keeps_the_last_phase():
+    text = (DATA / "timeout-12s.log").read_text(encoding="utf-8")
+    assert parse_child_output(text) == (None, "compile")
+
+
+@pytest.mark.parametrize("line", [RESULT_PREFIX + "{not json", RESULT_PREFIX + "[1, 2]", RESULT_PREFIX.strip()])
+def test_parse_child_output_ignores_a_broken_result_line(line):
+    assert parse_child_output(f"{PHASE_PREFIX}inputs +1.0\n{line}\n") == (None, "inputs")
+
+
+def test_find_kernel_in_code_generated_on_the_h200():
+    code = (DATA / "nvgemm-output-code-h200.py.txt").read_text(encoding="utf-8")
+    call, kernel, fallbacks = find_kernel(code)
+    assert call == "nv_universal_gemm_fused_mm_f8e93fd4"
+    assert kernel == "cutedsl.Sm80TensorOpGemmKernel_ttt_ABFloat16_BBFloat16_outBFloat16_accFloat32_tile64x64x32"
+    assert fallbacks == []
+
+
+@pytest.mark.parametrize(
+    "code, expected",
+    [
+        # the kernel named only in a comment or the autotune table: still a cutedsl.* name
+        ("x = async_compile.nv_universal_gemm('nv_universal_gemm_fused_mm_ab12', r'''\n# cutedsl.Sm80Foo_tile\n''')",
+         ("nv_universal_gemm_fused_mm_ab12", "cutedsl.Sm80Foo_tile", [])),
+        # cuBLAS computed it: no nv_universal_gemm call
+        ("extern_kernels.mm(arg0_1, arg1_1, out=buf0)", (None, None, ["cuBLAS (extern_kernels.mm)"])),
+        # Triton computed it
+        ("triton_tem_fused_mm_0 = async_compile.triton('triton_tem_fused_mm_0', '''...''')", (None, None, ["Triton"])),
+        ("", (None, None, [])),
+    ],
+)
+def test_find_kernel_table(code, expected):
+    assert find_kernel(code) == expected
+
+
+@pytest.mark.parametrize(
+    "error, reference, dtype, ok",
+    [
+        (0.236, 70.0, "bfloat16", True),  # what the H200 run measured: a bf16 rounding of values near 64
+        (1.13, 70.0, "bfloat16", True),  # the bound: 1e-2 + 1.6e-2 * 70
+        (1.2, 70.0, "bfloat16", False),
+        (0.1, 70.0, "float16", True),
+        (0.2, 70.0, "float16", False),  # fp16 rounds 8x finer than bf16
+        (0.0, 0.0, "bfloat16", True),
+    ],
+)
+def test_tolerance_table(error, reference, dtype, ok):
+    assert within_tolerance(error, reference, dtype) is ok
