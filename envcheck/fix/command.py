@@ -13,7 +13,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence, TextIO
@@ -214,48 +213,24 @@ def _pip_names(argv: Sequence[str]) -> list[str]:
     return names
 
 
-def _would_install(argv: Sequence[str], runner: Runner, log: TextIO) -> Optional[list[str]]:
-    """The names pip would install or replace, from `pip install --dry-run --report` (None if pip cannot say)."""
-    argv = list(argv)
-    try:
-        at = argv.index("install") + 1
-    except ValueError:
-        return None
-    with tempfile.TemporaryDirectory(prefix="envcheck-report-") as folder:
-        report = os.path.join(folder, "report.json")
-        probe = argv[:at] + ["--dry-run", "--quiet", f"--report={report}"] + argv[at:]
-        log.write("# what will pip replace? (so that undo can put it back)\n")
-        if runner(probe, log, lambda line: None) != 0 or not os.path.exists(report):
-            return None
-        try:
-            data = json.loads(Path(report).read_text(encoding="utf-8"))
-            return [item["metadata"]["name"] for item in data.get("install", [])]
-        except (ValueError, KeyError, TypeError):
-            return None
+def save_originals(interpreter: Interpreter, plan: Plan, saved: Path, log: TextIO) -> None:
+    """Pack the installed distributions into wheels before the first change, so undo needs no network.
+
+    Every distribution up to SMALL bytes is packed (pip may upgrade any dependency); bigger ones only when a step
+    names them (up to snapshot.MAX_SAVED_BYTES): a CUDA build of torch is left to the package sources.
+    """
+    from ..model import canonical_name
+
+    named = {canonical_name(n) for step in plan.steps for argv in step.commands for n in _pip_names(argv)}
+    for dist in snapshots._first_copies(interpreter.distributions).values():
+        if dist.editable or dist.name in ("pip",):
+            continue
+        limit = snapshots.MAX_SAVED_BYTES if dist.name in named else SMALL
+        wheel = snapshots.save_wheel(dist, saved, max_bytes=limit)
+        log.write(f"# saved {dist.name} {dist.version}: {wheel or 'not packed (too big: undo takes it from the sources)'}\n")
 
 
-def _saver(python: str, saved: Path, runner: Runner, log: TextIO) -> Callable[[PlannedStep], None]:
-    """Before a pip step: pack every installed distribution the step will remove or replace into saved/."""
-    from ..gather.interpreter import gather_interpreter
-
-    def before(step: PlannedStep) -> None:
-        if step.kind not in ("pip-uninstall", "pip-install", "cutlass-install") or not step.commands:
-            return
-        argv = step.commands[0]
-        names = _pip_names(argv) if step.kind == "pip-uninstall" else (_would_install(argv, runner, log) or _pip_names(argv))
-        if not names:
-            return
-        try:
-            interpreter = gather_interpreter(python, 60.0)
-        except RuntimeError as exc:
-            log.write(f"# could not read the environment to save what changes: {exc}\n")
-            return
-        for name in names:
-            for dist in interpreter.installed(name):
-                wheel = snapshots.save_wheel(dist, saved)
-                log.write(f"# saved {dist.name} {dist.version}: {wheel or 'not packed (editable or too big)'}\n")
-
-    return before
+SMALL = 64 * 1024 * 1024
 
 
 def _account(outcome: Outcome) -> list[str]:
@@ -347,14 +322,12 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
                 created=(plan_prefix(plan),) if plan_prefix(plan) else (),
                 sources=sources,
             )
+            save_originals(interpreter, plan, state / snapshots.SAVED_WHEELS, log)
             path = snapshots.save(taken, state)
             console.say(f"Recorded the environment before any change: {path}")
         else:
             console.say(f"Keeping the snapshot of {existing.taken_at} (an earlier fix did not finish)")
-        outcome = apply(
-            plan, log, runner=io.runner, console=console,
-            before_step=_saver(python, state / snapshots.SAVED_WHEELS, io.runner, log),
-        )
+        outcome = apply(plan, log, runner=io.runner, console=console)
         if outcome.ok:
             snapshots.mark(state, "done")
         after = _judge(io, _gather(io, python, cutlass_dir if options.cutlass_dir else None, policy), policy, options.no_gpu)

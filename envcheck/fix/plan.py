@@ -279,6 +279,17 @@ def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options
             if interpreter.installed(key) and key not in names:
                 names.append(key)
                 whys.append(step.why or finding.title)
+    # Installing the policy's CuTeDSL turns every conflicting distribution still there into a stale one (the
+    # split nvidia-cutlass-dsl-libs-* packages of a newer DSL): they go first, before the DSL is installed.
+    installs_dsl = any(
+        step.kind == "pip-install" and any(_name(a) == policy.cutedsl.name for a in step.args)
+        for _, step in required
+    )
+    if installs_dsl:
+        for dist in interpreter.distributions:
+            if any(c.matches(dist.name) for c in policy.conflicts) and dist.name not in names:
+                names.append(dist.name)
+                whys.append(next(c.why for c in policy.conflicts if c.matches(dist.name)))
     if names:
         steps.append(PlannedStep(
             "pip-uninstall",
@@ -294,6 +305,8 @@ def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options
     pins_why: list[str] = []
     extra: list[Requirement] = []
     extra_why: list[str] = []
+    renew: list[Requirement] = []  # installed files to put back (--force-reinstall --no-deps, after the pins)
+    recommended = {rule.name for rule in policy.packages if rule.level != "required"}
     for group, is_required in ((required, True), (optional, False)):
         for finding, step in group:
             if step.kind != "pip-install":
@@ -301,14 +314,18 @@ def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options
             for text in step.args:
                 requirement = parse_requirement(text, f"the remedy of {finding.id}")
                 key = canonical_name(requirement.name)
+                if any(c.matches(key) for c in policy.conflicts):
+                    continue  # asked for by what the plan replaces (a newer DSL's split libs): never installed
                 if key == "torch":
                     torch_reqs.append(requirement)
                     torch_index = torch_index or step.index_url
                     torch_reinstall = torch_reinstall or step.reinstall
                     torch_why.append(step.why or finding.title)
-                elif is_required:
+                elif is_required and key not in recommended:
                     pins.append(requirement)
                     pins_why.append(step.why or finding.title)
+                    if step.reinstall:
+                        renew.append(requirement)
                 else:
                     extra.append(requirement)
                     extra_why.append(step.why or finding.title)
@@ -344,6 +361,15 @@ def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options
             "; ".join(dict.fromkeys(pins_why)),
             (install_argv(pip, (*merged, *torch_hold), sources=options.sources, constraints=constraints,
                           no_deps=options.no_deps),),
+            writes=constraints_write,
+        ))
+    if renew:
+        merged = merge_requirements(renew)
+        steps.append(PlannedStep(
+            "pip-install",
+            f"reinstall {', '.join(map(str, merged))} over what other packages left in its place",
+            "files of the package were overwritten or removed by another distribution",
+            (install_argv(pip, merged, sources=options.sources, constraints=constraints, reinstall=True, no_deps=True),),
             writes=constraints_write,
         ))
     if extra:
@@ -408,6 +434,13 @@ def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options
         )
         (steps if options.toolkit else offered).append(planned)
     return Plan(python, tuple(steps), manual, tuple(offered), tuple(blocked), failing_ids)
+
+
+def _name(requirement: str) -> str:
+    try:
+        return canonical_name(Requirement(requirement).name)
+    except Exception:  # noqa: BLE001 - parse_requirement reports it properly later
+        return ""
 
 
 def _same_path(a: Optional[str], b: str) -> bool:

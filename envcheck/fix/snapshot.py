@@ -280,7 +280,7 @@ def save_wheel(dist: Distribution, folder: Path, max_bytes: int = MAX_SAVED_BYTE
         return target
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     record_rows = []
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for path, arcname in files:
             data = path.read_bytes()
             archive.writestr(arcname, data)
