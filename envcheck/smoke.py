@@ -28,7 +28,7 @@ from typing import Callable, Mapping, Optional, TextIO
 from packaging.version import InvalidVersion, Version
 
 from . import paths
-from .model import Facts, Remedy, Status
+from .model import Facts, Remedy, Status, Toolkit
 from .policy import Policy
 from .smoke_causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from .smoke_child import PHASE_PREFIX, RESULT_PREFIX
@@ -415,17 +415,19 @@ def smoke_command(
     out = out or sys.stdout
     err = err or sys.stderr
     from . import policy as policy_module
-    from .gather import Sources, gather
+    from .gather import Gatherers, Sources, gather
 
     chosen = policy_module.resolve(policy_file)
     target = python or sys.executable
+    # The smoke run needs the interpreter and the GPUs; nvcc and the CUTLASS checkout are doctor's business.
     facts = gather(
         Sources(
             python=target,
             cutlass_distribution=chosen.cutlass.distribution,
             cutlass_subdir=chosen.cutlass.subdir,
             cutlass_module=chosen.cutlass.module,
-        )
+        ),
+        Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None),
     )
 
     def say(message: str) -> None:
@@ -447,7 +449,8 @@ def render_text(result: SmokeResult) -> str:
         lines.append(f"  kernel    {result.kernel}")
         lines.append(f"  call      {result.call}")
         lines.append(f"  gpu       {result.gpu}")
-        lines.append(f"  compile   {result.compile_s:.2f} s ({'warm' if result.warm else 'cold'} cache {result.cache_dir})")
+        lookup = ", kernel lookup seeded from a verified full enumeration" if result.kernel_lookup == "seeded" else ""
+        lines.append(f"  compile   {result.compile_s:.2f} s ({'warm' if result.warm else 'cold'} cache {result.cache_dir}{lookup})")
         lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape}, {result.backends})")
         lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
     if result.evidence:

@@ -107,6 +107,14 @@ def test_pass_replayed_from_the_h200(policy, tmp_path):
     assert dict(result.versions)["nvidia-cutlass-dsl"] == "4.3.5"
 
 
+def test_warm_pass_replayed_from_the_h200(policy, tmp_path):
+    result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=replay(tmp_path, "pass-warm-h200.log"))
+    assert result.status is Status.PASS and result.warm is True and result.kernel_lookup == "seeded"
+    assert result.compile_s == pytest.approx(2.333) and "(warm)" in result.summary
+    assert "kernel lookup seeded" in render_text(result)
+    assert result.to_dict()["cache"] == {"dir": str(cache(tmp_path) / "inductor"), "warm": True, "kernel_lookup": "seeded"}
+
+
 def test_a_pass_with_a_dsl_outside_the_policy_is_flagged(policy, tmp_path):
     script = replay(tmp_path, "pass-cold-h200.log", versions={"nvidia-cutlass-dsl": "4.4.0"})
     result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=script)
