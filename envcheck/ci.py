@@ -12,7 +12,6 @@ could not be made) -> <error/>. The counts on <testsuite> and <testsuites> are t
 from __future__ import annotations
 
 import datetime
-import os
 import socket
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Optional, TextIO

@@ -49,6 +49,7 @@ def doctor(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every finding's details."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU (CI builders, image builds)."),
     smoke: bool = typer.Option(False, "--smoke", help="Also compile and run a real CuteDSL GEMM (needs a GPU)."),
+    junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE", help="Also write the checks as JUnit XML (one testcase per check)."),
 ) -> int:
     """Check every link of the stack and report what is missing."""
     from .doctor import DoctorOptions, run_doctor
@@ -62,6 +63,7 @@ def doctor(
             verbose=verbose,
             no_gpu=no_gpu,
             smoke=smoke,
+            junit=junit,
         )
     )
 
@@ -146,6 +148,7 @@ def fix(
     toolkit: bool = typer.Option(False, "--toolkit", help="Also install the CUDA toolkit in a prefix of its own (otherwise only offered)."),
     toolkit_prefix: Optional[str] = typer.Option(None, "--toolkit-prefix", metavar="DIR", help="Where --toolkit installs it (default: a per-user cache folder)."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU."),
+    break_system_packages: bool = typer.Option(False, "--break-system-packages", help="Allow pip to change an interpreter the OS manages (PEP 668); used only where it is one."),
 ) -> int:
     """Turn failing checks into a plan, show it, and apply it (--yes) or stop (--dry-run); --undo gives it back."""
     from .fix import FixOptions, run_fix
@@ -154,6 +157,7 @@ def fix(
         python=python, policy=policy, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
         index_url=index_url, no_index=no_index, dry_run=dry_run, yes=yes, as_json=as_json, undo=undo,
         no_deps=no_deps, toolkit=toolkit, toolkit_prefix=toolkit_prefix, no_gpu=no_gpu,
+        break_system_packages=break_system_packages,
     ))
 
 

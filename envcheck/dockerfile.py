@@ -15,7 +15,7 @@ from typing import Callable, Mapping, Optional
 
 from . import __version__
 from .errors import UsageError
-from .policy import Policy
+from .policy import Policy, driver_text, spec_text
 
 __all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "template_text", "values", "fill", "render_dockerfile", "render_dockerignore", "run_dockerfile"]
 
@@ -42,22 +42,11 @@ def default_base_image(policy: Policy) -> str:
     return f"nvidia/cuda:{policy.driver_cuda.major}.{policy.driver_cuda.minor}.0-devel-ubuntu24.04"
 
 
-def specifier_text(specifier) -> str:
-    """'>=13,<14' rather than packaging's '<14,>=13': lower bounds first."""
-    return ",".join(sorted((str(s) for s in specifier), key=lambda s: (not s.startswith(">"), s)))
-
-
-def driver_text(version) -> str:
-    """An NVIDIA driver version as NVIDIA writes it: 590.44.01, not PEP 440's 590.44.1."""
-    release = tuple(version.release) + (0,) * (3 - len(version.release))
-    return f"{release[0]}.{release[1]:02d}.{release[2]:02d}" if len(version.release) >= 3 else f"{release[0]}.{release[1]:02d}"
-
-
 def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
     image = base_image or default_base_image(policy)
     if not _IMAGE.match(image):
         raise UsageError(f"--base-image {image!r}: expected an image reference such as nvidia/cuda:13.1.0-devel-ubuntu24.04")
-    torch_cuda = specifier_text(policy.torch_cuda) or "any version"
+    torch_cuda = spec_text(policy.torch_cuda, ",") or "any version"
     return {
         "envcheck_version": __version__,
         "profile_id": policy.id,

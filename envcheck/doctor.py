@@ -77,7 +77,15 @@ def run_doctor(options: DoctorOptions) -> int:
     policy = resolve(options.policy)
     report = diagnose(python, options.cutlass_dir, policy, no_gpu=options.no_gpu, gatherers=gatherers)
     redact = Redactor()
+    shown = redact.deep(report)
     color = options.output_format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    sys.stdout.write(redact(render(redact.deep(report), options.output_format, options.verbose, color)))
+    sys.stdout.write(redact(render(shown, options.output_format, options.verbose, color)))
     sys.stdout.flush()
+    if options.junit is not None or os.environ.get("GITHUB_ACTIONS") == "true":
+        from .ci import emit_github, write_junit
+
+        if options.junit is not None:
+            write_junit(shown, options.junit, redact)
+        # Workflow commands on stderr when stdout carries JSON, so that the JSON stays parseable.
+        emit_github(shown, os.environ, sys.stderr if options.output_format == "json" else sys.stdout, redact)
     return report.exit_code

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-from packaging.markers import Marker
 from packaging.pylock import Package, Pylock, PylockValidationError
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
@@ -44,8 +43,7 @@ from packaging.version import InvalidVersion, Version
 from . import __version__
 from .errors import UsageError
 from .model import Distribution, Interpreter, canonical_name
-from .dockerfile import driver_text, specifier_text
-from .policy import Policy
+from .policy import Policy, driver_text, spec_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -57,7 +55,6 @@ __all__ = [
     "FileRecord",
     "Wheelhouse",
     "Index",
-    "LockedPackage",
     "LockResult",
     "Drift",
     "stack_roots",
@@ -423,7 +420,7 @@ def _tool_table(policy: Policy, interpreter: Interpreter) -> dict:
         "profile-title": policy.title,
         "backend": policy.backend,
         "cuda": {
-            "toolkit": specifier_text(policy.toolkit),
+            "toolkit": spec_text(policy.toolkit, ","),
             "toolkit-requirement": str(policy.toolkit_requirement),
             "driver-cuda": str(policy.driver_cuda),
             "driver-floor": driver_text(policy.driver_floor),
@@ -773,7 +770,7 @@ def render_drift(drift: Sequence[Drift], lock_path: str, target: str, locked_cou
     else:
         lines.append(f"{target} matches {lock_path}: all {locked_count} locked packages at their locked versions")
     if extra:
-        lines.append(f"not in the lock (not counted as drift): " + ", ".join(f"{d.name} {d.installed}" for d in extra))
+        lines.append("not in the lock (not counted as drift): " + ", ".join(f"{d.name} {d.installed}" for d in extra))
     return "\n".join(lines) + "\n"
 
 

@@ -151,15 +151,18 @@ class Policy:
         return driver_floor_for(self.driver_floors, self.driver_cuda)
 
 
-def spec_text(specifier: SpecifierSet) -> str:
-    """A specifier as people read it, lower bound first: '>=4.3.0, <=4.3.5' (packaging sorts it as text)."""
+def spec_text(specifier: SpecifierSet, separator: str = ", ") -> str:
+    """A specifier lower bound first, '>=4.3.0, <=4.3.5' (packaging sorts it as text); '' for any version."""
     order = {">": 0, "~": 1, "=": 1, "!": 2, "<": 3}
-    return ", ".join(sorted((str(s) for s in specifier), key=lambda s: (order.get(s[0], 4), s))) or "any version"
+    return separator.join(sorted((str(s) for s in specifier), key=lambda s: (order.get(s[0], 4), s)))
 
 
 def driver_text(version: Version) -> str:
-    """Driver versions are written with a two-digit patch: 590.44.01, not 590.44.1."""
-    return f"{version.major}.{version.minor}.{version.micro:02d}"
+    """An NVIDIA driver version as NVIDIA writes it: 590.44.01, not PEP 440's 590.44.1."""
+    release = tuple(version.release) + (0,) * (3 - len(version.release))
+    if len(version.release) >= 3:
+        return f"{release[0]}.{release[1]:02d}.{release[2]:02d}"
+    return f"{release[0]}.{release[1]:02d}"
 
 
 def driver_floor_for(floors: tuple[tuple[Version, Version], ...], cuda: Version) -> Version:

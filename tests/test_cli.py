@@ -130,3 +130,28 @@ def test_secrets_and_home_are_redacted_in_every_format(tmp_path, monkeypatch, ca
         assert "ghp_SeCrEtToKeN123" not in out and "hf_AnotherSecretValue" not in out, fmt
         assert str(home) not in out and "alice" not in out, fmt
         assert "~/work/cutlass" in out, fmt
+
+
+def test_doctor_junit_and_github_annotations(tmp_path):
+    """The pre-build CI step: a JUnit file with a testcase per check, annotations on stderr beside JSON on stdout."""
+    import xml.etree.ElementTree as ET
+
+    junit, summary = tmp_path / "reports" / "doctor.xml", tmp_path / "summary.md"
+    done = run_cli("doctor", "--json", "--no-gpu", "--junit", str(junit),
+                   env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    data = json.loads(done.stdout)
+    suite = ET.parse(junit).getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [c["id"] for c in data["checks"]]
+    failed = {c.get("name") for c in cases if c.find("failure") is not None}
+    assert failed == {c["id"] for c in data["checks"] if c["status"] == "fail"}
+    assert int(suite.get("failures")) == len(failed) and int(suite.get("tests")) == len(cases)
+    assert ("::error" in done.stderr) == bool(failed)
+    assert "envcheck doctor" in summary.read_text()
+
+
+def test_unwritable_junit_path_is_a_usage_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    done = run_cli("doctor", "--no-gpu", "--junit", str(blocker / "doctor.xml"))
+    assert done.returncode == 2 and "--junit" in done.stderr and "Traceback" not in done.stderr
