@@ -20,6 +20,7 @@ from xml.sax.saxutils import escape, quoteattr
 from . import __version__
 from .errors import UsageError
 from .model import Finding, Report, Status
+from .render import smoke_lines
 
 __all__ = ["junit_xml", "write_junit", "github_annotations", "step_summary", "step_outputs", "emit_github", "Case", "cases"]
 
@@ -67,7 +68,7 @@ def cases(report: Report) -> list[Case]:
     smoke = report.smoke
     status = getattr(smoke, "status", None)
     if smoke is not None and status is not None:
-        lines = list(smoke.summary_lines()) if hasattr(smoke, "summary_lines") else [str(smoke)]
+        lines = smoke_lines(smoke)
         found.append(Case("smoke", "a real GEMM through the CuteDSL backend", Status(status), lines[0] if lines else "", "\n".join(lines)))
     return found
 

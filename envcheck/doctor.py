@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Optional
 
@@ -76,6 +76,13 @@ def run_doctor(options: DoctorOptions) -> int:
         raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
     policy = resolve(options.policy)
     report = diagnose(python, options.cutlass_dir, policy, no_gpu=options.no_gpu, gatherers=gatherers)
+    if options.smoke:
+        from .smoke import run_smoke
+
+        def say(message: str) -> None:
+            print(f"envcheck: {message}", file=sys.stderr, flush=True)
+
+        report = replace(report, smoke=run_smoke(python, report.facts, policy, progress=say))
     redact = Redactor()
     shown = redact.deep(report)
     color = options.output_format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")

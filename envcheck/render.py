@@ -16,7 +16,7 @@ from typing import Any
 from . import __version__
 from .model import Finding, Report, Status
 
-__all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts"]
+__all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 
 SCHEMA_VERSION = 1
 FORMATS = ("table", "json", "markdown")
@@ -74,6 +74,13 @@ def to_json_data(report: Report) -> dict:
     }
 
 
+def smoke_lines(smoke: Any) -> list[str]:
+    """The smoke result for people, as the smoke command prints it."""
+    from .smoke import render_text
+
+    return render_text(smoke).splitlines()
+
+
 def _command_text(command: tuple[str, ...]) -> str:
     return shlex.join(command)
 
@@ -113,10 +120,9 @@ def table(report: Report, verbose: bool = False, color: bool = False) -> str:
             if verbose:
                 for detail in finding.details:
                     block("· ", detail)
-    smoke = report.smoke
-    if smoke is not None and hasattr(smoke, "summary_lines"):
+    if report.smoke is not None:
         lines.append("")
-        lines.extend(smoke.summary_lines())
+        lines.extend(smoke_lines(report.smoke))
     counts = summary_counts(report)
     lines.append("")
     parts = [f"{counts[s.value]} {name}" for s, name in ((Status.PASS, "passed"), (Status.WARN, "warned"), (Status.FAIL, "failed"), (Status.SKIP, "skipped"), (Status.ERROR, "errors")) if counts[s.value]]
@@ -159,7 +165,6 @@ def markdown(report: Report, verbose: bool = False) -> str:
         lines += ["", "<details><summary>Why each check matters</summary>", ""]
         lines.extend(f"- `{f.id}`: {f.why}" for f in report.findings if f.why)
         lines += ["", "</details>"]
-    smoke = report.smoke
-    if smoke is not None and hasattr(smoke, "summary_lines"):
-        lines += ["", "#### Smoke", ""] + [f"    {line}" for line in smoke.summary_lines()]
+    if report.smoke is not None:
+        lines += ["", "#### Smoke", ""] + [f"    {line}" for line in smoke_lines(report.smoke)]
     return "\n".join(lines) + "\n"

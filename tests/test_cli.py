@@ -155,3 +155,17 @@ def test_unwritable_junit_path_is_a_usage_error(tmp_path):
     blocker.write_text("")
     done = run_cli("doctor", "--no-gpu", "--junit", str(blocker / "doctor.xml"))
     assert done.returncode == 2 and "--junit" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_doctor_smoke_without_a_gpu_is_a_quick_skip_in_every_format():
+    import time
+
+    started = time.monotonic()
+    done = run_cli("doctor", "--json", "--smoke")
+    data = json.loads(done.stdout)
+    if "NVML library not found" not in json.dumps(data["facts"]["driver"]):
+        pytest.skip("this machine has a GPU")
+    assert time.monotonic() - started < 10
+    assert data["smoke"]["status"] == "skip" and "No GPU" in data["smoke"]["summary"]
+    table = run_cli("doctor", "--smoke").stdout
+    assert "smoke  SKIP" in table
