@@ -44,11 +44,11 @@ REPORT = Report(
 )
 
 
-class Smoke:
-    status = "pass"
+def Smoke():
+    from envcheck.smoke import SmokeResult
 
-    def summary_lines(self):
-        return ["ran cutedsl.Sm80TensorOpGemmKernel in 57.0 s", "matched the fp32 reference"]
+    return SmokeResult(status=Status.FAIL, summary="smoke failed: cutlass_api is not importable", cause="cutlass_api missing",
+                       cause_id="cutlass-api-missing")
 
 
 def parse(text: str) -> ET.Element:
@@ -99,6 +99,7 @@ def test_junit_includes_the_smoke_run_when_there_was_one():
     report = Report(REPORT.profile, REPORT.target, REPORT.findings[:2], smoke=Smoke())
     cases = parse(junit_xml(report)).findall("./testsuite/testcase")
     assert [c.get("name") for c in cases] == ["python.version", "torch.version", "smoke"]
+    assert "cutlass_api is not importable" in cases[-1].find("failure").get("message")
 
 
 def test_junit_escapes_what_xml_cannot_hold():
