@@ -13,7 +13,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence, TextIO
 
@@ -47,6 +47,7 @@ class FixOptions:
     toolkit: bool = False
     toolkit_prefix: Optional[str] = None
     no_gpu: bool = False
+    break_system_packages: bool = False
 
 
 @dataclass
@@ -78,6 +79,12 @@ def _pip(interpreter: Interpreter) -> tuple[str, ...]:
             f"drive it (pip --python needs 22.3). Run `{interpreter.executable} -m ensurepip` first."
         )
     return pip_prefix(interpreter.executable, False)
+
+
+def _externally_managed(interpreter: Interpreter) -> bool:
+    major, minor = interpreter.version[:2]
+    marker = Path(interpreter.base_prefix) / "lib" / f"python{major}.{minor}" / "EXTERNALLY-MANAGED"
+    return not interpreter.in_venv and marker.is_file()
 
 
 def _gather(io: Io, python: str, cutlass_dir: Optional[str], policy) -> Facts:
@@ -268,6 +275,9 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     if interpreter is None:
         raise UsageError(f"--python {python}: could not be read: {getattr(facts.interpreter, 'message', '?')}")
     state = snapshots.state_dir(interpreter.prefix, io.env)
+    # pip refuses to change an interpreter its distribution manages (PEP 668) unless told; the flag is the consent,
+    # passed to pip only where it matters.
+    sources = replace(sources, break_system_packages=options.break_system_packages and _externally_managed(interpreter))
     if options.undo:
         return _undo(options, io, policy, interpreter, state, sources)
 

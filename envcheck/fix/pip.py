@@ -49,6 +49,7 @@ class PipSources:
     find_links: tuple[str, ...] = ()  # absolute directories
     index_url: str = ""
     no_index: bool = False
+    break_system_packages: bool = False  # the user's consent to change an externally managed interpreter
 
     @property
     def given(self) -> bool:
@@ -57,7 +58,7 @@ class PipSources:
 
     def options(self, step_index_url: str = "") -> tuple[str, ...]:
         """pip options for these sources; a step's own index (torch's CUDA index) only when the user chose none."""
-        out: list[str] = []
+        out: list[str] = ["--break-system-packages"] if self.break_system_packages else []
         if self.no_index:
             out.append("--no-index")
         index = self.index_url or ("" if self.given else step_index_url)
@@ -83,7 +84,10 @@ def check_index_url(url: str, flag: str) -> str:
     return url
 
 
-def sources_from_flags(find_links: Sequence[str] = (), index_url: Optional[str] = None, no_index: bool = False) -> PipSources:
+def sources_from_flags(
+    find_links: Sequence[str] = (), index_url: Optional[str] = None, no_index: bool = False,
+    break_system_packages: bool = False,
+) -> PipSources:
     """Check the source flags; a mistake is a UsageError naming the flag."""
     links = []
     for value in find_links:
@@ -99,7 +103,7 @@ def sources_from_flags(find_links: Sequence[str] = (), index_url: Optional[str] 
         check_index_url(index_url, "--index-url")
     if no_index and index_url:
         raise UsageError("--index-url and --no-index cannot be used together")
-    return PipSources(tuple(links), index_url or "", bool(no_index))
+    return PipSources(tuple(links), index_url or "", bool(no_index), bool(break_system_packages))
 
 
 def parse_requirement(text: str, origin: str = "a requirement") -> Requirement:
@@ -194,8 +198,9 @@ def install_argv(
     return tuple(argv)
 
 
-def uninstall_argv(pip: Sequence[str], names: Sequence[str]) -> tuple[str, ...]:
-    return (*pip, "uninstall", *_QUIET, "--yes", "--", *(checked_name(n) for n in names))
+def uninstall_argv(pip: Sequence[str], names: Sequence[str], sources: PipSources = PipSources()) -> tuple[str, ...]:
+    extra = ("--break-system-packages",) if sources.break_system_packages else ()
+    return (*pip, "uninstall", *_QUIET, *extra, "--yes", "--", *(checked_name(n) for n in names))
 
 
 def _absolute(path: str) -> str:

@@ -27,7 +27,7 @@ from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
 from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
-from ..policy import Policy
+from ..policy import Policy, driver_text
 from . import cutlass as cutlass_fetch
 from .pip import PipSources, install_argv, merge_requirements, parse_requirement, redact_argv, uninstall_argv
 
@@ -215,25 +215,22 @@ def _version_ok(text: str, policy: Policy) -> bool:
 
 
 def _driver_instruction(finding: Finding, policy: Policy) -> Instruction:
+    """The judge's words when it has some (it knows the GPUs); otherwise the floor and the container route."""
+    if finding.remedy is not None and finding.remedy.text:
+        return Instruction(finding.id, finding.title, finding.remedy.text, finding.remedy.commands)
+    floor = driver_text(policy.driver_floor)
     text = (
-        f"The NVIDIA driver is below what CUDA {policy.driver_cuda} needs: install driver {policy.driver_floor} or "
-        "newer (your distribution's driver packages or NVIDIA's installer; this needs root and a reboot, so envcheck "
-        "never tries it)."
+        f"Install NVIDIA driver {floor} or newer (CUDA {policy.driver_cuda}): it needs root and usually a reboot, so "
+        "envcheck never tries it."
     )
     commands: tuple[tuple[str, ...], ...] = ()
     if policy.forward_compat:
         text += (
-            f" In a container on a datacenter GPU (A100, H100/H200, B200...), the host driver can stay: install "
-            f"`{policy.forward_compat}` in the image and put its compat libraries first on the library path. "
-            "Forward compatibility does not work on consumer GPUs (they fail with CUDA error 804)."
+            f" In a container on a datacenter GPU, CUDA forward compatibility can stand in: install "
+            f"{policy.forward_compat} and put /usr/local/cuda/compat first on LD_LIBRARY_PATH. It does not work on "
+            "consumer GPUs (CUDA error 804)."
         )
-        version = str(policy.driver_cuda)
-        commands = (
-            ("apt-get", "install", "-y", policy.forward_compat),
-            ("export", f"LD_LIBRARY_PATH=/usr/local/cuda-{version}/compat:$LD_LIBRARY_PATH"),
-        )
-    if finding.remedy is not None and finding.remedy.commands:
-        commands = finding.remedy.commands + commands
+        commands = (("apt-get", "install", "-y", policy.forward_compat),)
     return Instruction(finding.id, finding.title, text, commands)
 
 
@@ -295,7 +292,7 @@ def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options
             "pip-uninstall",
             f"uninstall {', '.join(names)}",
             "; ".join(dict.fromkeys(whys)),
-            (uninstall_argv(pip, names),),
+            (uninstall_argv(pip, names, options.sources),),
         ))
 
     # 2..4. pip installs: torch apart, then the required pins, then the recommended ones

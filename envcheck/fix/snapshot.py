@@ -333,7 +333,7 @@ def undo_plan(
     if remove:
         steps.append(PlannedStep(
             "pip-uninstall", f"uninstall {', '.join(remove)}", "added or changed since the snapshot",
-            (uninstall_argv(pip, remove),),
+            (uninstall_argv(pip, remove, PipSources(break_system_packages=sources.break_system_packages)),),
         ))
     wanted = [before[name] for name, was, _ in changed if was is not None]
     plain = [d for d in wanted if not d.editable]
@@ -343,6 +343,7 @@ def undo_plan(
         find_links=links,
         index_url=sources.index_url or snapshot.sources.index_url,
         no_index=sources.no_index or snapshot.sources.no_index,
+        break_system_packages=sources.break_system_packages,
     )
     if plain:
         requirements = []
