@@ -1,0 +1,69 @@
+"""`envcheck fix` through its command line: usage mistakes are exit 2 naming the flag; a real SIGKILL mid-plan."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import python312
+from test_fix_apply import broken_env, freeze, profile
+
+from envcheck.cli import main
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["--index-url", "http://pypi.example/simple"], "--index-url"),
+    (["--index-url", "--no-deps"], "--index-url"),
+    (["--find-links", "/no/such/wheelhouse"], "--find-links"),
+    (["--cutlass-url", "ext::sh -c id"], "--cutlass-url"),
+    (["--cutlass-url", "-oProxyCommand=id"], "--cutlass-url"),
+    (["--python", "/no/such/python"], "--python"),
+    (["--index-url", "https://x/simple", "--no-index"], "--no-index"),
+])
+def test_usage_mistakes_exit_2_and_name_the_flag(args, flag, capsys):
+    assert main(["fix", "--dry-run", *args]) == 2
+    assert flag in capsys.readouterr().err
+
+
+def cli(*args: str, env=None, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "envcheck", "fix", *args], capture_output=True, text=True,
+                          env=env or os.environ.copy(), cwd=Path(__file__).resolve().parent.parent, **kw)
+
+
+@pytest.mark.skipif(python312() is None, reason="needs a Python >= 3.12 for cutlass_api")
+def test_json_plan_then_a_real_sigkill_between_steps_then_finish(tmp_path, wheelhouse, build_backend, cutlass_repo):
+    python = broken_env(tmp_path, wheelhouse)
+    policy_file = profile(tmp_path, cutlass_repo)
+    original = freeze(python)
+    common = ["--python", str(python), "--policy", str(policy_file), "--cutlass-dir", str(tmp_path / "cutlass"),
+              "--find-links", str(wheelhouse), "--find-links", str(build_backend), "--no-index", "--no-gpu"]
+    done = cli(*common, "--json")
+    assert done.returncode == 1, done.stderr
+    plan = json.loads(done.stdout)["plan"]
+    assert [s["kind"] for s in plan["steps"]][0] == "pip-uninstall"
+    assert freeze(python) == original  # --json without --yes applies nothing
+
+    # SIGKILL as soon as the fetch step reports done: the process dies between two steps, or inside the next one
+    process = subprocess.Popen([sys.executable, "-m", "envcheck", "fix", *common, "--yes"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parent.parent)
+    fetched = False
+    for line in process.stderr:
+        if fetched and line.strip().startswith("done in"):
+            process.send_signal(signal.SIGKILL)
+            break
+        fetched = fetched or "fetch CUTLASS" in line
+    process.wait(timeout=120)
+    assert process.returncode == -signal.SIGKILL
+
+    done = cli(*common, "--yes")
+    assert "Failed" not in done.stdout, done.stdout + done.stderr
+    after = freeze(python)
+    assert "apache-tvm-ffi==0.1.7" in after and any(line.startswith("cutlass-api") or line.startswith("-e") for line in after)
+    done = cli("--undo", "--yes", "--python", str(python))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert freeze(python) == original

@@ -1,0 +1,241 @@
+"""The pure parts of the fixer: argv building and validation, and the plan made from findings (tables)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import pytest
+from packaging.requirements import Requirement
+
+from envcheck.errors import UsageError
+from envcheck.fix.pip import (
+    PipSources,
+    install_argv,
+    merge_requirements,
+    parse_requirement,
+    pip_prefix,
+    redact,
+    sources_from_flags,
+    uninstall_argv,
+)
+from envcheck.fix.plan import PlanOptions, constraints_text, make_plan
+from envcheck.model import Checkout, Distribution, Facts, Failure, Finding, Interpreter, Remedy, Status, Step
+
+PIP = ("/t/bin/python", "-m", "pip")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# pip argv
+
+
+@pytest.mark.parametrize("text", [
+    "--index-url=https://evil.example/simple", "-e .", "foo @ https://evil.example/foo.whl", "not a requirement!",
+    "foo; os_name == 'posix' and", "",
+])
+def test_requirements_that_are_not_plain_requirements_are_refused(text):
+    with pytest.raises(UsageError):
+        parse_requirement(text, "--test")
+
+
+@pytest.mark.parametrize("url", [
+    "http://pypi.example/simple", "ssh://host/simple", "-https://x", "https://x/simple\n--no-deps", "ftp://x", "",
+    "javascript:alert(1)",
+])
+def test_index_urls_are_limited_to_https_and_file(url):
+    with pytest.raises(UsageError, match="--index-url"):
+        sources_from_flags(index_url=url)
+
+
+def test_find_links_must_be_a_directory_and_becomes_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-wheels").mkdir()
+    sources = sources_from_flags(find_links=["-wheels"])
+    assert sources.find_links == (str(tmp_path / "-wheels"),)
+    with pytest.raises(UsageError, match="--find-links"):
+        sources_from_flags(find_links=[str(tmp_path / "nowhere")])
+    with pytest.raises(UsageError, match="--no-index"):
+        sources_from_flags(index_url="https://x/simple", no_index=True)
+
+
+def test_every_value_is_joined_to_its_option_or_after_the_double_dash(tmp_path):
+    sources = PipSources(find_links=(str(tmp_path),), index_url="https://user:secret@mirror.example/simple")
+    argv = install_argv(PIP, [Requirement("apache-tvm-ffi==0.1.7")], sources=sources, constraints="c.txt",
+                        editable="rel/dir[torch]", no_deps=True)
+    assert argv[:4] == (*PIP, "install")
+    assert "--isolated" in argv and "--no-input" in argv
+    values = [a for a in argv[4:] if not a.startswith("--")]
+    assert values == ["apache-tvm-ffi==0.1.7"] and argv[-2] == "--"
+    assert f"--constraint={os.path.abspath('c.txt')}" in argv
+    assert f"--editable={os.path.abspath('rel/dir')}[torch]" in argv
+    assert uninstall_argv(PIP, ["Nvidia_Cutlass"])[-2:] == ("--", "nvidia-cutlass")
+    with pytest.raises(UsageError):
+        uninstall_argv(PIP, ["--yes"])
+
+
+def test_a_step_index_is_used_only_when_the_user_chose_no_sources(tmp_path):
+    torch_index = "https://download.pytorch.org/whl/cu130"
+    assert f"--index-url={torch_index}" in PipSources().options(torch_index)
+    offline = PipSources(find_links=(str(tmp_path),), no_index=True)
+    assert offline.options(torch_index) == ("--no-index", f"--find-links={tmp_path}")
+    assert PipSources(index_url="https://mirror/simple").options(torch_index) == ("--index-url=https://mirror/simple",)
+
+
+def test_pip_prefix_uses_the_targets_pip_or_drives_it_from_outside():
+    assert pip_prefix("/v/bin/python", True) == ("/v/bin/python", "-m", "pip")
+    outside = pip_prefix("/v/bin/python", False, "/own/python")
+    assert outside == ("/own/python", "-m", "pip", "--python=/v/bin/python")
+
+
+def test_merge_requirements_intersects_specifiers_and_joins_extras():
+    merged = merge_requirements([Requirement("a>=1"), Requirement("b"), Requirement("A[x]<3")])
+    assert [str(r) for r in merged] == ["a[x]<3,>=1", "b"]
+
+
+def test_redact_hides_secrets_in_urls():
+    assert redact("https://user:tok@host/simple") == "https://user:***@host/simple"
+    assert redact("https://tok@host/simple") == "https://***@host/simple"
+    assert redact("https://host/simple") == "https://host/simple"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Plans from findings
+
+
+def interpreter(*dists: tuple[str, str], version=(3, 12, 3)) -> Interpreter:
+    return Interpreter(
+        executable="/t/bin/python", version=version, implementation="cpython", prefix="/t", base_prefix="/usr",
+        site_dirs=("/t/site",), sys_path=("/t/site",),
+        distributions=tuple(Distribution(n, v, "/t/site") for n, v in dists),
+        modules=(), torch=None, markers=(),
+    )
+
+
+def facts(interp, checkout=None) -> Facts:
+    return Facts(interpreter=interp, driver=Failure("driver", "none"), toolkit=Failure("toolkit", "none"), checkout=checkout)
+
+
+def finding(check_id, status=Status.FAIL, *steps: Step, text="do it") -> Finding:
+    return Finding(check_id, check_id, status, "found", remedy=Remedy(text, steps=tuple(steps)) if steps or text else None)
+
+
+def opts(tmp_path, **kw) -> PlanOptions:
+    kw.setdefault("toolkit_prefix", str(tmp_path / "cuda-13.1"))
+    return PlanOptions(python="/t/bin/python", pip=PIP, state_dir=str(tmp_path / "state"),
+                       cutlass_dir=str(tmp_path / "cutlass"), cutlass_url="https://github.com/NVIDIA/cutlass", **kw)
+
+
+BROKEN = interpreter(("torch", "2.11.0+cu130"), ("nvidia-cutlass-dsl", "4.4.0"), ("nvidia-cutlass-dsl-libs-base", "4.4.0"),
+                     ("nvidia-cutlass", "3.5.0"), ("apache-tvm-ffi", "0.1.6"))
+
+
+def broken_findings():
+    return (
+        finding("cutedsl.version", Status.FAIL, Step("pip-install", ("nvidia-cutlass-dsl>=4.3.0,<=4.3.5",), "dsl")),
+        finding("cutedsl.importable", Status.FAIL, Step("pip-uninstall", ("nvidia-cutlass",), "wrong package"),
+                Step("pip-install", ("nvidia-cutlass-dsl>=4.3.0,<=4.3.5",), "restore", reinstall=True)),
+        finding("nvgemm.deps", Status.FAIL, Step("pip-install", ("apache-tvm-ffi==0.1.7", "nvidia-matmul-heuristics"), "deps")),
+        finding("packages.consistency", Status.WARN, Step("pip-install", ("nvidia-cutlass-dsl-libs-base==4.4.0",), "missing")),
+        finding("cutlass.checkout", Status.FAIL, Step("cutlass-fetch", (), "missing"), Step("cutlass-install", (), "x")),
+        finding("cuda.toolkit", Status.FAIL, Step("toolkit-install", ("cuda-toolkit[nvcc]==13.1.*",), "nvcc")),
+        finding("cuda.driver", Status.FAIL, text="Upgrade the driver to 590.44.01."),
+    )
+
+
+def test_the_plan_order_and_what_each_step_carries(tmp_path, policy):
+    plan = make_plan(broken_findings(), facts(BROKEN), policy, opts(tmp_path))
+    kinds = [(s.kind, s.optional) for s in plan.steps]
+    assert kinds == [
+        ("pip-uninstall", False),  # the wrong package and the stale split libs, first
+        ("pip-install", False),  # the pins, in one transaction, torch held
+        ("pip-install", False),  # the reinstall over overwritten files
+        ("pip-install", True),  # recommended packages, allowed to fail
+        ("cutlass-fetch", False),
+        ("cutlass-install", False),
+    ]
+    uninstall, pins, renew, extra, fetch, install = plan.steps
+    assert uninstall.commands[0][-2:] == ("nvidia-cutlass", "nvidia-cutlass-dsl-libs-base")
+    assert pins.commands[0][-4:] == ("--", "nvidia-cutlass-dsl<=4.3.5,>=4.3.0", "apache-tvm-ffi==0.1.7", "torch==2.11.0+cu130")
+    assert "--force-reinstall" in renew.commands[0] and "--no-deps" in renew.commands[0]
+    assert extra.commands[0][-2] == "nvidia-matmul-heuristics"  # the split libs are never installed back
+    assert not any("libs-base" in a for s in plan.steps[1:] for c in s.commands for a in c)
+    assert fetch.param("commit") == policy.cutlass.commit and fetch.param("dest") == str(tmp_path / "cutlass")
+    assert any(a.startswith("--editable=") and a.endswith("python/cutlass_api[torch]") for a in install.commands[0])
+    assert [s.kind for s in plan.offered] == ["toolkit-install"]  # only offered without --toolkit
+    assert [m.check_id for m in plan.manual] == ["cuda.driver"] and "590.44.01" in plan.manual[0].text
+    constraints = dict(pins.writes)[str(tmp_path / "state" / "constraints.txt")]
+    assert "nvidia-cutlass-dsl<=4.3.5,>=4.3.0" in constraints and "torch==2.11.0+cu130" in constraints
+    assert plan.runnable and not plan.blocked
+
+
+def test_the_toolkit_goes_into_a_prefix_of_its_own_when_asked(tmp_path, policy):
+    prefix = str(tmp_path / "cuda-13.1")
+    plan = make_plan(broken_findings(), facts(BROKEN), policy, opts(tmp_path, toolkit=True, toolkit_prefix=prefix))
+    step = plan.steps[-1]
+    assert step.kind == "toolkit-install" and f"--target={prefix}" in step.commands[0]
+    env_file, text = step.writes_after[0]
+    assert env_file == f"{prefix}/env.sh" and f"CUDA_HOME={prefix}/nvidia/cu13" in text
+
+
+def test_torch_is_installed_first_from_its_index_and_then_rides_along(tmp_path, policy):
+    cpu = interpreter(("torch", "2.13.0+cpu"))
+    findings = (
+        finding("torch.cuda-build", Status.FAIL,
+                Step("pip-install", ("torch>=2.11",), "cpu build", index_url="https://download.pytorch.org/whl/cu130", reinstall=True)),
+        finding("nvgemm.deps", Status.FAIL, Step("pip-install", ("apache-tvm-ffi==0.1.7",), "deps")),
+    )
+    plan = make_plan(findings, facts(cpu), policy, opts(tmp_path))
+    torch_step, pins = plan.steps
+    assert "--index-url=https://download.pytorch.org/whl/cu130" in torch_step.commands[0]
+    assert "--force-reinstall" in torch_step.commands[0] and torch_step.commands[0][-1] == "torch>=2.11"
+    assert pins.commands[0][-1] == "torch>=2.11"
+    # the user's sources replace the step's index
+    offline = make_plan(findings, facts(cpu), policy, opts(tmp_path, sources=PipSources(find_links=(str(tmp_path),), no_index=True)))
+    assert not any(a.startswith("--index-url") for a in offline.steps[0].commands[0])
+
+
+def test_an_old_interpreter_blocks_the_plan_with_instructions(tmp_path, policy):
+    old = interpreter(("torch", "2.11.0+cu130"), version=(3, 11, 7))
+    findings = (finding("python.version", Status.FAIL, text="needs 3.12"),) + broken_findings()[:1]
+    plan = make_plan(findings, facts(old), policy,
+                     opts(tmp_path, interpreters=(("/usr/bin/python3.13", "3.13.1"), ("/usr/bin/python3.11", "3.11.7"))))
+    assert plan.blocked and not plan.runnable
+    advice = plan.manual[0]
+    assert advice.check_id == "python.version" and "/usr/bin/python3.13" in advice.text
+    assert advice.commands[0][:3] == ("/usr/bin/python3.13", "-m", "venv")
+    assert advice.commands[-1][:3] == ("envcheck", "fix", "--python")
+
+
+def test_a_dirty_checkout_that_must_move_stops_the_plan_before_any_change(tmp_path, policy):
+    dirty = Checkout(path=str(tmp_path / "cutlass"), source="--cutlass-dir", is_repo=True, commit="0" * 40,
+                     dirty_files=("python/cutlass_api/x.py",))
+    findings = (finding("cutlass.checkout", Status.FAIL, Step("cutlass-fetch", (), "old commit")),)
+    plan = make_plan(findings, facts(interpreter(), dirty), policy, opts(tmp_path))
+    assert plan.blocked and "does not touch a dirty checkout" in plan.blocked[0]
+    clean = replace(dirty, dirty_files=())
+    assert not make_plan(findings, facts(interpreter(), clean), policy, opts(tmp_path)).blocked
+
+
+def test_an_unreadable_interpreter_gives_no_steps(tmp_path, policy):
+    plan = make_plan(broken_findings(), Facts(Failure("interpreter", "no python"), Failure("d", ""), Failure("t", ""), None),
+                     policy, opts(tmp_path))
+    assert not plan.steps and plan.blocked
+
+
+def test_nothing_failing_means_an_empty_plan(tmp_path, policy):
+    plan = make_plan((Finding("python.version", "p", Status.PASS, "3.12"),), facts(interpreter()), policy, opts(tmp_path))
+    assert not plan.steps and not plan.manual and not plan.runnable
+
+
+def test_constraints_hold_torch_where_it_is(policy):
+    text = constraints_text(policy, interpreter(("torch", "2.11.0+cu130")), torch_planned=False)
+    assert "torch==2.11.0+cu130" in text.splitlines()
+    assert "apache-tvm-ffi==0.1.7" in text.splitlines()
+    assert "torch>=2.11" in constraints_text(policy, interpreter(), torch_planned=True).splitlines()
+
+
+def test_plan_json_has_what_why_and_the_exact_command(tmp_path, policy):
+    data = make_plan(broken_findings(), facts(BROKEN), policy, opts(tmp_path)).to_json()
+    assert data["schema_version"] == 1
+    for step in data["steps"]:
+        assert step["what"] and step["why"] and step["commands"] and step["command"]
