@@ -302,7 +302,7 @@ def run_smoke(
     ]
     progress(
         f"compiling a {shape.text} GEMM with {backends} in {python} "
-        f"({'warm cache' if warm_before else 'cold cache: about a minute'}); log: {log_path}"
+        f"({'warm cache' if warm_before else 'cold cache: half a minute or more'}); log: {log_path}"
     )
     common["log"] = str(log_path)
     with open(log_path, "w", encoding="utf-8") as log:
@@ -365,7 +365,8 @@ def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeRe
             status=Status.WARN,
             summary=summary + f" — but nvidia-cutlass-dsl {dsl} is outside the policy ({policy.cutedsl.specifier})",
             cause=f"The smoke run passed with nvidia-cutlass-dsl {dsl}, which the policy does not cover "
-            f"({policy.cutedsl.requirement}): this GEMM works, other kernels (SM100) are known to fail with it.",
+            f"({policy.cutedsl.requirement}): this GEMM works, but the policy says why that is not enough: "
+            f"{policy.cutedsl.why or 'it was not tested'}",
             cause_id="dsl-outside-policy",
             remedy=Remedy(
                 text=f"Install {policy.cutedsl.requirement} to match the tested stack.",

@@ -104,3 +104,28 @@ def test_find_kernel_table(code, expected):
 )
 def test_tolerance_table(error, reference, dtype, ok):
     assert within_tolerance(error, reference, dtype) is ok
+
+
+def test_stack_key_follows_versions_and_every_cutlass_api_source_file(tmp_path, monkeypatch):
+    package = tmp_path / "cutlass_api"
+    (package / "providers").mkdir(parents=True)
+    (package / "__init__.py").write_text("__version__ = '0.1.0a1'\n")
+    (package / "providers" / "gemm.py").write_text("A = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    versions = {"torch": "2.11.0", "nvidia-cutlass-dsl": "4.3.5"}
+    first = smoke_child.stack_key(versions)
+    assert smoke_child.stack_key(dict(versions)) == first
+    assert smoke_child.stack_key({**versions, "nvidia-cutlass-dsl": "4.4.0"}) != first
+    (package / "providers" / "gemm.py").write_text("A = 22\n")  # an edited checkout, same version
+    assert smoke_child.stack_key(versions) != first
+
+
+@pytest.mark.parametrize("capability", [(10, 0), (12, 0)])
+def test_the_kernel_lookup_is_never_seeded_at_or_above_cc_10(tmp_path, capability):
+    marker = tmp_path / "marker.json"
+    marker.write_text(json.dumps({"key": "anything"}))
+    assert smoke_child._seed_kernel_lookup(capability, str(marker), {}) == "inductor"
+
+
+def test_the_kernel_lookup_is_not_seeded_without_a_marker(tmp_path):
+    assert smoke_child._seed_kernel_lookup((9, 0), str(tmp_path / "none.json"), {}) == "inductor"
