@@ -360,6 +360,16 @@ def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeRe
         f"run {fields['run_s'] * 1e3:.3f} ms, max error {fields['max_error']:.3g}"
     )
     dsl = dict(fields["versions"]).get(policy.cutedsl.name) or ctx.cutedsl_version
+    if not fields["kernel"]:
+        return SmokeResult(
+            status=Status.WARN,
+            summary=summary + " — but the generated code names no cutedsl.* kernel",
+            cause=f"{fields['call']} ran and matched the reference, but Inductor's generated code does not name the "
+            "cutlass_api kernel it used: this torch writes its NVGEMM code differently from the one envcheck knows.",
+            cause_id="kernel-unnamed",
+            remedy=Remedy(text="Read the generated code beside the log; report it if it is a torch envcheck should know."),
+            **fields,
+        )
     if dsl and not _version_in(dsl, policy):
         return SmokeResult(
             status=Status.WARN,

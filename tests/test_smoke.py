@@ -123,6 +123,12 @@ def test_a_pass_with_a_dsl_outside_the_policy_is_flagged(policy, tmp_path):
     assert policy.cutedsl.requirement in result.remedy.commands[0]
 
 
+def test_a_pass_whose_code_names_no_kernel_is_flagged(policy, tmp_path):
+    script = replay(tmp_path, "pass-cold-h200.log", kernel=None)
+    result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=script)
+    assert result.status is Status.WARN and result.cause_id == "kernel-unnamed"
+
+
 def test_a_failure_replayed_from_the_h200(policy, tmp_path):
     script = replay(tmp_path, "cutedsl-backend-cc90.log")
     result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=script, backends="CUTEDSL")
