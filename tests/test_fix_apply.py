@@ -189,3 +189,19 @@ def test_a_fix_killed_at_every_step_boundary_ends_where_an_uninterrupted_one_doe
             code, out, err = run(options(python, policy_file, cutlass_dir, wheelhouse, build_backend, yes=True, undo=True))
             assert code == 0, f"boundary {boundary}: {out}{err}"
             assert freeze(python) == original, f"boundary {boundary}"
+
+
+def test_dry_run_does_not_even_refresh_an_existing_checkouts_index(tmp_path, wheelhouse, build_backend, cutlass_repo):
+    import time
+
+    python = broken_env(tmp_path, wheelhouse)
+    policy_file = profile(tmp_path, cutlass_repo)
+    cutlass_dir = tmp_path / "mine"
+    git("clone", "-q", str(cutlass_repo), str(cutlass_dir), cwd=tmp_path)
+    git("checkout", "-q", "HEAD~1", cwd=cutlass_dir)
+    time.sleep(1.1)
+    os.utime(cutlass_dir / "python" / "cutlass_api" / "pyproject.toml")  # stale stat data: git status would refresh
+    state = tree_state(cutlass_dir, tmp_path / "target")
+    code, out, _ = run(options(python, policy_file, cutlass_dir, wheelhouse, build_backend, dry_run=True))
+    assert "fetch CUTLASS" in out and "--dry-run: nothing was changed." in out
+    assert tree_state(cutlass_dir, tmp_path / "target") == state

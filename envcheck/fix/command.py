@@ -258,7 +258,19 @@ def _account(outcome: Outcome) -> list[str]:
 
 
 def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
-    io = io or Io()
+    # Reading a checkout runs `git status`, which rewrites .git/index when it can: a dry run must write nothing.
+    saved = os.environ.get("GIT_OPTIONAL_LOCKS")
+    os.environ["GIT_OPTIONAL_LOCKS"] = "0"
+    try:
+        return _run_fix(options, io or Io())
+    finally:
+        if saved is None:
+            os.environ.pop("GIT_OPTIONAL_LOCKS", None)
+        else:
+            os.environ["GIT_OPTIONAL_LOCKS"] = saved
+
+
+def _run_fix(options: FixOptions, io: Io) -> int:
     from ..policy import resolve
 
     python = resolve_python(options.python)
@@ -315,6 +327,8 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
             io.out.write(json.dumps(document, indent=2) + "\n")
         elif options.dry_run and plan.runnable:
             io.out.write("--dry-run: nothing was changed.\n")
+        if not plan.steps and not plan.blocked and not options.dry_run:
+            snapshots.mark(state, "done")  # a run killed after its last step: nothing was left to do
         return problem
     if not options.yes and not _confirm(io, f"Apply these {len(plan.steps)} steps to {python}?"):
         io.err.write("Nothing was changed (run with --yes to apply without asking).\n")

@@ -129,7 +129,8 @@ def _git():
 def _repo(path: Path):
     git = _git()
     repo = git.Repo(path)  # this folder itself, never a repository above it
-    repo.git.update_environment(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="")
+    # never prompt; and `git status` must not rewrite the index of a checkout it only reads
+    repo.git.update_environment(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="", GIT_OPTIONAL_LOCKS="0")
     return repo
 
 
