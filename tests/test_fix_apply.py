@@ -205,3 +205,35 @@ def test_dry_run_does_not_even_refresh_an_existing_checkouts_index(tmp_path, whe
     code, out, _ = run(options(python, policy_file, cutlass_dir, wheelhouse, build_backend, dry_run=True))
     assert "fetch CUTLASS" in out and "--dry-run: nothing was changed." in out
     assert tree_state(cutlass_dir, tmp_path / "target") == state
+
+
+def test_the_toolkit_step_installs_into_its_own_prefix_and_writes_an_env_file(tmp_path, wheelhouse, policy):
+    from wheelfactory import build_wheel
+
+    from envcheck.fix.apply import apply
+    from envcheck.fix.pip import PipSources, pip_prefix
+    from envcheck.fix.plan import PlanOptions, make_plan
+    from envcheck.model import Facts, Failure, Finding, Remedy, Step
+
+    nvcc = "#!/bin/sh\necho 'Cuda compilation tools, release 13.1, V13.1.80'\n"
+    toolkit_wheels = tmp_path / "toolkit-wheels"
+    build_wheel(toolkit_wheels, "cuda-toolkit", "13.1.0", {"nvidia/cu13/bin/nvcc": nvcc})
+    python = make_venv(tmp_path / "target", python312())
+    install(python, wheelhouse, "torch==2.11.0+cu130", "cuda-bindings")
+    before = freeze(python)
+    interpreter = gather(Sources(python=str(python))).interpreter
+    prefix = tmp_path / "cuda-13.1"
+    finding = Finding("cuda.toolkit", "toolkit", Status.FAIL, "nvcc 13.0", remedy=Remedy(
+        "x", steps=(Step("toolkit-install", ("cuda-toolkit[nvcc]==13.1.*",), "nvcc 13.1 is missing"),)))
+    plan = make_plan((finding,), Facts(interpreter, Failure("d", ""), Failure("t", ""), None), policy, PlanOptions(
+        python=str(python), pip=pip_prefix(str(python), False), state_dir=str(tmp_path / "state"),
+        cutlass_dir=str(tmp_path / "c"), cutlass_url="https://github.com/NVIDIA/cutlass",
+        sources=PipSources(find_links=(str(toolkit_wheels),), no_index=True), toolkit=True, toolkit_prefix=str(prefix)))
+    assert [s.kind for s in plan.steps] == ["toolkit-install"]
+    with open(tmp_path / "log", "w") as log:
+        assert apply(plan, log).ok
+    env_file = prefix / "env.sh"
+    (prefix / "nvidia" / "cu13" / "bin" / "nvcc").chmod(0o755)  # the test's hand-made wheel carries no file modes
+    done = subprocess.run(["sh", "-c", f". {env_file} && nvcc --version && echo $CUDA_HOME"], capture_output=True, text=True)
+    assert "release 13.1" in done.stdout and done.stdout.strip().endswith("nvidia/cu13")
+    assert freeze(python) == before  # torch's environment is untouched
