@@ -388,8 +388,8 @@ def _undo(options: FixOptions, io: Io, policy, interpreter: Interpreter, state: 
     else:
         io.out.write(render_plan(plan, f"envcheck fix --undo (back to {taken.taken_at})") + "\n")
     if options.dry_run or not plan.steps or (options.as_json and not options.yes):
-        if not plan.steps:
-            snapshots.retire(state)
+        if not plan.steps and not options.dry_run:
+            snapshots.retire(state)  # already as recorded: nothing left to undo
         if options.as_json:
             io.out.write(json.dumps(document, indent=2) + "\n")
         return EXIT_OK
