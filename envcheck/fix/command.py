@@ -25,7 +25,7 @@ from .apply import Console, Outcome, Runner, apply, run_command
 from .cutlass import checked_url, read_state
 from ..target import resolve_python
 from .pip import PipSources, pip_prefix, redact_argv, sources_from_flags
-from .plan import Plan, PlannedStep, PlanOptions, make_plan
+from .plan import Plan, PlanOptions, make_plan
 
 __all__ = ["FixOptions", "run_fix", "find_interpreters"]
 
@@ -258,19 +258,7 @@ def _account(outcome: Outcome) -> list[str]:
 
 
 def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
-    # Reading a checkout runs `git status`, which rewrites .git/index when it can: a dry run must write nothing.
-    saved = os.environ.get("GIT_OPTIONAL_LOCKS")
-    os.environ["GIT_OPTIONAL_LOCKS"] = "0"
-    try:
-        return _run_fix(options, io or Io())
-    finally:
-        if saved is None:
-            os.environ.pop("GIT_OPTIONAL_LOCKS", None)
-        else:
-            os.environ["GIT_OPTIONAL_LOCKS"] = saved
-
-
-def _run_fix(options: FixOptions, io: Io) -> int:
+    io = io or Io()
     from ..policy import resolve
 
     python = resolve_python(options.python)
