@@ -10,6 +10,7 @@ imported no torch, cutlass or triton in envcheck's own process.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -39,8 +40,10 @@ def main() -> int:
     doctor_times, collect_times = [], []
     for _ in range(args.rounds):
         seconds, done = timed(doctor, env)
-        if done.returncode not in (0, 1):
-            print(done.stderr, file=sys.stderr)
+        try:
+            json.loads(done.stdout)  # a crash that exits 1 must not count as a doctor run
+        except ValueError:
+            print(f"envcheck doctor did not print its report (exit {done.returncode}):\n{done.stderr}", file=sys.stderr)
             return 3
         doctor_times.append(seconds)
         seconds, _ = timed(collect, env)
