@@ -240,6 +240,30 @@ def test_mixed_cuda_majors_fail(policy):
     assert "nvidia-ml-py" not in finding.found
 
 
+# Every nvidia-* wheel of the H200 image's torch 2.11.0+cu130 environment (2026-11-29): one CUDA major, although
+# cufile, curand, cufft, cusolver and cusparse carry library versions of their own.
+H200_NVIDIA = {
+    "nvidia-cufile": "1.15.1.6", "nvidia-curand": "10.4.0.35", "nvidia-cusolver": "12.0.4.66",
+    "nvidia-cufft": "12.0.0.61", "nvidia-cusparse": "12.6.3.3", "nvidia-nvtx": "13.0.85",
+    "nvidia-nvshmem-cu13": "3.4.5", "nvidia-cudnn-cu13": "9.19.0.56", "nvidia-nccl-cu13": "2.28.9",
+    "nvidia-cuda-nvrtc": "13.0.88", "nvidia-cusparselt-cu13": "0.8.0", "nvidia-nvjitlink": "13.0.88",
+    "nvidia-cuda-cupti": "13.0.85", "nvidia-cuda-runtime": "13.0.96", "nvidia-cublas": "13.1.0.3",
+    "nvidia-ml-py": "13.580.82", "nvidia-cutlass-dsl": "4.3.5",
+}
+
+
+@pytest.mark.parametrize("extra, majors", [
+    (H200_NVIDIA, {13}),
+    ({"nvidia-cublas-cu12": "12.8.4.1", "nvidia-cuda-runtime-cu12": "12.8.90", "nvidia-cufft-cu12": "11.3.3.83"}, {12}),
+    ({**H200_NVIDIA, "nvidia-cuda-runtime-cu12": "12.8.90"}, {12, 13}),
+    ({"nvidia-cufft": "12.0.0.61", "nvidia-curand": "10.4.0.35"}, set()),
+])
+def test_cuda_majors_of_real_wheel_sets(extra, majors):
+    from envcheck.judge.packages import cuda_majors
+    env = interpreter(dists={}, extra=tuple(dist(n, v) for n, v in extra.items()))
+    assert set(cuda_majors(env)) == majors
+
+
 def test_duplicate_copies_are_reported(policy):
     twice = interpreter(extra=(dist("apache-tvm-ffi", "0.1.6", location="/tmp/target"),))
     finding = verdict(policy, "packages.consistency", interpreter=twice)

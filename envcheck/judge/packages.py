@@ -76,9 +76,11 @@ def broken_requirements(interpreter: Interpreter) -> tuple[tuple[Distribution, R
     return tuple(broken)
 
 
-# CUDA component wheels: either a -cuNN suffix, or (CUDA 13 on) no suffix and a version whose major is the CUDA major.
+# CUDA component wheels name their CUDA major with a -cuNN suffix; from CUDA 13 on most have no suffix, and only
+# some of those carry the CUDA major as their own version's major (cuda-runtime 13.0.96, cublas 13.1.0.3). Others
+# keep library versions of their own (cufft 12.0 and curand 10.4 are CUDA 13 libraries): they tell nothing.
 _SUFFIX = re.compile(r"-cu(\d+)$")
-_UNSUFFIXED = re.compile(r"^nvidia-(cuda-|cublas|cufft|curand|cusolver|cusparse|cufile|nvjitlink|nvtx|npp|nvjpeg)")
+_UNSUFFIXED = re.compile(r"^nvidia-(cuda-[a-z0-9]+|cublas|nvjitlink|nvtx)$")
 
 
 def cuda_majors(interpreter: Interpreter) -> dict[int, tuple[str, ...]]:
