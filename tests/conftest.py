@@ -81,6 +81,7 @@ def wheelhouse(tmp_path_factory) -> Path:
                 requires=["nvidia-cutlass-dsl-libs-base==4.4.0"])
     build_wheel(folder, "nvidia-cutlass-dsl-libs-base", "4.4.0", _dsl_files("4.4.0"))
     build_wheel(folder, "nvidia-cutlass", "3.5.0", {"cutlass/__init__.py": "# the old CUTLASS Python interface\n"})
+    build_wheel(folder, "nvidia-cutlass", "4.2.0.0", {"cutlass_cppgen/__init__.py": "", "cutlass_library/__init__.py": ""})
     build_wheel(folder, "apache-tvm-ffi", "0.1.7", {"tvm_ffi/__init__.py": ""})
     build_wheel(folder, "apache-tvm-ffi", "0.1.6", {"tvm_ffi/__init__.py": ""})
     build_wheel(folder, "torch-c-dlpack-ext", "0.1.5", {"torch_c_dlpack_ext/__init__.py": ""})

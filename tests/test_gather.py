@@ -90,6 +90,29 @@ def test_wrong_package_and_stale_split_packages(venv_factory, policy):
     assert by_id["cutedsl.importable"].status == Status.FAIL and "libs-base" in by_id["cutedsl.importable"].found
 
 
+@pytest.mark.parametrize("other, status", [("nvidia-cutlass==3.5.0", Status.FAIL), ("nvidia-cutlass==4.2.0.0", Status.WARN)])
+def test_nvidia_cutlass_beside_the_dsl(venv_factory, policy, other, status):
+    """3.x installs a top-level `cutlass` that wins over the DSL's .pth entry; 4.x installs cutlass_cppgen."""
+    python = venv_factory("nvidia-cutlass-dsl==4.3.5", other)
+    finding = findings_for(gather(Sources(python=str(python))), policy)["cutedsl.importable"]
+    assert finding.status == status, finding.found
+
+
+def test_the_real_nvidia_cutlass_wheel_shadows_the_dsl(venv_factory, wheelhouse, tmp_path, policy):
+    """The real nvidia-cutlass 3.5.1.0 from PyPI (4 MB), beside a DSL-shaped wheel: `import cutlass` is not the DSL's."""
+    real = tmp_path / "real"
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(real),
+                           "nvidia-cutlass==3.5.1.0"], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"PyPI not reachable: {done.stderr.strip()[-200:]}")
+    python = venv_factory("nvidia-cutlass-dsl==4.3.5")
+    install(python, real, "nvidia-cutlass==3.5.1.0", extra=["--no-deps"])
+    facts = gather(Sources(python=str(python)))
+    assert facts.interpreter.module("cutlass").origin.endswith("site-packages/cutlass/__init__.py")
+    finding = findings_for(facts, policy)["cutedsl.importable"]
+    assert finding.status == Status.FAIL and "nvidia-cutlass 3.5.1.0 is installed" in finding.found
+
+
 def test_dsl_too_new_and_mixed_cuda_majors(venv_factory, policy):
     python = venv_factory("nvidia-cutlass-dsl==4.4.0", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime")
     by_id = findings_for(gather(Sources(python=str(python))), policy)

@@ -176,6 +176,13 @@ def test_cutedsl_shadowed_by_nvidia_cutlass(policy):
     assert kinds == ["pip-uninstall", "pip-install"] and finding.remedy.steps[0].args == ("nvidia-cutlass",)
 
 
+def test_nvidia_cutlass_beside_the_dsl_that_shadows_nothing_is_a_warning(policy):
+    beside = interpreter(extra=(dist("nvidia-cutlass", "4.2.0.0"),))
+    finding = verdict(policy, "cutedsl.importable", interpreter=beside)
+    assert finding.status == Status.WARN and "nvidia-cutlass 4.2.0.0 is installed" in finding.found
+    assert finding.remedy.steps[0].args == ("nvidia-cutlass",)
+
+
 def test_cutedsl_wrong_package_instead(policy):
     dists = {k: v for k, v in __import__("factsbuilder").GOOD_DISTS.items() if k != "nvidia-cutlass-dsl"}
     wrong = interpreter(dists=dists, extra=(dist("nvidia-cutlass", "3.5.0"),), modules={"cutlass": f"{SITE}/cutlass/__init__.py"})

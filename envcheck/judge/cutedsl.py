@@ -8,7 +8,7 @@ from typing import Optional
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..model import Distribution, Finding, Interpreter, Remedy, Status
-from ..policy import Policy, spec_text
+from ..policy import Conflict, Policy, spec_text
 from ._common import Context, interpreter_error, pip_install, pip_uninstall, satisfies
 
 __all__ = ["cutedsl_version", "cutedsl_importable", "conflicting"]
@@ -31,8 +31,8 @@ def cutedsl_version(ctx: Context) -> Finding:
     return Finding(check, title, Status.FAIL, found, wanted, rule.why, install)
 
 
-def conflicting(policy: Policy, interpreter: Interpreter) -> tuple[tuple[Distribution, str], ...]:
-    """Installed distributions the policy forbids, with why; a split package the installed DSL needs is not stale."""
+def conflicting(policy: Policy, interpreter: Interpreter) -> tuple[tuple[Distribution, Conflict], ...]:
+    """Installed distributions the policy forbids, with the rule; a split package the installed DSL needs is not stale."""
     dsl = interpreter.dist(policy.cutedsl.name)
     needed = set()
     if dsl is not None:
@@ -45,13 +45,13 @@ def conflicting(policy: Policy, interpreter: Interpreter) -> tuple[tuple[Distrib
     for dist in interpreter.distributions:
         for conflict in policy.conflicts:
             if conflict.matches(dist.name) and not (conflict.is_prefix and dist.name in needed):
-                found.append((dist, conflict.why))
+                found.append((dist, conflict))
                 break
     return tuple(found)
 
 
 def _inside(path: str, folder: str) -> bool:
-    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    path, folder = os.path.normpath(path), os.path.normpath(folder)
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -79,7 +79,7 @@ def cutedsl_importable(ctx: Context) -> Finding:
     origin = module.origin if module else None
     conflicts = conflicting(policy, interpreter)
     conflict_names = tuple(dict.fromkeys(d.name for d, _ in conflicts))
-    conflict_text = "; ".join(f"{d.name} {d.version} is installed: {why_}" for d, why_ in conflicts)
+    conflict_text = "; ".join(f"{d.name} {d.version} is installed: {c.why}" for d, c in conflicts)
     install = pip_install(python, [rule.requirement], "CuTeDSL is needed")
 
     if dsl is None:
@@ -89,10 +89,12 @@ def cutedsl_importable(ctx: Context) -> Finding:
         return Finding(check, title, Status.SKIP, f"{rule.name} is not installed (see cutedsl.version)", wanted, why)
 
     shipped = os.path.join(dsl.location, "nvidia_cutlass_dsl", "python_packages")
-    family = [d for d in interpreter.distributions if d.name == rule.name or d.name.startswith(rule.name + "-")]
-    from_dsl = origin is not None and any(_inside(origin, d.location) for d in family) and (
-        _inside(origin, shipped) or not os.path.isdir(shipped)
-    )
+    from_dsl = origin is not None and _inside(origin, shipped)
+    stale = [d for d, c in conflicts if c.is_prefix]
+    if conflicts and from_dsl and not stale:
+        # e.g. nvidia-cutlass 4.x beside the DSL: it installs cutlass_cppgen, not `cutlass`, so nothing is shadowed
+        return Finding(check, title, Status.WARN, f"`import {module_name}` loads {origin}; but {conflict_text}", wanted, why,
+                       pip_uninstall(python, conflict_names, "not needed beside CuTeDSL"))
     if conflicts:
         found = conflict_text + (f"; `import {module_name}` loads {origin}" if origin else f"; `import {module_name}` fails")
         reinstall = pip_install(python, [rule.requirement], "restore files the conflicting packages overwrote", reinstall=True)
