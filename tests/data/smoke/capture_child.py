@@ -3,7 +3,7 @@
     python tests/data/smoke/capture_child.py smoke OUT.json [--fresh] [--timeout S] [--backends B] [--python PY]
     python tests/data/smoke/capture_child.py raw OUT.log [child arguments...]      (target: $CAPTURE_PYTHON)
 
-`smoke` is `envcheck smoke --json` (preflight included) and adds the wall time; `raw` runs envcheck/smoke_child.py
+`smoke` is `envcheck smoke --json` (preflight included) and adds the wall time; `raw` runs envcheck/smoke/child.py
 directly in the environment the smoke run gives it, without a preflight, so that the child's own failure is seen.
 """
 
@@ -49,7 +49,7 @@ def raw(argv):
     backends = child_args[child_args.index("--backends") + 1] if "--backends" in child_args else "NVGEMM"
     env = child_environment(os.environ, paths.cache_dir(), backends)
     with tempfile.TemporaryDirectory() as cwd, open(out, "w", encoding="utf-8") as log:
-        end = run_child([python, str(ROOT / "envcheck" / "smoke_child.py"), *child_args], env, Path(cwd), log, 300)
+        end = run_child([python, str(ROOT / "envcheck" / "smoke" / "child.py"), *child_args], env, Path(cwd), log, 300)
     print(out, end)
 
 

@@ -12,8 +12,8 @@ import signal
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from .model import Facts, Failure, Interpreter, Remedy, Status, Step
-from .policy import Policy
+from ..model import Facts, Failure, Interpreter, Remedy, Status, Step
+from ..policy import Policy
 
 __all__ = ["Cause", "Context", "Evidence", "Signature", "SIGNATURES", "context_from", "diagnose", "preflight"]
 

@@ -1,9 +1,10 @@
 """`envcheck smoke`: prove the stack by compiling and running one CuteDSL GEMM in the target interpreter.
 
 The flow: preflight from the gathered facts (no GPU: skip; no cutlass_api, no torch: fail within seconds, without a
-compile), then the child (envcheck/smoke_child.py, run by path in the target interpreter, in a process group of its
-own, with a clean environment and a timeout), then its one result line read back and every failure mapped to a
-cause and a remedy (envcheck/smoke_causes.py). The child's whole output goes to a log whose path the result names.
+compile), then the child (envcheck/smoke/child.py, copied into the run directory as smoke_child.py and run by path in
+the target interpreter, in a process group of its own, with a clean environment and a timeout), then its one result
+line read back and every failure mapped to a cause and a remedy (envcheck/smoke/causes.py). The child's whole output
+goes to a log whose path the result names.
 
 Inductor's caches live in a directory envcheck owns (paths.cache_dir()/inductor, with triton/ and cutedsl/ beside
 it), so that a second smoke run is warm; --fresh empties them first.
@@ -27,11 +28,11 @@ from typing import Callable, Mapping, Optional, TextIO
 
 from packaging.version import InvalidVersion, Version
 
-from . import paths
-from .model import Facts, Remedy, Status, Toolkit
-from .policy import Policy
-from .smoke_causes import Cause, Context, Evidence, context_from, diagnose, preflight
-from .smoke_child import PHASE_PREFIX, RESULT_PREFIX
+from .. import paths
+from ..model import Facts, Remedy, Status, Toolkit
+from ..policy import Policy
+from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
+from .child import PHASE_PREFIX, RESULT_PREFIX
 
 __all__ = [
     "SmokeResult",
@@ -103,7 +104,7 @@ class SmokeResult:
     backends: str = ""
     shape: str = ""
     warm: Optional[bool] = None  # Inductor's FX graph cache answered (a warm run)
-    kernel_lookup: Optional[str] = None  # "inductor" (full cutlass_api enumeration) or "seeded" (see smoke_child)
+    kernel_lookup: Optional[str] = None  # "inductor" (full cutlass_api enumeration) or "seeded" (see child.py)
     cache_dir: Optional[str] = None
     versions: tuple[tuple[str, str], ...] = ()
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
@@ -269,7 +270,7 @@ def run_smoke(
     """Prove the stack with one GEMM. Never raises for anything the target does: every outcome is a SmokeResult.
 
     cache_dir: envcheck's cache root (default paths.cache_dir()); Inductor's cache is cache_dir/inductor.
-    child: the script to run (default envcheck/smoke_child.py; tests pass others). backends: override the
+    child: the script to run (default envcheck/smoke/child.py; tests pass others). backends: override the
     backends the policy and the GPU imply (used to capture failures).
     """
     base_env = dict(os.environ if env is None else env)
@@ -290,9 +291,9 @@ def run_smoke(
     run_dir = _new_run_dir(cache_root)
     (cache_root / "inductor").mkdir(parents=True, exist_ok=True)
     log_path = run_dir / "smoke.log"
-    script = run_dir / "smoke_child.py"
+    script = run_dir / "smoke_child.py"  # the name logs and users know, whatever the source file is called
     script.write_text(
-        child.read_text(encoding="utf-8") if child else resources.files("envcheck").joinpath("smoke_child.py").read_text(encoding="utf-8"),
+        child.read_text(encoding="utf-8") if child else resources.files("envcheck.smoke").joinpath("child.py").read_text(encoding="utf-8"),
         encoding="utf-8",
     )
     argv = [
@@ -425,8 +426,8 @@ def smoke_command(
     """`envcheck smoke`: gather, run, print. 0 pass, warn or skip; 1 fail."""
     out = out or sys.stdout
     err = err or sys.stderr
-    from . import policy as policy_module
-    from .gather import Gatherers, Sources, gather
+    from .. import policy as policy_module
+    from ..gather import Gatherers, Sources, gather
 
     chosen = policy_module.resolve(policy_file)
     target = python or sys.executable

@@ -1,9 +1,10 @@
 """The smoke run itself: compiles one GEMM with torch.compile, restricted to the CuteDSL backend, in the target
 interpreter, and proves from Inductor's generated code which kernel ran.
 
-It is run by path in a child process (`python smoke_child.py --m 256 ...`) by envcheck.smoke, never imported by
-envcheck's own process except by tests of its pure helpers. So: standard library only at module level, Python 3.8
-syntax; torch (and through Inductor, cutlass and cutlass_api) are imported inside main().
+It is copied into the run directory as smoke_child.py and run by path in a child process (`python smoke_child.py
+--m 256 ...`) by envcheck.smoke, never imported by envcheck's own process except by tests of its pure helpers. So:
+standard library only at module level, Python 3.8 syntax; torch (and through Inductor, cutlass and cutlass_api) are
+imported inside main().
 
 The protocol: progress lines `envcheck-smoke: phase NAME +SECONDS` on stderr while it works, and exactly one line
 `ENVCHECK-SMOKE-RESULT {json}` on stdout at the end, whatever happened, so that a log can surround it. The JSON
