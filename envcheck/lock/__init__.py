@@ -1,0 +1,61 @@
+"""lock: a PEP 751 `pylock.toml` for the stack of a profile, and what can be done with one.
+
+Where each part of a lock comes from:
+
+- *which packages, at which versions*: the live target interpreter (`--python`). Its installed distributions are
+  walked from the stack's roots (torch, the DSL, every package of the profile, cutlass_api with its extras) along
+  their Requires-Dist, with the target's own markers, so the lock holds exactly what runs there and nothing else.
+  No resolver guesses: lock what doctor approved. A root that misses the profile's versions refuses the lock.
+- *files and hashes*: local wheel directories (`--find-links`, hashed here) first, then the package indexes
+  through the simple API (PEP 691 JSON, PEP 503 HTML as a fallback): torch from the profile's `torch.index-url`,
+  everything from `--index-url` (PyPI by default). A package version with no hashed file anywhere cannot be locked
+  (PEP 751 needs a source for every package) and is named in the error.
+- *cutlass_api*: a VCS package: the profile's repository URL, branch and commit, and its subdirectory.
+- *what pip cannot express*: `[tool.envcheck]` holds the profile id, the CUDA toolkit, the driver floor, the
+  compute capabilities the profile supports, and the CUTLASS source.
+
+The lock is checked with `packaging.pylock` before it is written and again as read back from the written text.
+`verify` compares a target with a lock; `requirements` turns a lock into a hash-pinned pip requirements file
+(pip < 26.1 cannot read pylock.toml), which the Dockerfile installs with `--no-deps --require-hashes`.
+
+  sources.py   FileRecord, Wheelhouse (--find-links), Index (the simple API) and its parsers: files and hashes
+  stack.py     the profile's roots and the walk along Requires-Dist through the target's installed distributions
+  build.py     build_lock: the lock's packages, sources and [tool.envcheck] table, validated with packaging.pylock
+  toml.py      to_toml: the TOML writer (the standard library only reads TOML)
+  lockfile.py  write_lock and read_lock: the lock on disk, checked again as read back
+  verify.py    verify and render_drift: a live environment against a lock
+  export.py    requirements: a lock as a hash-pinned requirements file
+  command.py   run_lock and run_verify: `envcheck lock` and `envcheck verify`
+"""
+
+from .build import LockResult, build_lock, public_url
+from .command import run_lock, run_verify
+from .export import requirements
+from .lockfile import read_lock, write_lock
+from .sources import PYPI, FileRecord, Index, Wheelhouse, parse_simple_html, parse_simple_json
+from .stack import stack_roots, walk
+from .toml import to_toml
+from .verify import Drift, render_drift, verify
+
+__all__ = [
+    "PYPI",
+    "FileRecord",
+    "Wheelhouse",
+    "Index",
+    "LockResult",
+    "Drift",
+    "stack_roots",
+    "walk",
+    "build_lock",
+    "to_toml",
+    "write_lock",
+    "read_lock",
+    "verify",
+    "render_drift",
+    "requirements",
+    "parse_simple_json",
+    "parse_simple_html",
+    "public_url",
+    "run_lock",
+    "run_verify",
+]

@@ -1,0 +1,241 @@
+"""Building the lock: the walked stack, each package with its hashed files (or its VCS or directory source), and the
+[tool.envcheck] table of what pip cannot express, checked with packaging.pylock."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from packaging.pylock import Pylock, PylockValidationError
+from packaging.version import InvalidVersion, Version
+
+from .. import __version__
+from ..errors import UsageError
+from ..model import Distribution, Interpreter, canonical_name
+from ..policy import Policy, driver_text, spec_text
+from .sources import FileRecord, Index, Wheelhouse
+from .stack import stack_roots, walk
+
+LOCK_VERSION = "1.0"
+
+
+@dataclass(frozen=True)
+class LockResult:
+    data: dict  # the TOML document, as packaging.pylock reads it
+    pylock: Pylock
+    notes: tuple[str, ...]  # things worth saying that did not stop the lock
+
+
+def git_head(path: str, timeout: float = 10.0) -> Optional[str]:
+    """The commit checked out in the repository holding path, or None."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", path, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    head = done.stdout.strip()
+    return head if done.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", head) else None
+
+
+def installed_commit(dist: Distribution) -> Optional[str]:
+    """The commit of a VCS or editable install: direct_url.json's, else the checkout's HEAD."""
+    if dist.commit:
+        return dist.commit
+    if dist.editable and Path(dist.editable).is_dir():
+        return git_head(dist.editable)
+    return None
+
+
+def environment_marker(interpreter: Interpreter) -> str:
+    """The environment a lock walked with the target's markers is good for."""
+    markers = dict(interpreter.markers)
+    keys = ("sys_platform", "platform_machine", "implementation_name", "python_version")
+    return " and ".join(f'{key} == "{markers[key]}"' for key in keys if markers.get(key))
+
+
+def _tool_table(policy: Policy, interpreter: Interpreter) -> dict:
+    torch = interpreter.torch
+    supported = [f"{g.capability[0]}.{g.capability[1]}" for g in policy.gpus if g.status.value != "fail"]
+    return {
+        "profile": policy.id,
+        "profile-title": policy.title,
+        "backend": policy.backend,
+        "cuda": {
+            "toolkit": spec_text(policy.toolkit, ","),
+            "toolkit-requirement": str(policy.toolkit_requirement),
+            "driver-cuda": str(policy.driver_cuda),
+            "driver-floor": driver_text(policy.driver_floor),
+            "torch-cuda": (torch.cuda if torch and torch.cuda else ""),
+        },
+        "compute-capabilities": supported,
+        "compute-capability-floor": f"{policy.gpu_below.capability[0]}.{policy.gpu_below.capability[1]}",
+        "cutlass": {
+            "url": policy.cutlass.url,
+            "branch": policy.cutlass.branch,
+            "commit": policy.cutlass.commit,
+            "subdirectory": policy.cutlass.subdir,
+            "distribution": canonical_name(policy.cutlass.distribution),
+            "extras": list(policy.cutlass.extras),
+        },
+        "torch-index": policy.torch_index_url,
+        "python": interpreter.version_text,
+    }
+
+
+def public_url(url: str) -> str:
+    """A URL without user:password@ — an index token must never be written into a lock."""
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.username is None and parsed.password is None:
+        return url
+    host = parsed.hostname or ""
+    netloc = host + (f":{parsed.port}" if parsed.port else "")
+    return urllib.parse.urlunsplit(parsed._replace(netloc=netloc))
+
+
+def _file_entry(record: FileRecord, lock_dir: Path) -> dict:
+    entry: dict[str, Any] = {"name": record.filename}
+    if record.path is not None:
+        try:
+            entry["path"] = record.path.relative_to(lock_dir.resolve()).as_posix()
+        except ValueError:
+            entry["path"] = str(record.path)
+    else:
+        entry["url"] = public_url(record.url or "")
+    if record.size is not None:
+        entry["size"] = record.size
+    if record.upload_time is not None:
+        entry["upload-time"] = record.upload_time
+    entry["hashes"] = dict(record.hashes)
+    return entry
+
+
+def build_lock(
+    interpreter: Interpreter,
+    policy: Policy,
+    *,
+    wheelhouse: Optional[Wheelhouse] = None,
+    indexes: Sequence[Index] = (),
+    torch_index: Optional[Index] = None,
+    lock_dir: Path = Path("."),
+) -> LockResult:
+    """The lock for the stack as the target has it. Raises UsageError when the target's stack cannot be locked."""
+    roots = stack_roots(policy)
+    notes: list[str] = []
+    problems: list[str] = []
+    for root in roots:
+        dist = interpreter.dist(root.name)
+        if dist is None:
+            if root.required:
+                problems.append(f"{root.name} is not installed (profile key {root.what})")
+            else:
+                notes.append(f"{root.name} is recommended by the profile but not installed: left out of the lock")
+            continue
+        if root.specifier and not _satisfies(dist.version, root.specifier):
+            problems.append(f"{root.name} {dist.version} is installed; the profile asks for {root.specifier} ({root.what})")
+    cutlass_name = canonical_name(policy.cutlass.distribution)
+    cutlass_dist = interpreter.dist(cutlass_name)
+    if cutlass_dist is not None:
+        commit = installed_commit(cutlass_dist)
+        if commit is not None and commit != policy.cutlass.commit:
+            problems.append(f"{cutlass_name} is installed from commit {commit[:12]}; the profile pins {policy.cutlass.commit[:12]}")
+    if problems:
+        raise UsageError(
+            f"{interpreter.executable}: its stack does not match profile {policy.id}, so it cannot be locked: "
+            + "; ".join(problems)
+            + ". Run `envcheck doctor` (and `envcheck fix`) first."
+        )
+
+    walked = walk(interpreter, [(r.name, r.extras) for r in roots if interpreter.dist(r.name) is not None])
+    for requirement, needed_by in walked.missing:
+        notes.append(f"{needed_by} requires {requirement}, which the target does not have: not in the lock either")
+
+    packages: list[dict] = []
+    unlocatable: list[str] = []
+    for item in walked.packages:
+        dist = item.dist
+        entry: dict[str, Any] = {"name": dist.name, "version": dist.version}
+        if dist.name == cutlass_name:
+            entry["vcs"] = {
+                "type": "git",
+                "url": policy.cutlass.url,
+                "requested-revision": policy.cutlass.branch,
+                "commit-id": policy.cutlass.commit,
+                "subdirectory": policy.cutlass.subdir,
+            }
+        elif dist.editable:
+            entry.pop("version")  # a source tree: its version is not guaranteed by the lock (PEP 751)
+            entry["directory"] = {"path": dist.editable, "editable": True}
+            notes.append(f"{dist.name} is an editable install from {dist.editable}: locked as that directory")
+        else:
+            files, index_url = _locate(dist, wheelhouse, indexes, torch_index if dist.name == roots[0].name else None)
+            if not files:
+                unlocatable.append(f"{dist.name}=={dist.version}")
+                continue
+            if index_url:
+                entry["index"] = public_url(index_url)
+            sdists = [f for f in files if not f.is_wheel]
+            wheels = [f for f in files if f.is_wheel]
+            if sdists:
+                entry["sdist"] = _file_entry(sdists[0], lock_dir)
+            if wheels:
+                entry["wheels"] = [_file_entry(w, lock_dir) for w in wheels]
+        if item.dependencies:
+            entry["dependencies"] = [{"name": d} for d in item.dependencies]
+        if item.extras:
+            entry.setdefault("tool", {})["envcheck"] = {"extras": list(item.extras)}
+        packages.append(entry)
+    if torch_index is not None:
+        notes.extend(torch_index.problems)
+    if unlocatable:
+        where = [str(d) for d in (wheelhouse.dirs if wheelhouse else ())] + [i.url for i in ([torch_index] if torch_index else []) + list(indexes)]
+        raise UsageError(
+            "no wheel or sdist with a hash found for "
+            + ", ".join(unlocatable)
+            + f" (looked in: {', '.join(where) or 'nothing: pass --find-links DIR or drop --no-index'})"
+        )
+
+    data: dict[str, Any] = {
+        "lock-version": LOCK_VERSION,
+        "environments": [environment_marker(interpreter)],
+        "requires-python": str(policy.python),
+        "created-by": f"envcheck {__version__}",
+        "packages": packages,
+        "tool": {"envcheck": _tool_table(policy, interpreter)},
+    }
+    return LockResult(data, validate(data, "the new lock"), tuple(notes))
+
+
+def _satisfies(version: str, specifier: str) -> bool:
+    from packaging.specifiers import SpecifierSet
+
+    try:
+        return SpecifierSet(specifier).contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return False
+
+
+def _locate(
+    dist: Distribution, wheelhouse: Optional[Wheelhouse], indexes: Sequence[Index], torch_index: Optional[Index]
+) -> tuple[list[FileRecord], Optional[str]]:
+    """The files of dist's version: local ones first, then the first index that has any."""
+    if wheelhouse is not None:
+        files = wheelhouse.files(dist.name, dist.version)
+        if files:
+            return files, None
+    for index in ([torch_index] if torch_index else []) + list(indexes):
+        files = index.files(dist.name, dist.version)
+        if files:
+            return files, index.url
+    return [], None
+
+
+def validate(data: Mapping[str, Any], what: str) -> Pylock:
+    try:
+        return Pylock.from_dict(data)
+    except PylockValidationError as exc:
+        raise UsageError(f"{what} is not a valid PEP 751 lock: {exc}") from None
