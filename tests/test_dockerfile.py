@@ -29,7 +29,6 @@ from envcheck import __version__
 from envcheck.cli import main
 from envcheck.dockerfile import fill, render_dockerfile, render_dockerignore
 from envcheck.lock import read_lock
-from envcheck.policy import load_builtin
 
 REPO = Path(__file__).resolve().parent.parent
 

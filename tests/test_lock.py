@@ -23,7 +23,6 @@ from envcheck.cli import main
 from envcheck.errors import UsageError
 from envcheck.lock import (
     Drift,
-    FileRecord,
     Index,
     Wheelhouse,
     build_lock,
