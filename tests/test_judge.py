@@ -234,6 +234,20 @@ def test_missing_cuda_python_is_noticed_and_explained(policy):
     assert finding.remedy.steps[0].args == ("cuda-python>=12.8",)
 
 
+@pytest.mark.parametrize("text, skipped", [
+    ('pytest>=6; extra == "test"', True),
+    ("sphinx; extra=='doc' and python_version >= '3.8'", True),
+    ('jaraco.develop>=7.21; (python_version >= "3.9" and sys_platform != "cygwin") and extra == "test"', True),
+    ('foo; extra == "x" or python_version < "3.99"', False),
+    ("cuda-python>=12.8", False),
+    ("numpy; python_version >= '3.99'", False),
+    ("extra-package>=1", False),
+])
+def test_requirements_only_for_an_extra_are_passed_over_unparsed(text, skipped):
+    from envcheck.judge.packages import _for_an_extra_only
+    assert _for_an_extra_only(text) == skipped
+
+
 def test_requirement_markers_are_evaluated_for_the_target(policy):
     # numpy is required only for python_version >= '3.99' and torch's pin only on Linux: neither is broken here.
     assert verdict(policy, "packages.consistency").status == Status.PASS

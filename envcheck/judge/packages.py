@@ -52,6 +52,15 @@ def _requirement(text: str) -> Optional[Requirement]:
         return None
 
 
+# `pip check` judges requirements with no extra asked for: one whose marker only holds for an extra
+# (`...; extra == "test"`, and-ed with anything) can be passed over unparsed; most lines of a large environment are.
+_EXTRA_ONLY = re.compile(r";[^;]*\bextra\s*==")
+
+
+def _for_an_extra_only(text: str) -> bool:
+    return bool(_EXTRA_ONLY.search(text)) and " or " not in text.partition(";")[2]
+
+
 def broken_requirements(interpreter: Interpreter) -> tuple[tuple[Distribution, Requirement, Optional[Distribution]], ...]:
     """Each (distribution, requirement, what is installed for it) that is unmet, the way `pip check` finds them."""
     environment = dict(interpreter.markers)
@@ -62,6 +71,8 @@ def broken_requirements(interpreter: Interpreter) -> tuple[tuple[Distribution, R
     broken = []
     for dist in first.values():
         for text in dist.requires:
+            if _for_an_extra_only(text):
+                continue
             requirement = _requirement(text)
             if requirement is None:
                 continue
