@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from ..model import Driver, Gpu
 
 __all__ = ["gather_driver", "NvmlUnavailable"]
@@ -11,7 +13,21 @@ class NvmlUnavailable(RuntimeError):
     """NVML could not be used: no driver library, no device node, or an error from NVML itself."""
 
 
+def _nvml_loadable() -> bool:
+    """Whether the NVML library can be loaded at all: the same dlopen pynvml's nvmlInit makes first. Asked before
+    importing pynvml (a large module) so that a machine without a driver is told so at once."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return False
+    return True
+
+
 def gather_driver() -> Driver:
+    if sys.platform.startswith("linux") and not _nvml_loadable():
+        raise NvmlUnavailable("NVML library not found (libnvidia-ml.so.1): no NVIDIA driver is installed here")
     try:
         import pynvml
     except ImportError:
