@@ -10,18 +10,18 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Optional
 
 from .errors import UsageError
 from .gather import started
 from .target import resolve_python
 
 if TYPE_CHECKING:
-    from .gather import Gatherers, Sources
+    from .gather import Gatherers
     from .model import Report
     from .policy import Policy
 
-__all__ = ["DoctorOptions", "run_doctor", "diagnose", "sources_for"]
+__all__ = ["DoctorOptions", "run_doctor", "diagnose"]
 
 @dataclass(frozen=True)
 class DoctorOptions:
@@ -35,19 +35,6 @@ class DoctorOptions:
     junit: Optional[Path] = None
 
 
-def sources_for(python: str, cutlass_dir: Optional[str], policy: Policy, env: Optional[Mapping[str, str]] = None) -> Sources:
-    from .gather import Sources
-
-    return Sources(
-        python=python,
-        cutlass_dir=cutlass_dir,
-        env=dict(os.environ if env is None else env),
-        cutlass_distribution=policy.cutlass.distribution,
-        cutlass_subdir=policy.cutlass.subdir,
-        cutlass_module=policy.cutlass.module,
-    )
-
-
 def diagnose(
     python: Optional[str], cutlass_dir: Optional[str], policy: Policy, *, no_gpu: bool = False,
     gatherers: Optional[Gatherers] = None,
@@ -55,11 +42,11 @@ def diagnose(
     """Gather and judge: the Report for a target interpreter (the fixer and the smoke stage reuse this).
 
     `gatherers`, if given, may already be running (envcheck.gather.started)."""
-    from .gather import Gatherers, gather
+    from .gather import Gatherers, Sources, gather
     from .judge import judge
     from .model import Report
 
-    sources = sources_for(resolve_python(python), cutlass_dir, policy)
+    sources = Sources.for_policy(resolve_python(python), policy, cutlass_dir)
     facts = gather(sources, gatherers or Gatherers())
     target = getattr(facts.interpreter, "executable", sources.python)
     return Report(profile=policy.id, target=target, findings=judge(facts, policy, no_gpu=no_gpu), facts=facts)

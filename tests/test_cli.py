@@ -169,3 +169,9 @@ def test_doctor_smoke_without_a_gpu_is_a_quick_skip_in_every_format():
     assert data["smoke"]["status"] == "skip" and "No GPU" in data["smoke"]["summary"]
     table = run_cli("doctor", "--smoke").stdout
     assert "smoke  SKIP" in table
+
+
+@pytest.mark.parametrize("command", ["smoke", "fix", "lock", "doctor"])
+def test_every_command_refuses_a_python_that_is_not_there(command):
+    done = run_cli(command, "--python", "/no/such/python", *(["--dry-run"] if command == "fix" else []))
+    assert done.returncode == 2 and "--python /no/such/python" in done.stderr and "Traceback" not in done.stderr

@@ -90,15 +90,7 @@ def _externally_managed(interpreter: Interpreter) -> bool:
 def _gather(io: Io, python: str, cutlass_dir: Optional[str], policy) -> Facts:
     from ..gather import Sources, gather
 
-    sources = Sources(
-        python=python,
-        cutlass_dir=cutlass_dir,
-        env=dict(io.env),
-        cutlass_distribution=policy.cutlass.distribution,
-        cutlass_subdir=policy.cutlass.subdir,
-        cutlass_module=policy.cutlass.module,
-    )
-    return (io.gather or gather)(sources)
+    return (io.gather or gather)(Sources.for_policy(python, policy, cutlass_dir, io.env))
 
 
 def _judge(io: Io, facts: Facts, policy, no_gpu: bool) -> tuple[Finding, ...]:

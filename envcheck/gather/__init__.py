@@ -11,9 +11,12 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, TypeVar, Union
 
 from ..model import Facts, Failure, Interpreter
+
+if TYPE_CHECKING:
+    from ..policy import Policy
 from .checkout import locate_checkout, read_checkout
 from .driver import gather_driver
 from .interpreter import Probe, gather_interpreter
@@ -35,6 +38,20 @@ class Sources:
     cutlass_subdir: str = "python/cutlass_api"
     cutlass_module: str = "cutlass_api"
     timeout: float = 30.0
+
+    @classmethod
+    def for_policy(
+        cls, python: str, policy: "Policy", cutlass_dir: Optional[str] = None, env: Optional[Mapping[str, str]] = None
+    ) -> "Sources":
+        """What to look at for a target interpreter under a policy (where its CUTLASS package lives)."""
+        return cls(
+            python=python,
+            cutlass_dir=cutlass_dir,
+            env=dict(os.environ if env is None else env),
+            cutlass_distribution=policy.cutlass.distribution,
+            cutlass_subdir=policy.cutlass.subdir,
+            cutlass_module=policy.cutlass.module,
+        )
 
 
 @dataclass(frozen=True)

@@ -429,16 +429,13 @@ def smoke_command(
     from .. import policy as policy_module
     from ..gather import Gatherers, Sources, gather
 
+    from ..target import resolve_python
+
+    target = resolve_python(python)  # a bad --python is a usage error, GPU or not
     chosen = policy_module.resolve(policy_file)
-    target = python or sys.executable
     # The smoke run needs the interpreter and the GPUs; nvcc and the CUTLASS checkout are doctor's business.
     facts = gather(
-        Sources(
-            python=target,
-            cutlass_distribution=chosen.cutlass.distribution,
-            cutlass_subdir=chosen.cutlass.subdir,
-            cutlass_module=chosen.cutlass.module,
-        ),
+        Sources.for_policy(target, chosen),
         Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None),
     )
 
