@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .errors import UsageError
 
-__all__ = ["resolve_python"]
+if TYPE_CHECKING:
+    from .model import Interpreter
+
+__all__ = ["resolve_python", "read_target"]
 
 
 def resolve_python(flag: Optional[str]) -> str:
@@ -26,3 +29,14 @@ def resolve_python(flag: Optional[str]) -> str:
             f"such as .venv/bin/python"
         )
     return os.path.abspath(path)
+
+
+def read_target(flag: Optional[str]) -> Interpreter:
+    """The target interpreter's facts, for a command that cannot go on without them: unreadable is a usage error."""
+    from .gather.interpreter import gather_interpreter
+
+    python = resolve_python(flag)
+    try:
+        return gather_interpreter(python)
+    except RuntimeError as exc:
+        raise UsageError(f"--python {python}: {exc}") from None

@@ -39,15 +39,11 @@ def run_lock(
         return _write_text(output, requirements(lock, Path(from_lock).parent), "requirements")
     if not index_url.startswith(("https://", "http://", "file://")):
         raise UsageError(f"--index-url {index_url!r}: expected an https, http or file URL of a simple index")
-    from ..gather.interpreter import gather_interpreter
     from ..policy import resolve
+    from ..target import read_target
 
     policy = resolve(policy_file)
-    target = python or sys.executable
-    try:
-        interpreter = gather_interpreter(target)
-    except RuntimeError as exc:
-        raise UsageError(f"--python {target}: {exc}") from None
+    interpreter = read_target(python)
     wheelhouse = Wheelhouse([Path(p) for p in find_links]) if find_links else None
     indexes = [] if no_index else [Index(index_url)]
     torch_index = Index(policy.torch_index_url, optional=True) if policy.torch_index_url and not no_index else None
@@ -79,14 +75,10 @@ def _write_text(path: Path, text: str, what: str) -> int:
 
 def run_verify(lock_path: Path, python: Optional[str] = None, out: Optional[Callable[[str], object]] = None) -> int:
     """`envcheck verify --lock FILE`: 0 when the target matches the lock, 1 with the drift per package otherwise."""
-    from ..gather.interpreter import gather_interpreter
+    from ..target import read_target
 
     lock = read_lock(lock_path)
-    target = python or sys.executable
-    try:
-        interpreter = gather_interpreter(target)
-    except RuntimeError as exc:
-        raise UsageError(f"--python {target}: {exc}") from None
+    interpreter = read_target(python)
     drift = verify(lock, interpreter)
     locked = sum(1 for p in lock.packages if _applies(p, dict(interpreter.markers)))
     from ..redact import Redactor
