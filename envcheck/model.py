@@ -137,7 +137,6 @@ class Distribution:
     url: Optional[str] = None  # direct_url.json url for a non-editable direct install (vcs, file)
     commit: Optional[str] = None  # direct_url.json vcs_info.commit_id
     installer: Optional[str] = None
-    pth_files: tuple[str, ...] = ()  # .pth files the distribution installs (file names)
 
 
 @dataclass(frozen=True)

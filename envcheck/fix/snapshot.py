@@ -139,9 +139,6 @@ class Snapshot:
             sources=PipSources(tuple(sources.get("find_links", ())), sources.get("index_url", ""), bool(sources.get("no_index"))),
         )
 
-    def freeze(self) -> tuple[str, ...]:
-        return tuple(sorted(d.line for d in self.distributions))
-
 
 def _first_copies(distributions: Iterable) -> dict:
     """name -> the copy Python uses (the first on sys.path), as the probe lists them."""

@@ -11,7 +11,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Mapping, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 
 from ..model import Facts, Failure, Interpreter
 
@@ -23,9 +23,6 @@ from .interpreter import Probe, gather_interpreter
 from .toolkit import gather_toolkit
 
 __all__ = ["Sources", "gather", "Gatherers", "started"]
-
-T = TypeVar("T")
-
 
 @dataclass(frozen=True)
 class Sources:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -102,7 +102,3 @@ def fix_command(python: str) -> tuple[str, ...]:
 
 def worst(statuses: Sequence[Status]) -> Status:
     return max(statuses, key=lambda s: s.rank, default=Status.PASS)
-
-
-def facts_failure(value: Union[object, Failure]) -> Optional[Failure]:
-    return value if isinstance(value, Failure) else None
