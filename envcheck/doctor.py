@@ -49,7 +49,10 @@ def diagnose(
     sources = Sources.for_policy(resolve_python(python), policy, cutlass_dir)
     facts = gather(sources, gatherers or Gatherers())
     target = getattr(facts.interpreter, "executable", sources.python)
-    return Report(profile=policy.id, target=target, findings=judge(facts, policy, no_gpu=no_gpu), facts=facts)
+    return Report(
+        profile=policy.id, target=target, findings=judge(facts, policy, no_gpu=no_gpu), facts=facts,
+        policy_source=policy.source,
+    )
 
 
 def run_doctor(options: DoctorOptions) -> int:

@@ -286,6 +286,7 @@ class Report:
     findings: tuple[Finding, ...]
     facts: Optional[Facts] = None
     smoke: Optional[object] = None  # envcheck.smoke.SmokeResult when --smoke ran
+    policy_source: str = ""  # the file (or built-in profile) the verdicts came from: a parent pyproject.toml is no secret
 
     @property
     def worst(self) -> Status:

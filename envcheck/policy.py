@@ -13,13 +13,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
-from urllib.parse import urlparse
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .errors import UsageError
+from .gitsafe import checked_url
 from .model import Status, canonical_name
 
 if sys.version_info >= (3, 11):
@@ -43,7 +43,6 @@ __all__ = [
 
 DEFAULT_PROFILE = "torch-2.11-nvgemm"
 SCHEMA = 1
-ALLOWED_URL_SCHEMES = ("https", "ssh", "file")
 _GIT_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _CHECK_ID = re.compile(r"^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$")
@@ -357,10 +356,12 @@ def _name_prefix(value: Any) -> str:
 
 def _url(value: Any) -> str:
     url = _string(value)
-    parsed = urlparse(url)
-    if parsed.scheme not in ALLOWED_URL_SCHEMES or url.startswith("-") or not (parsed.netloc or parsed.path):
-        raise ValueError
-    return url
+    if "://" not in url:
+        raise ValueError  # a policy names a URL, not a folder of this machine
+    try:
+        return checked_url(url)
+    except UsageError:
+        raise ValueError from None
 
 
 def _git_ref(value: Any) -> str:

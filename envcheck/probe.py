@@ -5,12 +5,18 @@ must still be described. It never imports torch, cutlass or cutlass_api: find_sp
 running them, and torch's version.py is read as text.
 """
 
-import ast
-import json
-import os
-import platform
-import site
 import sys
+
+# `python -c` puts the current directory first on sys.path before this line runs. It is not part of the environment,
+# and an ast.py or json.py there must never run: it goes before anything is imported. PYTHONPATH entries stay.
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+
+import ast  # noqa: E402 - after the line above, on purpose
+import json  # noqa: E402
+import os  # noqa: E402
+import platform  # noqa: E402
+import site  # noqa: E402
 
 MODULES = ("torch", "cutlass", "cutlass_api", "nvMatmulHeuristics", "triton")
 
@@ -164,9 +170,6 @@ def site_dirs():
 
 
 def main():
-    # `python -c` puts the current directory first on sys.path; it is not part of the environment.
-    if sys.path and sys.path[0] in ("", os.getcwd()):
-        del sys.path[0]
     found_modules = modules()
     torch_origin = next((m["origin"] for m in found_modules if m["name"] == "torch"), None)
     report = {

@@ -64,6 +64,7 @@ def to_json_data(report: Report) -> dict:
         "schema_version": SCHEMA_VERSION,
         "envcheck_version": __version__,
         "profile": report.profile,
+        "policy_source": report.policy_source,
         "target": report.target,
         "status": report.worst.value,
         "exit_code": report.exit_code,
@@ -93,11 +94,17 @@ def _fixable(report: Report) -> list[Finding]:
     return [f for f in report.findings if f.status in (Status.FAIL, Status.WARN, Status.ERROR) and f.remedy and f.remedy.automatic]
 
 
+def _from(report: Report, quote: str = "") -> str:
+    """Where the policy came from, when it is not the built-in profile: a pyproject.toml above the folder counts."""
+    source = report.policy_source
+    return f" from {quote}{source}{quote}" if source and not source.startswith("built-in") else ""
+
+
 def table(report: Report, verbose: bool = False, color: bool = False) -> str:
     width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     id_width = max(len(f.id) for f in report.findings) if report.findings else 10
     indent = " " * (2 + 6 + 1 + id_width + 2)
-    lines = [f"envcheck {__version__} doctor — profile {report.profile}, target {report.target}", ""]
+    lines = [f"envcheck {__version__} doctor — profile {report.profile}{_from(report)}, target {report.target}", ""]
 
     def block(label: str, text: str) -> None:
         lines.extend(textwrap.wrap(f"{label}{text}", width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False))
@@ -144,7 +151,7 @@ def markdown(report: Report, verbose: bool = False) -> str:
     lines = [
         f"### envcheck doctor: {report.worst.value}",
         "",
-        f"Profile `{report.profile}`, target `{report.target}`, envcheck {__version__}. "
+        f"Profile `{report.profile}`{_from(report, '`')}, target `{report.target}`, envcheck {__version__}. "
         + ", ".join(f"{n} {s}" for s, n in counts.items() if n),
         "",
         "| | check | found | wanted |",

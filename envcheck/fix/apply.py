@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import tempfile
 import sys
 import time
 from dataclasses import dataclass
@@ -34,14 +35,21 @@ def run_command(argv: Sequence[str], log: TextIO, on_line: Callable[[str], None]
     log.write(f"$ {' '.join(shlex.quote(a) for a in redact_argv(argv))}\n")
     log.flush()
     env = dict(os.environ, PIP_NO_INPUT="1", PYTHONUNBUFFERED="1", GIT_TERMINAL_PROMPT="0")
-    try:
-        process = subprocess.Popen(
-            list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            text=True, errors="replace", env=env,
-        )
-    except OSError as exc:
-        log.write(f"could not start: {exc}\n")
-        return 127
+    # `python -m pip` puts its working directory first on sys.path: it runs in an empty folder of its own, so that
+    # nothing in the user's folder (a pip/ or json.py) is imported. Every path in argv is absolute.
+    with tempfile.TemporaryDirectory(prefix="envcheck-cwd-") as empty:
+        try:
+            process = subprocess.Popen(
+                list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                text=True, errors="replace", env=env, cwd=empty,
+            )
+        except OSError as exc:
+            log.write(f"could not start: {exc}\n")
+            return 127
+        return _follow(process, log, on_line, timeout)
+
+
+def _follow(process: subprocess.Popen, log: TextIO, on_line: Callable[[str], None], timeout: float) -> int:
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
     for line in process.stdout:
@@ -147,10 +155,7 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) 
         import json
 
         state = CheckoutState.from_json(json.loads(step.param("state")))
-        try:
-            return restore(state, step.param("branch"), log)
-        except CheckoutRefused as exc:
-            raise RuntimeError(str(exc)) from None
+        return restore(state, step.param("branch"), log, commit=step.param("commit"))
     if step.kind == "remove-path":
         import shutil
 

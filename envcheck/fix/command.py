@@ -297,9 +297,12 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     ))
     console = Console(io.err, quiet=False)
     if options.as_json:
-        document: dict = {"plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None}
+        document: dict = {
+            "policy": {"id": policy.id, "source": policy.source},
+            "plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None,
+        }
     else:
-        io.out.write(render_plan(plan, "envcheck fix") + "\n")
+        io.out.write(f"Policy: {policy.id} ({policy.source})\n" + render_plan(plan, "envcheck fix") + "\n")
     problem = EXIT_FAILED if plan.failing else EXIT_OK
 
     if options.dry_run or not plan.runnable or (options.as_json and not options.yes):
@@ -325,6 +328,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
                 policy.cutlass.branch,
                 created=(plan_prefix(plan),) if plan_prefix(plan) else (),
                 sources=sources,
+                cutlass_commit=policy.cutlass.commit,
             )
             save_originals(interpreter, plan, state / snapshots.SAVED_WHEELS, log)
             path = snapshots.save(taken, state)

@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, TextIO
-from urllib.parse import urlparse
 
-from ..errors import UsageError
+from ..gather.checkout import changed_paths
+from ..gitsafe import FILE_UPLOAD_PACK, GIT_URL_SCHEMES, checked_url, init_repo, open_repo, upload_pack
 
 __all__ = [
     "GIT_URL_SCHEMES",
@@ -37,9 +37,6 @@ GIT_URL_SCHEMES = ("https", "ssh", "file")
 CUTLASS_MARKER = "include/cutlass/cutlass.h"  # in every CUTLASS commit's tree; readable without blobs
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
-# A local repository serves a filtered fetch only if it agrees to; git does not pass our -c settings to the
-# upload-pack of a file:// remote, so the consent travels as the remote's upload-pack command. A constant.
-_FILE_UPLOAD_PACK = "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
 # What building and installing cutlass_api editable leaves in the work tree: not a change to the checkout.
 _EXCLUDES = ("*.egg-info/", "__pycache__/", "/python/*/build/")
 _PARTIAL = ".envcheck-partial"
@@ -96,20 +93,6 @@ class FetchResult:
     seconds: float
 
 
-def checked_url(value: str, flag: str = "--cutlass-url") -> str:
-    """An https, ssh or file URL git may fetch from; a local directory becomes its file:// URL."""
-    if not isinstance(value, str) or not value or any(ch.isspace() or ord(ch) < 32 for ch in value):
-        raise UsageError(f"{flag} {value!r}: expected an https://, ssh:// or file:// URL, or a local repository")
-    if "://" not in value and not value.startswith("-"):
-        path = Path(value).expanduser()
-        if path.is_dir():
-            return path.absolute().as_uri()
-    parsed = urlparse(value)
-    if parsed.scheme not in GIT_URL_SCHEMES or value.startswith("-") or not (parsed.netloc or parsed.path):
-        raise UsageError(f"{flag} {value!r}: expected an https://, ssh:// or file:// URL, or a local repository")
-    return value
-
-
 def _check_git_values(branch: str, commit: str, subdir: str) -> None:
     """The policy checked these when it was read; checked again here, where they meet git."""
     if not _SHA.fullmatch(commit):
@@ -127,11 +110,7 @@ def _git():
 
 
 def _repo(path: Path):
-    git = _git()
-    repo = git.Repo(path)  # this folder itself, never a repository above it
-    # never prompt; and `git status` must not rewrite the index of a checkout it only reads
-    repo.git.update_environment(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="", GIT_OPTIONAL_LOCKS="0")
-    return repo
+    return open_repo(path)  # this folder itself, never a repository above it; nothing it configures runs
 
 
 def _is_repo_root(path: Path) -> bool:
@@ -162,8 +141,8 @@ def read_state(path: str | Path, branch: str) -> CheckoutState:
 
 
 def _dirty(repo) -> tuple[str, ...]:
-    status = repo.git.status("--porcelain", "--untracked-files=normal")
-    return tuple(line[3:] for line in status.splitlines() if line.strip())
+    """Local changes as doctor counts them (install byproducts such as *.egg-info are not changes)."""
+    return tuple(changed_paths(repo.git.status("--porcelain", "--untracked-files=normal")))
 
 
 def _objects_bytes(git_dir: Path) -> int:
@@ -224,10 +203,10 @@ def git_commands(dest: str, url: str, branch: str, commit: str, subdir: str) -> 
         ("git", "-C", partial, "config", "remote.origin.partialclonefilter", "blob:none"),
     ]
     if url.startswith("file:"):
-        commands.append(("git", "-C", partial, "config", "remote.origin.uploadpack", _FILE_UPLOAD_PACK))
+        commands.append(("git", "-C", partial, "config", "remote.origin.uploadpack", FILE_UPLOAD_PACK))
     commands += [
-        ("git", "-C", partial, "fetch", "--depth=1", "--filter=blob:none", "--progress", "origin",
-         f"+{commit}:refs/remotes/origin/{branch}"),
+        ("git", "-C", partial, "fetch", "--depth=1", "--filter=blob:none", "--no-tags",
+         f"--upload-pack={upload_pack(url)}", "--progress", "origin", f"+{commit}:refs/remotes/origin/{branch}"),
         ("git", "-C", partial, "sparse-checkout", "set", "--cone", subdir),
         ("git", "-C", partial, "checkout", "--quiet", "-B", branch, commit),
         ("mv", partial, dest),
@@ -257,20 +236,19 @@ def fetch(
         return _move_existing(dest, url, branch, commit, progress, log, timeout, started)
     partial = dest.parent / f"{dest.name}{_PARTIAL}"
     partial.parent.mkdir(parents=True, exist_ok=True)
-    git = _git()
-    repo = git.Repo.init(partial)
-    repo.git.update_environment(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="", SSH_ASKPASS="")
+    repo = init_repo(partial)
     repo.create_remote("origin", url)
     with repo.config_writer() as config:
         config.set_value('remote "origin"', "promisor", "true")
         config.set_value('remote "origin"', "partialclonefilter", "blob:none")
         if url.startswith("file:"):
-            config.set_value('remote "origin"', "uploadpack", _FILE_UPLOAD_PACK)
+            config.set_value('remote "origin"', "uploadpack", FILE_UPLOAD_PACK)
     with open(Path(repo.git_dir) / "info" / "exclude", "a", encoding="utf-8") as exclude:
         exclude.write("# build outputs of the editable cutlass_api install (envcheck)\n" + "\n".join(_EXCLUDES) + "\n")
     handler = _GitProgress(progress, log)
-    handler.run(repo, "fetch", "--depth=1", "--filter=blob:none", "--progress", "origin",
-                f"+{commit}:refs/remotes/origin/{branch}", timeout=timeout)
+    # --no-tags: the refs are exactly the two named here, so that undo can tell what fix made from what a user added
+    handler.run(repo, "fetch", "--depth=1", "--filter=blob:none", "--no-tags", f"--upload-pack={upload_pack(url)}",
+                "--progress", "origin", f"+{commit}:refs/remotes/origin/{branch}", timeout=timeout)
     received = _objects_bytes(Path(repo.git_dir))
     if progress is not None:
         progress("checking out", None)
@@ -300,9 +278,8 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
         return FetchResult(str(dest), commit, "already there", 0, round(time.monotonic() - started, 3))
     dirty = _dirty(repo)
     if dirty:
-        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
         raise CheckoutRefused(
-            f"{dest} has changes that are not committed ({shown}): envcheck does not touch a dirty checkout. "
+            f"{dest} has changes that are not committed ({_shown(dirty)}): envcheck does not touch a dirty checkout. "
             f"Commit or stash them, or choose another folder with --cutlass-dir; then run `envcheck fix` again."
         )
     if head is not None and not _tree_has(repo, head, CUTLASS_MARKER):
@@ -318,8 +295,7 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
         args = ["--depth=1"] if shallow else []
         if partial and remote is not None:
             args.append("--filter=blob:none")
-        if remote is None and url.startswith("file:"):
-            args.append(f"--upload-pack={_FILE_UPLOAD_PACK}")
+        args.append(f"--upload-pack={upload_pack(url)}")  # never the checkout's own remote.*.uploadpack
         handler.run(repo, "fetch", *args, "--progress", remote.name if remote is not None else url, commit, timeout=timeout)
     if progress is not None:
         progress("checking out", None)
@@ -345,23 +321,31 @@ def _tree_has(repo, commit: str, path: str) -> bool:
         return False
 
 
-def restore(state: CheckoutState, branch: str, log: Optional[TextIO] = None) -> str:
-    """Put the checkout back as the snapshot found it. Returns what was done; raises CheckoutRefused if it is dirty."""
+def restore(state: CheckoutState, branch: str, log: Optional[TextIO] = None, commit: str = "") -> str:
+    """Put the checkout back as the snapshot found it, and say what was done.
+
+    Undo never loses work. A checkout fix fetched is removed only if nothing touched it since (`untouched_since_fetch`);
+    a checkout fix moved is moved back only if it is still where fix put it (`commit`, when known) and clean.
+    Otherwise it stays as it is and the text says why. Raises nothing for a checkout it keeps."""
     folder = Path(state.path)
     now = read_state(folder, branch)
     if not state.exists:
         if not now.exists:
             return f"{folder}: already absent"
-        if now.is_repo and not now.dirty_files:
+        reason = untouched_since_fetch(folder, branch) if now.is_repo else "it is no longer a git checkout"
+        if reason is None:
             shutil.rmtree(folder)
-            return f"{folder}: removed (envcheck had fetched it)"
-        raise CheckoutRefused(f"{folder} was made by envcheck but has changed since: left as it is")
+            return f"{folder}: removed (envcheck had fetched it, and nothing changed it since)"
+        return f"{folder}: kept, because {reason} (envcheck fetched it, but will not delete work)"
     if not state.is_repo or not now.is_repo:
         return f"{folder}: not a checkout envcheck changed"
     if (now.commit, now.branch, now.branch_tip) == (state.commit, state.branch, state.branch_tip):
         return f"{folder}: already at {state.commit[:12] if state.commit else 'its recorded state'}"
     if now.dirty_files:
-        raise CheckoutRefused(f"{folder} has changes that are not committed: envcheck does not touch a dirty checkout")
+        return f"{folder}: kept as it is, because it has changes that are not committed ({_shown(now.dirty_files)})"
+    if commit and now.commit != commit:
+        return (f"{folder}: kept as it is, because HEAD moved to {str(now.commit)[:12]} after envcheck put it at "
+                f"{commit[:12]}")
     repo = _repo(folder)
     handler = _GitProgress(None, log)
     if state.commit:
@@ -373,3 +357,52 @@ def restore(state: CheckoutState, branch: str, log: Optional[TextIO] = None) -> 
     if state.branch:
         handler.write(repo.git.checkout("--quiet", state.branch, "--"))
     return f"{folder}: back at {state.commit[:12] if state.commit else '?'}" + (f" on {state.branch}" if state.branch else "")
+
+
+def untouched_since_fetch(folder: Path, branch: str) -> Optional[str]:
+    """None if the checkout is exactly what `fetch` made; else what changed, in words.
+
+    What fetch makes: the refs `refs/heads/<branch>` and `refs/remotes/origin/<branch>` at one commit, HEAD on that
+    branch, no other commit reachable from any ref or reflog, no other worktree, and no file beyond the tracked ones
+    except what the editable install writes (`_EXCLUDES`)."""
+    repo = _repo(folder)
+    try:
+        refs = dict(
+            line.split(" ", 1)[::-1]
+            for line in repo.git.for_each_ref("--format=%(objectname) %(refname)").splitlines() if line.strip()
+        )
+        expected = {f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"}
+        if set(refs) != expected:
+            extra = sorted(set(refs) - expected) or sorted(expected - set(refs))
+            return f"its refs are not the ones envcheck made ({', '.join(extra[:3])})"
+        if len(set(refs.values())) != 1:
+            return f"branch {branch} no longer points at the commit envcheck fetched"
+        if repo.head.is_detached or repo.head.ref.name != branch:
+            return f"HEAD is no longer on branch {branch}"
+        reachable = set(repo.git.rev_list("--all", "--reflog").split())
+        if reachable != set(refs.values()):
+            return f"it holds {len(reachable) - 1} commit(s) beyond the one envcheck fetched (new commits or a stash)"
+        if (Path(repo.git_dir) / "worktrees").is_dir() and any((Path(repo.git_dir) / "worktrees").iterdir()):
+            return "it has other worktrees"
+        status = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--ignored=traditional")
+    finally:
+        repo.close()
+    changed = [entry[3:] for entry in status.split("\0") if entry.strip() and not _install_byproduct(entry)]
+    if changed:
+        return f"it has files that envcheck did not put there ({_shown(changed)})"
+    return None
+
+
+def _install_byproduct(entry: str) -> bool:
+    """A `git status --porcelain` entry for a file the editable install wrote (untracked or ignored, never tracked)."""
+    code, path = entry[:2], entry[3:]
+    return code in ("??", "!!") and bool(_BYPRODUCT.search(path))
+
+
+# The paths _EXCLUDES names, as one pattern: NAME.egg-info and __pycache__ anywhere, python/<package>/build.
+_BYPRODUCT = re.compile(r"(^|/)([^/]+\.egg-info|__pycache__)(/|$)|^python/[^/]+/build(/|$)")
+
+
+def _shown(paths) -> str:
+    paths = list(paths)
+    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")

@@ -98,6 +98,7 @@ class Snapshot:
     created: tuple[str, ...] = ()  # folders that did not exist and that fix may create (toolkit prefix)
     sources: PipSources = PipSources()
     status: str = "in progress"  # "in progress" until a fix finished every step, then "done"
+    cutlass_commit: str = ""  # where fix puts the checkout: undo moves it back only from there
 
     def to_json(self) -> dict:
         return {
@@ -113,6 +114,7 @@ class Snapshot:
             ],
             "checkout": self.checkout.to_json() if self.checkout else None,
             "cutlass_branch": self.cutlass_branch,
+            "cutlass_commit": self.cutlass_commit,
             "created": list(self.created),
             "sources": {
                 "find_links": list(self.sources.find_links),
@@ -135,6 +137,7 @@ class Snapshot:
             ),
             checkout=CheckoutState.from_json(data["checkout"]) if data.get("checkout") else None,
             cutlass_branch=data.get("cutlass_branch", ""),
+            cutlass_commit=data.get("cutlass_commit", ""),
             created=tuple(data.get("created", ())),
             sources=PipSources(tuple(sources.get("find_links", ())), sources.get("index_url", ""), bool(sources.get("no_index"))),
         )
@@ -154,6 +157,7 @@ def record(
     cutlass_branch: str,
     created: Sequence[str] = (),
     sources: PipSources = PipSources(),
+    cutlass_commit: str = "",
 ) -> Snapshot:
     return Snapshot(
         target=interpreter.executable,
@@ -162,6 +166,7 @@ def record(
         distributions=tuple(Recorded.of(d) for d in _first_copies(interpreter.distributions).values()),
         checkout=checkout,
         cutlass_branch=cutlass_branch,
+        cutlass_commit=cutlass_commit,
         created=tuple(p for p in created if p and not os.path.exists(p)),
         sources=sources,
     )
@@ -371,7 +376,7 @@ def undo_plan(
                 + (f"at {checkout.commit[:12]}" if checkout.commit else "(remove it: envcheck fetched it)"),
                 "as recorded before envcheck fix",
                 params=(("path", checkout.path), ("state", json.dumps(checkout.to_json())),
-                        ("branch", snapshot.cutlass_branch)),
+                        ("branch", snapshot.cutlass_branch), ("commit", snapshot.cutlass_commit)),
             ))
     for path in snapshot.created:
         if os.path.exists(path):

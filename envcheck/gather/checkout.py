@@ -46,12 +46,13 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
     package_version = _package_version(folder / subdir, module)
     import git  # GitPython: imported only when there is a checkout to read
 
+    from ..gitsafe import open_repo
+
     try:
-        repo = git.Repo(folder, search_parent_directories=True)
+        # An untrusted checkout: nothing its configuration names runs, and reading it rewrites nothing.
+        repo = open_repo(folder, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
-    # Reading must change nothing: `git status` would otherwise refresh .git/index, and must never prompt.
-    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
     root = Path(repo.working_tree_dir or folder)
     has_package = (root / subdir / "pyproject.toml").is_file()
     package_version = _package_version(root / subdir, module)

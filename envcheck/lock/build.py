@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import urllib.parse
@@ -13,7 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 from packaging.pylock import Pylock, PylockValidationError
 from packaging.version import InvalidVersion, Version
 
-from .. import __version__
+from .. import __version__, gitsafe
 from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
 from ..policy import Policy, driver_text, spec_text
@@ -34,7 +35,8 @@ def git_head(path: str, timeout: float = 10.0) -> Optional[str]:
     """The commit checked out in the repository holding path, or None."""
     try:
         done = subprocess.run(
-            ["git", "-C", path, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=timeout, check=False
+            ["git", "-C", path, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=timeout, check=False,
+            stdin=subprocess.DEVNULL, env={**os.environ, **gitsafe.environment(path)},
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -1,0 +1,141 @@
+"""git that runs nothing from the repository it works in, and the one check of a URL git may fetch from.
+
+A checkout envcheck did not create is untrusted: its `.git/config` can name programs that git runs on its own:
+`core.fsmonitor` during `git status`, hooks (`core.hooksPath`, `.git/hooks/*`) on checkout, `core.sshCommand` and
+`remote.*.uploadpack` on fetch, `filter.*.smudge`/`process` on checkout, credential helpers, pagers and editors, and
+the `ext::` transport. Every git process envcheck starts, GitPython's included, runs with `environment()`: settings
+passed as `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which git ranks above every configuration file,
+turn each of those off. Filter drivers have names of the repository's choosing, so the names it configures are read
+first (reading configuration runs nothing) and each driver is emptied.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Mapping, Optional
+from urllib.parse import urlparse
+
+from .errors import UsageError
+from .redact import Redactor
+
+__all__ = ["GIT_URL_SCHEMES", "checked_url", "environment", "open_repo", "init_repo", "upload_pack"]
+
+GIT_URL_SCHEMES = ("https", "ssh", "file")
+
+# Highest-precedence settings for every git call. Each turns off one way a repository's own configuration runs code.
+_NEUTRAL: tuple[tuple[str, str], ...] = (
+    ("core.fsmonitor", "false"),  # a command run by `git status`
+    ("core.hooksPath", "/dev/null"),  # no hook is found there: post-checkout, reference-transaction, ...
+    ("core.sshCommand", "ssh"),
+    ("core.askPass", ""),
+    ("core.pager", "cat"),
+    ("core.editor", ":"),
+    ("sequence.editor", ":"),
+    ("credential.helper", ""),  # the empty value clears every helper configured before it
+    ("diff.external", ""),
+    ("protocol.allow", "never"),  # ext::, git:// and plain http:// are refused; only these three are used
+    ("protocol.https.allow", "always"),
+    ("protocol.ssh.allow", "always"),
+    ("protocol.file.allow", "always"),
+)
+_QUIET = {
+    "GIT_TERMINAL_PROMPT": "0",  # never ask for a password
+    "GIT_ASKPASS": "",  # empty: no askpass program (neither core.askPass nor SSH_ASKPASS is tried)
+    "SSH_ASKPASS": "",
+    "GIT_PAGER": "cat",
+    "GIT_EDITOR": ":",
+    "GIT_OPTIONAL_LOCKS": "0",  # `git status` must not rewrite the index of a checkout it only reads
+}
+_FILTER_KEY = re.compile(r"^filter\.(?P<driver>.+)\.(clean|smudge|process|required)$", re.IGNORECASE)
+# The upload-pack envcheck runs for a local repository: it consents to the filtered, by-commit fetch. A constant.
+FILE_UPLOAD_PACK = "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
+
+
+def environment(repo_dir: Optional[str | Path] = None, base: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+    """The variables to add to git's environment so that nothing configured in `repo_dir` runs."""
+    base = os.environ if base is None else base
+    pairs = list(_NEUTRAL)
+    if repo_dir is not None:
+        for driver in _filter_drivers(Path(repo_dir), base):
+            pairs += [(f"filter.{driver}.{key}", "") for key in ("clean", "smudge", "process")]
+            pairs.append((f"filter.{driver}.required", "false"))
+    try:
+        first = int(base.get("GIT_CONFIG_COUNT", "0") or 0)  # settings the user passed this way stay, before ours
+    except ValueError:
+        first = 0
+    env = dict(_QUIET)
+    for offset, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{first + offset}"] = key
+        env[f"GIT_CONFIG_VALUE_{first + offset}"] = value
+    env["GIT_CONFIG_COUNT"] = str(first + len(pairs))
+    return env
+
+
+def _filter_drivers(repo_dir: Path, base: Mapping[str, str]) -> list[str]:
+    """Names of the filter drivers configured for repo_dir, in any scope. `git config` reads; it runs nothing."""
+    if not repo_dir.is_dir():
+        return []
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo_dir), "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
+            capture_output=True, timeout=30, check=False, stdin=subprocess.DEVNULL,
+            env={**base, **_QUIET},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    names = done.stdout.decode("utf-8", "replace").split("\0")
+    return sorted({m["driver"] for m in map(_FILTER_KEY.match, names) if m})
+
+
+def _git():
+    import git  # GitPython, imported only when a checkout is read or changed
+
+    return git
+
+
+def open_repo(path: str | Path, *, search_parent_directories: bool = False):
+    """A GitPython Repo whose every git call runs with environment()."""
+    repo = _git().Repo(path, search_parent_directories=search_parent_directories)
+    repo.git.update_environment(**environment(repo.working_tree_dir or repo.git_dir))
+    return repo
+
+
+def init_repo(path: str | Path):
+    """`git init` of a new, empty folder (ours), hardened like every other call."""
+    git = _git()
+    runner = git.Git()
+    runner.update_environment(**environment())
+    Path(path).mkdir(parents=True, exist_ok=True)
+    runner.execute(["git", "init", "--quiet", str(path)])
+    return open_repo(path)
+
+
+def upload_pack(url: str) -> str:
+    """The --upload-pack every fetch names, so that no `remote.*.uploadpack` in a repository's config is used."""
+    return FILE_UPLOAD_PACK if url.startswith("file:") else "git-upload-pack"
+
+
+def checked_url(value: str, flag: str = "--cutlass-url") -> str:
+    """An https, ssh or file URL git may fetch from; a local directory becomes its file:// URL. Else UsageError.
+
+    Refused: other schemes (ext::, git://, http://), option-like values, and a host or user that starts with '-'
+    (`ssh://-oProxyCommand=...`), which ssh would read as an option."""
+    expected = "expected an https://, ssh:// or file:// URL, or a local repository"
+    shown = Redactor()(repr(value))  # a token in the URL is not echoed
+    if not isinstance(value, str) or not value or any(ch.isspace() or ord(ch) < 32 for ch in value):
+        raise UsageError(f"{flag} {shown}: {expected}")
+    if "://" not in value and not value.startswith("-"):
+        path = Path(value).expanduser()
+        if path.is_dir():
+            return path.absolute().as_uri()
+    parsed = urlparse(value)
+    if parsed.scheme not in GIT_URL_SCHEMES or value.startswith("-") or not (parsed.netloc or parsed.path):
+        raise UsageError(f"{flag} {shown}: {expected}")
+    host = parsed.netloc.rpartition("@")[2]
+    user = parsed.netloc.rpartition("@")[0]
+    if host.startswith("-") or user.startswith("-") or (parsed.scheme == "ssh" and not host):
+        raise UsageError(f"{flag} {shown}: the host or user starts with '-' or is missing: {expected}")
+    return value
