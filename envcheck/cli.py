@@ -174,16 +174,23 @@ def main(argv: Optional[List[str]] = None) -> int:
         exc.show()
         return EXIT_USAGE
     except UsageError as exc:
-        print(f"envcheck: error: {exc}", file=sys.stderr)
+        print(_redacted(f"envcheck: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("envcheck: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - a crash inside envcheck: exit 3 with a log
         log = write_crash_log(exc)
-        print(f"envcheck: internal error: {type(exc).__name__}: {exc}\nThe full traceback is in {log}", file=sys.stderr)
+        print(_redacted(f"envcheck: internal error: {type(exc).__name__}: {exc}\nThe full traceback is in {log}"), file=sys.stderr)
         return EXIT_CRASH
     return result if isinstance(result, int) else 0
+
+
+def _redacted(text: str) -> str:
+    """An error message with the secrets a flag or a file put in it masked (a URL's password, a token)."""
+    from .redact import Redactor
+
+    return Redactor()(text)
 
 
 def run() -> None:

@@ -18,7 +18,7 @@ from .. import __version__, gitsafe
 from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
 from ..policy import Policy, driver_text, spec_text
-from .sources import FileRecord, Index, Wheelhouse
+from .sources import FileRecord, Index, Wheelhouse, hash_problem
 from .stack import stack_roots, walk
 
 LOCK_VERSION = "1.0"
@@ -238,6 +238,15 @@ def _locate(
 
 def validate(data: Mapping[str, Any], what: str) -> Pylock:
     try:
-        return Pylock.from_dict(data)
+        lock = Pylock.from_dict(data)
     except PylockValidationError as exc:
         raise UsageError(f"{what} is not a valid PEP 751 lock: {exc}") from None
+    for package in lock.packages:
+        for file in (package.archive, package.sdist, *(package.wheels or ())):
+            for algorithm, digest in ((file.hashes or {}).items() if file is not None else ()):
+                problem = hash_problem(algorithm, digest)
+                if problem:
+                    name = getattr(file, "name", None) or package.name
+                    raise UsageError(f"{what}: package {package.name}: {name}: hash {algorithm} = {str(digest)[:80]!r}: {problem}")
+    return lock
+

@@ -9,6 +9,7 @@ from packaging.pylock import Pylock
 
 from .. import __version__
 from ..errors import UsageError
+from ..userfile import read_toml
 from .build import LockResult, validate
 from .toml import to_toml
 
@@ -45,12 +46,4 @@ def write_lock(result: LockResult, path: Path) -> str:
 
 def read_lock(path: Path, flag: str = "--lock") -> Pylock:
     """A lock file, validated. Every way it can be unusable is a UsageError naming the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot read the lock: {exc.strerror or exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{flag} {path}: not valid TOML: {exc}") from None
-    return validate(data, f"{flag} {path}")
+    return validate(read_toml(path, f"{flag} {path}"), f"{flag} {path}")
