@@ -75,11 +75,12 @@ def smoke(
     timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help="Kill the smoke run after this long."),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: a cold compile."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    allow_skip: bool = typer.Option(False, "--allow-skip", help="Exit 0 when there is no GPU to run on (a skip proves nothing: exit 1 otherwise)."),
 ) -> int:
     """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
     from .smoke import smoke_command
 
-    return smoke_command(python, policy, timeout=timeout, fresh=fresh, as_json=as_json)
+    return smoke_command(python, policy, timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip)
 
 
 @app.command()

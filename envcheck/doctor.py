@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 from .errors import UsageError
 from .gather import started
-from .target import resolve_python
+from .target import require_interpreter, resolve_python
 
 if TYPE_CHECKING:
     from .gather import Gatherers
@@ -66,6 +66,7 @@ def run_doctor(options: DoctorOptions) -> int:
         raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
     policy = resolve(options.policy)
     report = diagnose(python, options.cutlass_dir, policy, no_gpu=options.no_gpu, gatherers=gatherers)
+    require_interpreter(python, report.facts.interpreter)  # not Python, or hung: nothing to report on (exit 2)
     if options.smoke:
         from .smoke import run_smoke
 

@@ -298,8 +298,9 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """0: every required check passed (warnings allowed); 1: a required check failed."""
-        return 1 if self.worst.is_problem else 0
+        """0: every required check passed (warnings allowed); 1: a required check failed, or a smoke that was asked
+        for proved nothing (skipped)."""
+        return 1 if self.worst.is_problem or getattr(self.smoke, "exit_code", 0) else 0
 
     def finding(self, check_id: str) -> Optional[Finding]:
         return next((f for f in self.findings if f.id == check_id), None)

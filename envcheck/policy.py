@@ -53,7 +53,8 @@ class PolicyError(UsageError):
 
 
 _MISSING = object()
-_SHOWN_CHARS = 200
+_SHOWN_CHARS = 200  # of a bad value, in an error message
+_MAX_TEXT = 4096  # characters of any one value: a branch name or a URL is far shorter, a why a paragraph
 
 
 def _shown(value: Any) -> str:
@@ -283,6 +284,8 @@ class _Table:
             self.used.add(name)
             return default
         value = self.raw(name)
+        if isinstance(value, str) and len(value) > _MAX_TEXT:
+            raise PolicyError(self.source, self.key(name), value, f"{expected}, of at most {_MAX_TEXT} characters")
         try:
             return parse(value)
         except (TypeError, ValueError, InvalidSpecifier, InvalidVersion, InvalidRequirement):

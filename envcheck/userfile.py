@@ -30,10 +30,11 @@ def read_text(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise UsageError(f"{what}: cannot read it: {exc.strerror or exc}") from None
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
+        os.close(fd)
+        raise UsageError(f"{what}: not a regular file ({_kind(kind)}); expected a file of at most {_size(limit)}")
     with os.fdopen(fd, "rb") as handle:
-        kind = os.fstat(fd).st_mode
-        if not stat.S_ISREG(kind):
-            raise UsageError(f"{what}: not a regular file ({_kind(kind)}); expected a file of at most {_size(limit)}")
         try:
             data = handle.read(limit + 1)
         except OSError as exc:

@@ -11,12 +11,12 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence, TextIO
 
+from .. import proc
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..model import Facts, Finding, Interpreter
 from ..paths import cache_dir, default_cutlass_dir, folder_origin, usable_folder
@@ -24,7 +24,7 @@ from ..redact import RedactedStream, Redactor, has_credentials
 from . import snapshot as snapshots
 from .apply import Console, Outcome, Runner, apply, run_command
 from .cutlass import checked_url, read_state
-from ..target import resolve_python
+from ..target import require_interpreter, resolve_python
 from .pip import PipSources, pip_prefix, redact_argv, sources_from_flags
 from .plan import Plan, PlanOptions, make_plan
 
@@ -121,11 +121,8 @@ def find_interpreters(env: Mapping[str, str], timeout: float = 5.0) -> tuple[tup
             continue
         seen.add(real)
         try:
-            done = subprocess.run(
-                [candidate, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
-                capture_output=True, text=True, timeout=timeout, check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
+            done = proc.run([candidate, "-I", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout)
+        except OSError:
             continue
         if done.returncode == 0 and done.stdout.strip():
             out.append((candidate, done.stdout.strip()))
@@ -282,11 +279,12 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         raise UsageError(f"--cutlass-dir {options.cutlass_dir!r}: expected a folder")
 
     facts = _gather(io, python, options.cutlass_dir, policy)
-    interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
-    if interpreter is None:
-        raise UsageError(f"--python {python}: could not be read: {getattr(facts.interpreter, 'message', '?')}")
+    interpreter = require_interpreter(python, facts.interpreter)
     state_what = " ".join(filter(None, (folder_origin(io.env, "ENVCHECK_STATE_DIR"), "(envcheck fix's state folder)")))
-    state = usable_folder(snapshots.state_dir(interpreter.prefix, io.env), state_what)
+    # A run that may change things needs its state folder before the first change: checked (made) here.
+    state = usable_folder(
+        snapshots.state_dir(interpreter.prefix, io.env), state_what, create=(options.yes or options.undo) and not options.dry_run
+    )
     # pip refuses to change an interpreter its distribution manages (PEP 668) unless told; the flag is the consent,
     # passed to pip only where it matters.
     sources = replace(sources, break_system_packages=options.break_system_packages and _externally_managed(interpreter))
