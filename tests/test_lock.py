@@ -479,3 +479,43 @@ def test_pypi_json_api_gives_hashes_when_reachable():
         pytest.skip(f"PyPI not reachable: {exc}")
     assert files and all(f.url.startswith("https://") and dict(f.hashes).get("sha256") for f in files)
     assert all(f.size and f.upload_time for f in files)  # PEP 700 fields from the JSON API
+
+
+def test_an_index_url_with_credentials_sends_them_as_a_header_and_keeps_them_out_of_the_lock():
+    """`https://user:pass@host/simple` as pip takes it: urllib would read `user:pass@host` as the host name."""
+    import base64
+    import http.server
+    import threading
+
+    seen: list = []
+    page = json.dumps({"files": [{"filename": "foo-1.0-py3-none-any.whl", "url": "foo-1.0-py3-none-any.whl",
+                                  "hashes": {"sha256": "ab" * 32, "md5": "not-hex"}}]}).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            seen.append(self.headers.get("Authorization"))
+            if self.headers.get("Authorization") != "Basic " + base64.b64encode(b"me:p@ss word").decode():
+                self.send_response(401)
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        index = Index(f"http://me:p%40ss%20word@127.0.0.1:{server.server_port}/simple")
+        (record,) = index.files("foo", "1.0")
+        refused = Index(f"http://me:wrong-pass@127.0.0.1:{server.server_port}/simple")
+        with pytest.raises(UsageError) as caught:
+            refused.files("foo", "1.0")
+    finally:
+        server.shutdown()
+    assert seen[0] is not None and record.hashes == (("sha256", "ab" * 32),)  # the unusable md5 is left out
+    assert record.url == f"http://127.0.0.1:{server.server_port}/simple/foo/foo-1.0-py3-none-any.whl"
+    assert "p@ss" not in index.url and "wrong-pass" not in str(caught.value) and "HTTP 401" in str(caught.value)
