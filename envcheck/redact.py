@@ -10,7 +10,7 @@ import os
 import re
 from typing import Any, Mapping, Optional, TextIO
 
-__all__ = ["Redactor", "RedactedStream", "has_credentials"]
+__all__ = ["Redactor", "RedactedStream", "has_credentials", "without_credentials"]
 
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|KEY|AUTH)", re.I)
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/@\s\"']+)@")
@@ -80,6 +80,11 @@ class RedactedStream:
 
     def __exit__(self, *exc: object) -> None:
         self.stream.close()
+
+
+def without_credentials(url: str) -> str:
+    """The URL with its `user:password@` part taken out (not masked: what is left still works without them)."""
+    return _URL_USERINFO.sub(lambda m: m["scheme"], url, count=1) if has_credentials(url) else url
 
 
 def has_credentials(url: str) -> bool:

@@ -5,7 +5,7 @@ import stat
 import pytest
 
 from envcheck.errors import write_crash_log
-from envcheck.redact import RedactedStream, Redactor, has_credentials
+from envcheck.redact import RedactedStream, Redactor, has_credentials, without_credentials
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -45,6 +45,7 @@ def test_credential_like_environment_values_are_masked_even_json_escaped():
 ])
 def test_has_credentials(url, secret):
     assert has_credentials(url) is secret
+    assert not has_credentials(without_credentials(url)) or "?" in url
 
 
 @pytest.mark.parametrize("name", ["OPENAI_KEY", "MY_API_KEY", "SSH_AUTH_SOCK", "GH_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY"])

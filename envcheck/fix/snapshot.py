@@ -29,6 +29,7 @@ from packaging.requirements import Requirement
 from .. import __version__
 from ..model import Distribution, Interpreter, canonical_name
 from ..paths import cache_dir
+from ..redact import without_credentials
 from .cutlass import CheckoutState
 from .pip import PipSources, install_argv, uninstall_argv
 from .plan import Plan, PlannedStep
@@ -118,7 +119,8 @@ class Snapshot:
             "created": list(self.created),
             "sources": {
                 "find_links": list(self.sources.find_links),
-                "index_url": self.sources.index_url,
+                # Never a password on disk: undo from an index that needs one takes --index-url again.
+                "index_url": without_credentials(self.sources.index_url),
                 "no_index": self.sources.no_index,
             },
         }

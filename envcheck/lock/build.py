@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any, Mapping, Optional, Sequence
 from packaging.pylock import Pylock, PylockValidationError
 from packaging.version import InvalidVersion, Version
 
-from .. import __version__, gitsafe
+from .. import __version__, gitsafe, proc
 from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
 from ..policy import Policy, driver_text, spec_text
@@ -34,11 +33,8 @@ class LockResult:
 def git_head(path: str, timeout: float = 10.0) -> Optional[str]:
     """The commit checked out in the repository holding path, or None."""
     try:
-        done = subprocess.run(
-            ["git", "-C", path, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=timeout, check=False,
-            stdin=subprocess.DEVNULL, env={**os.environ, **gitsafe.environment(path)},
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = proc.run(["git", "-C", path, "rev-parse", "HEAD"], timeout, env={**os.environ, **gitsafe.environment(path)})
+    except OSError:
         return None
     head = done.stdout.strip()
     return head if done.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", head) else None
