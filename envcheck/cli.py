@@ -86,17 +86,25 @@ def smoke(
 @app.command()
 def lock(
     output: Path = typer.Option(Path("pylock.toml"), "-o", "--output", metavar="FILE", help="Where to write the lock."),
-    python: Optional[str] = PythonOpt,
-    policy: Optional[Path] = PolicyOpt,
+    policy: Optional[Path] = typer.Option(None, "--profile", "--policy", metavar="ID|FILE", help="A built-in profile id or a policy file (TOML)."),
+    python_version: Optional[str] = typer.Option(None, "--python-version", metavar="X.Y", help="Resolve for this CPython (default 3.12)."),
+    platform: Optional[str] = typer.Option(None, "--platform", metavar="NAME", help="Resolve for this uv platform (default x86_64-manylinux_2_28)."),
+    torch_index_url: Optional[str] = typer.Option(None, "--torch-index-url", metavar="URL", help="Index searched first (default: the profile's torch.index-url; '' for none)."),
+    without: List[str] = typer.Option([], "--without", metavar="NAME", help="Leave a package of the profile out of the resolution; repeatable."),
+    from_env: bool = typer.Option(False, "--from-env", help="Lock the live environment (--python, default this one) instead of resolving."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="The live environment to lock (implies --from-env)."),
     find_links: List[Path] = typer.Option([], "--find-links", metavar="DIR", help="Local wheels and sdists to lock (hashed here); repeatable."),
-    index_url: str = typer.Option("https://pypi.org/simple", "--index-url", metavar="URL", help="Simple index for hashes (torch also tries the profile's torch.index-url first)."),
+    index_url: str = typer.Option("https://pypi.org/simple", "--index-url", metavar="URL", help="The package index (torch also tries the profile's torch.index-url first)."),
     no_index: bool = typer.Option(False, "--no-index", help="Ask no index: files and hashes come from --find-links only."),
     from_lock: Optional[Path] = typer.Option(None, "--from", metavar="LOCK", help="Re-read this lock instead of locking the target (with --format requirements)."),
     output_format: str = typer.Option("pylock", "--format", help="pylock (PEP 751) or requirements (hash-pinned, for any pip)."),
 ) -> int:
-    """Write a PEP 751 pylock.toml of the target's stack: exact versions, sources, hashes, and the profile's facts."""
-    from .lock import run_lock
+    """Write a PEP 751 pylock.toml of a profile's stack, resolved for a target platform (or --from-env: as installed)."""
+    from .lock import Target, run_lock
 
+    target = None
+    if python_version is not None or platform is not None:
+        target = Target(python_version or Target.python_version, platform or Target.platform)
     return run_lock(
         output,
         python=python,
@@ -106,6 +114,10 @@ def lock(
         no_index=no_index,
         from_lock=from_lock,
         output_format=output_format,
+        from_env=from_env,
+        target=target,
+        torch_index_url=torch_index_url,
+        without=without,
     )
 
 

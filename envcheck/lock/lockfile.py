@@ -20,7 +20,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 
 HEADER = """\
-PEP 751 lock for profile {profile}, written by envcheck {version} from the target interpreter's installed stack.
+PEP 751 lock for profile {profile}, written by envcheck {version} {origin}.
 Install (pip 26.1 and later):  pip install --no-deps -r pylock.toml
 Install (any pip):             envcheck lock --from pylock.toml --format requirements -o requirements.txt
                                pip install --no-deps --require-hashes -r requirements.txt
@@ -32,7 +32,10 @@ def write_lock(result: LockResult, path: Path) -> str:
     """Write the lock and read it back through packaging.pylock; returns the text written."""
     profile = result.data["tool"]["envcheck"]["profile"]
     cutlass = result.data["tool"]["envcheck"]["cutlass"]["distribution"]
-    text = to_toml(result.data, HEADER.format(profile=profile, version=__version__, cutlass=cutlass))
+    resolved = result.data["tool"]["envcheck"].get("resolved")
+    origin = (f"for CPython {resolved['python-version']} on {resolved['platform']} ({resolved['resolver']})" if resolved
+              else "from the target interpreter's installed stack")
+    text = to_toml(result.data, HEADER.format(profile=profile, version=__version__, cutlass=cutlass, origin=origin))
     again = validate(tomllib.loads(text), f"{path} (as written)")
     if again != result.pylock:  # pragma: no cover - a bug in the TOML writer
         raise RuntimeError(f"{path}: the written lock does not read back as the lock that was built")
