@@ -44,8 +44,10 @@ def doctor(
     python: Optional[str] = PythonOpt,
     policy: Optional[Path] = PolicyOpt,
     cutlass_dir: Optional[str] = CutlassDirOpt,
-    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    output_format: str = typer.Option("table", "--format", help="table, json, markdown, prom (node-exporter textfile) or npd (node-problem-detector plugin: one line, exit 0/1/2)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of standard output."),
+    anonymize: bool = typer.Option(False, "--anonymize", help="Put a hash of the hostname in the report's host object."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every finding's details."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU (CI builders, image builds)."),
     smoke: bool = typer.Option(False, "--smoke", help="Also compile and run a real CuteDSL GEMM (needs a GPU)."),
@@ -64,6 +66,8 @@ def doctor(
             no_gpu=no_gpu,
             smoke=smoke,
             junit=junit,
+            output=output,
+            anonymize=anonymize,
         )
     )
 
@@ -76,11 +80,12 @@ def smoke(
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: a cold compile."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     allow_skip: bool = typer.Option(False, "--allow-skip", help="Exit 0 when there is no GPU to run on (a skip proves nothing: exit 1 otherwise)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the result to FILE (atomically) instead of standard output."),
 ) -> int:
     """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
     from .smoke import smoke_command
 
-    return smoke_command(python, policy, timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip)
+    return smoke_command(python, policy, timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip, output=output)
 
 
 @app.command()

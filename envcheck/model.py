@@ -202,6 +202,7 @@ class Gpu:
     capability: tuple[int, int]
     memory_bytes: Optional[int] = None
     mig: Optional[bool] = None  # None: not supported or unknown
+    uuid: Optional[str] = None  # "GPU-..." (NVML), for telling nodes' GPUs apart in a fleet
 
     @property
     def capability_text(self) -> str:
@@ -278,6 +279,17 @@ class Facts:
 
 
 @dataclass(frozen=True)
+class Host:
+    """The machine a report was made on, for a fleet: its name (or a hash of it), driver and GPUs."""
+
+    hostname: str  # "sha256:..." with --anonymize
+    driver: Optional[str] = None
+    driver_cuda: Optional[str] = None
+    gpus: tuple[str, ...] = ()  # names, in index order
+    gpu_uuids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Report:
     """One run of doctor: the findings in a fixed order, and what they were made from."""
 
@@ -287,6 +299,7 @@ class Report:
     facts: Optional[Facts] = None
     smoke: Optional[object] = None  # envcheck.smoke.SmokeResult when --smoke ran
     policy_source: str = ""  # the file (or built-in profile) the verdicts came from: a parent pyproject.toml is no secret
+    host: Optional[Host] = None  # doctor fills it in for the JSON a fleet reads
 
     @property
     def worst(self) -> Status:

@@ -71,6 +71,7 @@ def to_json_data(report: Report) -> dict:
         "summary": summary_counts(report),
         "checks": [_plain(f) for f in report.findings],
         "smoke": smoke_data,
+        "host": _plain(report.host) if report.host is not None else None,
         "facts": _plain(report.facts) if report.facts is not None else None,
     }
 

@@ -420,10 +420,22 @@ def smoke_command(
     cache_dir: Optional[Path] = None,
     out: Optional[TextIO] = None,
     err: Optional[TextIO] = None,
+    output: Optional[Path] = None,
 ) -> int:
-    """`envcheck smoke`: gather, run, print. 0 pass or warn; 1 fail, or skipped (no GPU) unless allow_skip."""
+    """`envcheck smoke`: gather, run, print (or write `output` atomically). 0 pass or warn; 1 fail, or skipped
+    (no GPU) unless allow_skip."""
     if not (timeout > 0 and math.isfinite(timeout)):
         raise UsageError(f"--timeout {timeout:g}: expected a number of seconds above 0")
+    if output is not None:
+        import io
+
+        from ..atomic import write_text_atomic
+
+        buffer = io.StringIO()
+        code = smoke_command(python, policy_file, timeout=timeout, fresh=fresh, as_json=as_json, cache_dir=cache_dir,
+                             out=buffer, err=err, allow_skip=allow_skip)
+        write_text_atomic(output, buffer.getvalue())
+        return code
     out = out or sys.stdout
     err = err or sys.stderr
     from .. import policy as policy_module
