@@ -179,6 +179,33 @@ def fix(
     ))
 
 
+@app.command()
+def diff(
+    a: Path = typer.Argument(..., metavar="A", help="The environment that works: a doctor --json report or a pylock.toml."),
+    b: Path = typer.Argument(..., metavar="B", help="The environment to compare with it: a doctor --json report (or a lock)."),
+    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
+) -> int:
+    """What changed from A to B, most important first; exit 1 when B regresses against A."""
+    from .fleet import run_diff
+
+    return run_diff(a, b, output_format=output_format, as_json=as_json, output=output)
+
+
+@app.command()
+def fleet(
+    reports: List[Path] = typer.Argument(..., metavar="REPORT...", help="doctor --json reports, or folders of them (one per node)."),
+    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
+) -> int:
+    """Many nodes' reports as one view: groups by outcome, per-check counts, outliers; exit 1 if any node fails."""
+    from .fleet import run_fleet
+
+    return run_fleet(reports, output_format=output_format, as_json=as_json, output=output)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the CLI and map every way it can end to an exit code."""
     try:
