@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from packaging.pylock import Pylock, PylockValidationError
-from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..errors import UsageError
@@ -284,9 +283,3 @@ def torch_cuda(version: Optional[str]) -> str:
     found = re.fullmatch(r"cu(\d+)(\d)", local)
     return f"{found.group(1)}.{found.group(2)}" if found else ""
 
-
-def within(version: Optional[str], specifier: SpecifierSet) -> bool:
-    try:
-        return version is not None and specifier.contains(Version(version), prereleases=True)
-    except InvalidVersion:
-        return False
