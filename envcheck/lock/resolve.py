@@ -13,7 +13,8 @@ The resolver is uv (`uv pip compile --format pylock.toml`), not one of our own. 
 - *isolation and speed*: `--no-config` keeps a machine's uv configuration out of the lock; the stack resolves in
   about 15 s cold, under 2 s from uv's cache.
 
-uv is a dependency of envcheck (`uv.find_uv_bin()`), so `envcheck lock --profile` works wherever envcheck does.
+uv comes with envcheck's `lock` extra (`uv.find_uv_bin()`), or from PATH; without either, `lock --profile` says so
+(exit 2). A live lock (`--from-env`) needs no uv.
 What uv cannot resolve stays envcheck's: a CUTLASS source the profile pins (cutlass_api has no wheel) becomes a VCS
 package, and the profile's facts go to `[tool.envcheck]` (build.py).
 
@@ -152,7 +153,7 @@ def requirements_for(policy: Policy, without: Sequence[str] = ()) -> tuple[str, 
 
 
 def uv_binary() -> str:
-    """The uv executable that envcheck depends on (its wheel's), else one on PATH."""
+    """The uv executable of the `lock` extra (its wheel's), else one on PATH."""
     try:
         from uv import find_uv_bin
 
@@ -162,7 +163,10 @@ def uv_binary() -> str:
 
         found = shutil.which("uv")
         if found is None:
-            raise UsageError("lock --profile resolves with uv, which is not installed: pip install uv") from None
+            raise UsageError(
+                "lock --profile resolves with uv, which is not installed here: install envcheck's `lock` extra, "
+                "or `pip install uv`"
+            ) from None
         return found
 
 
