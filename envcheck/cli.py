@@ -89,6 +89,19 @@ def smoke(
 
 
 @app.command()
+def explain(
+    log: Optional[str] = typer.Argument(None, metavar="[FILE|-]", help="The log or traceback to read (default: standard input)."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="Also show what doctor sees in this interpreter."),
+    policy: Optional[Path] = PolicyOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the causes as JSON."),
+) -> int:
+    """Find known failures of the stack in a log or traceback: cause, evidence line, remedy, checks to run."""
+    from .explain import run_explain
+
+    return run_explain(log, python, policy, as_json)
+
+
+@app.command()
 def lock(
     output: Path = typer.Option(Path("pylock.toml"), "-o", "--output", metavar="FILE", help="Where to write the lock."),
     policy: Optional[Path] = typer.Option(None, "--profile", "--policy", metavar="ID|FILE", help="A built-in profile id or a policy file (TOML)."),

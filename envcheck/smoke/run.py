@@ -46,6 +46,7 @@ __all__ = [
     "parse_child_output",
     "smoke_backends",
     "DEFAULT_TIMEOUT",
+    "remedy_dict",
 ]
 
 SCHEMA_VERSION = 1
@@ -130,14 +131,14 @@ class SmokeResult:
                         "phases": [list(p) for p in self.timings]},
             "numerics": {"max_error": self.max_error, "tolerance": self.tolerance},
             "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause, "evidence": self.evidence},
-            "remedy": _remedy_dict(self.remedy),
+            "remedy": remedy_dict(self.remedy),
             "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
             "versions": dict(self.versions),
             "log": self.log,
         }
 
 
-def _remedy_dict(remedy: Optional[Remedy]) -> Optional[dict]:
+def remedy_dict(remedy: Optional[Remedy]) -> Optional[dict]:
     if remedy is None:
         return None
     return {
