@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .model import Report
     from .policy import Policy
 
-__all__ = ["DoctorOptions", "run_doctor", "diagnose"]
+__all__ = ["DoctorOptions", "run_doctor", "diagnose", "libraries_finding"]
 
 @dataclass(frozen=True)
 class DoctorOptions:
@@ -55,6 +55,21 @@ def diagnose(
         profile=policy.id, target=target, findings=judge(facts, policy, no_gpu=no_gpu), facts=facts,
         policy_source=policy.source,
     )
+
+
+def libraries_finding(smoke, report: Report):
+    """smoke.libraries: what the smoke child really loaded, judged against the target environment."""
+    from .model import Interpreter
+    from .smoke.forensics import judge_process
+
+    interpreter = report.facts.interpreter if report.facts is not None else None
+    roots: tuple[str, ...] = ()
+    torch_cuda = None
+    if isinstance(interpreter, Interpreter):
+        folders = interpreter.site_dirs + ((interpreter.prefix,) if interpreter.in_venv else ())
+        roots = tuple(dict.fromkeys(folders + tuple(os.path.realpath(f) for f in folders)))
+        torch_cuda = interpreter.torch.cuda if interpreter.torch else None
+    return judge_process(smoke.process, torch_cuda, roots)
 
 
 NODE_FORMATS = ("prom", "npd")
@@ -107,7 +122,8 @@ def _report(python: str, policy: Policy, options: DoctorOptions, gatherers: Opti
         def say(message: str) -> None:
             print(f"envcheck: {message}", file=sys.stderr, flush=True)
 
-        report = replace(report, smoke=run_smoke(python, report.facts, policy, progress=say))
+        result = run_smoke(python, report.facts, policy, progress=say)
+        report = replace(report, smoke=result, findings=report.findings + (libraries_finding(result, report),))
     return replace(report, host=host_of(report.facts, anonymize=options.anonymize))
 
 

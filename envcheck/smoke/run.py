@@ -36,6 +36,7 @@ from ..policy import Policy
 from ..proc import kill_group
 from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from .child import PHASE_PREFIX, RESULT_PREFIX
+from .forensics import ProcessRecord, process_from, summary
 
 __all__ = [
     "SmokeResult",
@@ -112,6 +113,7 @@ class SmokeResult:
     cache_dir: Optional[str] = None
     versions: tuple[tuple[str, str], ...] = ()
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
+    process: Optional[ProcessRecord] = None  # what the child really loaded (envcheck/smoke/forensics.py)
 
     @property
     def exit_code(self) -> int:
@@ -134,6 +136,7 @@ class SmokeResult:
             "remedy": remedy_dict(self.remedy),
             "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
             "versions": dict(self.versions),
+            "process": self.process.to_dict() if self.process is not None else None,
             "log": self.log,
         }
 
@@ -349,6 +352,7 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
         "kernel_lookup": result.get("kernel_lookup"),
         "versions": versions,
         "timings": tuple((str(p), float(t)) for p, t in (result.get("timings") or [])),
+        "process": process_from(result),
     }
 
 
@@ -478,6 +482,8 @@ def render_text(result: SmokeResult) -> str:
         lines.append(f"  compile   {result.compile_s:.2f} s ({'warm' if result.warm else 'cold'} cache {result.cache_dir}{lookup})")
         lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape}, {result.backends})")
         lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
+    if result.process is not None and result.process.libraries:
+        lines.append(f"  loaded    {summary(result.process)}")
     if result.evidence:
         lines.append(f"  seen      {result.evidence}")
     if result.remedy is not None:
