@@ -49,6 +49,7 @@ class FixOptions:
     toolkit_prefix: Optional[str] = None
     no_gpu: bool = False
     break_system_packages: bool = False
+    bundle: Optional[str] = None  # a bundle folder, FILE.tar or its parts: packages and CUTLASS, with no network
 
 
 @dataclass
@@ -273,6 +274,16 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     policy = resolve(options.policy)
     sources = sources_from_flags(options.find_links, options.index_url, options.no_index)
     cutlass_url = checked_url(_no_credentials(options.cutlass_url or policy.cutlass.url, options.cutlass_url), "--cutlass-url")
+    offline = None
+    if options.bundle is not None:
+        from .offline import open_for_fix
+
+        if options.undo or options.find_links or options.index_url or options.no_index or options.cutlass_url:
+            raise UsageError("--bundle brings its own packages and CUTLASS: it takes no --undo, --find-links, "
+                             "--index-url, --no-index or --cutlass-url")
+        offline = open_for_fix(Path(options.bundle), policy, cache_dir(io.env))
+        sources, cutlass_url = offline.sources, offline.cutlass_url or cutlass_url
+        options = replace(options, no_deps=True)  # the lock is the whole closure: install exactly it
     if options.undo and (options.toolkit or options.no_deps):
         raise UsageError("--undo cannot be combined with --toolkit or --no-deps")
     if options.cutlass_dir is not None and (not options.cutlass_dir or options.cutlass_dir.startswith("-")):
@@ -280,6 +291,8 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
 
     facts = _gather(io, python, options.cutlass_dir, policy)
     interpreter = require_interpreter(python, facts.interpreter)
+    if offline is not None:
+        offline.check_target(interpreter)
     state_what = " ".join(filter(None, (folder_origin(io.env, "ENVCHECK_STATE_DIR"), "(envcheck fix's state folder)")))
     # A run that may change things needs its state folder before the first change: checked (made) here.
     state = usable_folder(
@@ -312,6 +325,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         toolkit=options.toolkit,
         toolkit_prefix=str(Path(toolkit_prefix).expanduser().absolute()),
         interpreters=find_interpreters(io.env) if needs_python else (),
+        locked=offline.locked if offline is not None else (),
     ))
     console = Console(io.err, quiet=False)
     if options.as_json:

@@ -52,6 +52,7 @@ class PlanOptions:
     toolkit: bool = False  # apply the toolkit step instead of only offering it
     toolkit_prefix: str = ""
     interpreters: tuple[tuple[str, str], ...] = ()  # (path, version) of other interpreters found on this machine
+    locked: tuple[str, ...] = ()  # `name==version` of a bundle's packages: installed exactly, wherever they differ
 
     @property
     def pip_command(self) -> tuple[str, ...]:
@@ -326,6 +327,12 @@ def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options
                 else:
                     extra.append(requirement)
                     extra_why.append(step.why or finding.title)
+    for text in options.locked:  # a bundle's locked stack: every package at its locked version
+        requirement = parse_requirement(text, "the bundle's lock")
+        have = interpreter.dist(requirement.name)
+        if have is None or not requirement.specifier.contains(have.version, prereleases=True):
+            pins.append(requirement)
+            pins_why.append("the bundle's locked version")
     required_names = {canonical_name(r.name) for r in pins}
     extra = [r for r in extra if canonical_name(r.name) not in required_names]
     torch_planned = bool(torch_reqs)

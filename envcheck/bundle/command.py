@@ -1,0 +1,107 @@
+"""`envcheck bundle`: read the flags, find the lock, choose what goes in, and write the bundle."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from ..errors import UsageError
+from .make import BundleRequest, make_bundle
+from .manifest import Platform
+from .parts import parse_size
+
+__all__ = ["run_bundle"]
+
+
+def run_bundle(
+    output: Path,
+    *,
+    profile: Optional[Path] = None,
+    lock: Optional[Path] = None,
+    python_version: str = "3.12",
+    machine: str = "x86_64",
+    without: Sequence[str] = (),
+    only_missing: bool = False,
+    python: Optional[str] = None,
+    split: Optional[str] = None,
+    index_url: Optional[str] = None,
+    no_index: bool = False,
+    find_links: Sequence[str] = (),
+    cutlass_url: Optional[str] = None,
+    err: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True),
+) -> int:
+    from packaging.utils import canonicalize_name
+
+    from ..fix.cutlass import checked_url
+    from ..fix.pip import check_index_url
+    from ..lock import read_lock
+    from ..policy import resolve
+
+    if only_missing and python is None:
+        raise UsageError("--only-missing needs --python PY: the interpreter whose missing packages the bundle carries")
+    if python is not None and not only_missing:
+        raise UsageError("--python is read only with --only-missing")
+    part_size = None
+    if split is not None:
+        try:
+            part_size = parse_size(split)
+        except ValueError as exc:
+            raise UsageError(f"--split {exc}") from None
+        if Path(output).suffix != ".tar":
+            raise UsageError(f"--split needs -o FILE.tar (got -o {output}): a folder cannot be cut into parts")
+    if not python_version.count(".") == 1 or not all(p.isdigit() for p in python_version.split(".")):
+        raise UsageError(f"--python-version {python_version!r}: expected MAJOR.MINOR such as 3.12")
+    if index_url is not None:
+        check_index_url(index_url, "--index-url")
+    if cutlass_url is not None:
+        cutlass_url = checked_url(cutlass_url, "--cutlass-url")
+    links = []
+    for link in find_links:
+        if not Path(link).is_dir():
+            raise UsageError(f"--find-links {link}: expected a directory of wheels")
+        links.append(str(Path(link).absolute()))
+    policy = resolve(profile)
+    pylock, lock_path = _lock_for(policy, lock)
+    locked_profile = ((pylock.tool or {}).get("envcheck") or {}).get("profile")
+    if locked_profile and locked_profile != policy.id:
+        raise UsageError(f"--lock {lock_path}: is a lock of profile {locked_profile!r}, not {policy.id!r}")
+    installed: dict[str, str] = {}
+    skip_cutlass = False
+    if only_missing:
+        installed, skip_cutlass = _present(python, policy, err)
+    request = BundleRequest(
+        lock=pylock, lock_text=lock_path.read_text(encoding="utf-8"), lock_dir=lock_path.parent.absolute(),
+        profile=policy.id, output=Path(output), platform=Platform.linux(python_version, machine),
+        without=tuple(canonicalize_name(n) for n in without), installed=installed, skip_cutlass=skip_cutlass,
+        split=part_size, index_url=index_url, no_index=no_index, find_links=tuple(links), cutlass_url=cutlass_url,
+    )
+    return make_bundle(request, say=lambda text: err(f"envcheck bundle: {text}"))
+
+
+def _lock_for(policy, lock: Optional[Path]):
+    from ..lock import read_lock
+
+    if lock is not None:
+        return read_lock(lock, "--lock"), Path(lock)
+    raise UsageError(
+        f"profile {policy.id}: pass --lock FILE, a lock of it made by `envcheck lock` (on a machine that has the "
+        "stack); a lock made from the profile alone is not in this build yet"
+    )
+
+
+def _present(python: str, policy, err) -> tuple[dict[str, str], bool]:
+    """What doctor sees in the target: its installed versions, and whether cutlass_api is already right there."""
+    from ..doctor import diagnose
+    from ..model import Interpreter
+
+    report = diagnose(python, None, policy, no_gpu=True)
+    interpreter = report.facts.interpreter if report.facts else None
+    if not isinstance(interpreter, Interpreter):
+        raise UsageError(f"--python {python}: could not be read: {getattr(interpreter, 'message', '?')}")
+    installed = {d.name: d.version for d in interpreter.distributions}
+    finding = report.finding("cutlass-api.install")
+    ready = finding is not None and not finding.status.is_problem and finding.status.value == "pass"
+    if ready:
+        err(f"envcheck bundle: {policy.cutlass.distribution} passes doctor in {python}: no git bundle")
+    return installed, ready

@@ -1,0 +1,256 @@
+"""envcheck bundle and fix --bundle: the pure parts as tables, and the whole route for real: a 3.12 venv locked,
+bundled (wheels by hash, CUTLASS as a git bundle from a real repository), cut into parts, reassembled, and installed
+into a fresh 3.12 venv that holds only torch, with no index and no git remote.
+
+torch is a small stand-in wheel of the same name and version made by tests/wheelfactory.py (torch 2.13.0, CUDA
+13.0 in its version.py): the real cp312 wheel is gigabytes, and `--without torch` leaves it out of the bundle anyway.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+from packaging.pylock import Pylock
+
+from conftest import _torch_files, git, python312
+from envcheck.bundle.gitbundle import cone_patterns
+from envcheck.bundle.make import select_packages
+from envcheck.bundle.manifest import BundleError, Platform
+from envcheck.bundle.parts import parse_size, reassemble, split
+from envcheck.cli import main
+from wheelfactory import build_wheel, make_venv, pip
+
+# --------------------------------------------------------------------------------------------------------------
+# Pure parts
+
+
+@pytest.mark.parametrize("text, size", [
+    ("65536", 65536), ("1K", 1024), ("40M", 40 << 20), ("40MiB", 40 << 20), ("40mb", 40 << 20), ("1G", 1 << 30),
+    (" 2 M ", 2 << 20),
+])
+def test_parse_size(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "M", "-1M", "1.5M", "1T", "1023", "0", "40 megabytes"])
+def test_parse_size_refuses(text):
+    with pytest.raises(ValueError):
+        parse_size(text)
+
+
+def lock_of(*packages: dict) -> Pylock:
+    return Pylock.from_dict({"lock-version": "1.0", "created-by": "t", "packages": list(packages)})
+
+
+def pkg(name, version="1.0", deps=(), marker=None, vcs=False):
+    entry = {"name": name, "version": version}
+    if deps:
+        entry["dependencies"] = [{"name": d} for d in deps]
+    if marker:
+        entry["marker"] = marker
+    if vcs:
+        entry["vcs"] = {"type": "git", "url": "https://example.com/r", "commit-id": "a" * 40}
+    else:
+        entry["wheels"] = [{"name": f"{name.replace('-', '_')}-{version}-py3-none-any.whl", "url": "https://x/y.whl", "hashes": {"sha256": "0" * 64}}]
+    return entry
+
+
+STACK = lock_of(
+    pkg("torch", "2.13.0", deps=("triton", "cuda-bindings", "typing-extensions")),
+    pkg("triton", "3.6.0"),
+    pkg("cuda-bindings", "13.3.1"),
+    pkg("nvidia-cutlass-dsl", "4.3.5", deps=("cuda-python", "typing-extensions")),
+    pkg("cuda-python", "13.3.1", deps=("cuda-bindings",)),
+    pkg("typing-extensions", "4.15.0"),
+    pkg("torch-c-dlpack-ext", "0.1.5", deps=("torch",)),
+    pkg("pywin", "1", marker="sys_platform == 'win32'"),
+    pkg("cutlass-api", "0.1.0a1", deps=("nvidia-cutlass-dsl", "torch", "torch-c-dlpack-ext"), vcs=True),
+)
+LINUX = Platform.linux().environment()
+
+
+@pytest.mark.parametrize("without, installed, kept", [
+    ((), {}, ["torch", "triton", "cuda-bindings", "nvidia-cutlass-dsl", "cuda-python", "typing-extensions",
+              "torch-c-dlpack-ext", "cutlass-api"]),
+    (("torch",), {}, ["cuda-bindings", "nvidia-cutlass-dsl", "cuda-python", "typing-extensions", "torch-c-dlpack-ext",
+                      "cutlass-api"]),  # triton goes with torch; cuda-bindings stays, cuda-python needs it
+    (("Torch",), {"typing-extensions": "4.15.0", "cuda-bindings": "13.0.0"},
+     ["cuda-bindings", "nvidia-cutlass-dsl", "cuda-python", "torch-c-dlpack-ext", "cutlass-api"]),
+    (("torch", "cutlass-api"), {}, []),  # dlpack is needed only by cutlass_api: it goes too, and so does the rest
+])
+def test_select_packages(without, installed, kept):
+    packages, notes = select_packages(STACK.packages, LINUX, without, installed)
+    assert [p.name for p in packages] == kept
+    assert any("pywin: its marker excludes" in n for n in notes)
+
+
+@pytest.mark.parametrize("markers, problem", [
+    ({"implementation_name": "cpython", "python_version": "3.12", "sys_platform": "linux", "platform_machine": "x86_64"}, None),
+    ({"implementation_name": "cpython", "python_version": "3.11", "sys_platform": "linux", "platform_machine": "x86_64"}, "python_version"),
+    ({"implementation_name": "cpython", "python_version": "3.12", "sys_platform": "linux", "platform_machine": "aarch64"}, "platform_machine"),
+    ({"implementation_name": "cpython", "python_version": "3.12", "sys_platform": "darwin", "platform_machine": "x86_64"}, "sys_platform"),
+    ({"implementation_name": "pypy", "python_version": "3.12", "sys_platform": "linux", "platform_machine": "x86_64"}, "implementation_name"),
+])
+def test_platform_mismatch(markers, problem):
+    why = Platform.linux("3.12").mismatch(markers)
+    assert (why.split(" ")[0] if why else None) == problem
+
+
+@pytest.mark.parametrize("subdir, patterns", [
+    ("python/cutlass_api", "/*\n!/*/\n/python/\n!/python/*/\n/python/cutlass_api/\n"),
+    ("operators", "/*\n!/*/\n/operators/\n"),
+])
+def test_cone_patterns(subdir, patterns):
+    assert cone_patterns(subdir) == patterns
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Parts
+
+
+@pytest.fixture
+def whole(tmp_path) -> Path:
+    path = tmp_path / "b.tar"
+    path.write_bytes(os.urandom(10_000))
+    return path
+
+
+def test_parts_reassemble_with_their_checksums(whole, tmp_path):
+    data = whole.read_bytes()
+    index = split(whole, 4096)
+    assert [p.size for p in index.parts] == [4096, 4096, 1808] and not whole.exists()
+    assert [p.name for p in index.parts] == ["b.tar.part01-of-03", "b.tar.part02-of-03", "b.tar.part03-of-03"]
+    out = reassemble(tmp_path / "b.tar.parts.json", tmp_path / "again" / "b.tar")
+    assert out.read_bytes() == data
+
+
+@pytest.mark.parametrize("damage, named", [
+    (lambda d: (d / "b.tar.part02-of-03").unlink(), "part 2 of 3 is missing"),
+    (lambda d: (d / "b.tar.part02-of-03").write_bytes(b"x" * 4096), "b.tar.part02-of-03: does not match its sha256"),
+    (lambda d: (d / "b.tar.part03-of-03").write_bytes(b"x"), "b.tar.part03-of-03: 1 bytes, the index says 1808"),
+    (lambda d: (d / "b.tar.parts.json").write_text("{"), "b.tar.parts.json: not JSON"),
+    (lambda d: (d / "b.tar.parts.json").write_text('{"kind": "envcheck-bundle-parts", "file": "b.tar", "size": 1,'
+                                                  ' "sha256": "", "parts": [{"name": "../x", "size": 1, "sha256": ""}]}'),
+     "part name '../x'"),
+])
+def test_a_damaged_part_is_named(whole, tmp_path, damage, named):
+    split(whole, 4096)
+    damage(tmp_path)
+    with pytest.raises(BundleError, match=named.replace("(", r"\(").replace(")", r"\)")):
+        reassemble(tmp_path / "b.tar.parts.json", tmp_path / "again" / "b.tar")
+    assert not (tmp_path / "again" / "b.tar").exists()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The whole route, for real
+
+
+NO_NETWORK = {"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9",
+              "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9", "GIT_ALLOW_PROTOCOL": "file"}
+
+
+@pytest.fixture
+def route(tmp_path, wheelhouse, cutlass_repo, build_backend):
+    """A locked 3.12 stack (torch 2.13 stand-in), and its bundle cut into parts of 8 KiB."""
+    python = python312()
+    if python is None:
+        pytest.skip("cutlass_api needs Python >= 3.12 and none is on this machine")
+    build_wheel(wheelhouse, "torch", "2.13.0+cu130", _torch_files("2.13.0+cu130", "13.0"), requires=["cuda-bindings>=13.0.3,<14"])
+    source = make_venv(tmp_path / "source", python)
+    pip(source, "install", "--no-index", "--find-links", str(wheelhouse), "torch==2.13.0+cu130", "nvidia-cutlass-dsl==4.3.5",
+        "apache-tvm-ffi==0.1.7", "torch-c-dlpack-ext==0.1.5", "nvidia-matmul-heuristics==0.1.0.27", "cuda-python==13.3.1")
+    pip(source, "install", "--no-deps", "--no-index", "--find-links", str(build_backend), "-e", str(cutlass_repo / "python" / "cutlass_api"))
+    commit = git("rev-parse", "HEAD", cwd=cutlass_repo)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\n\n[cutlass]\nurl = "{cutlass_repo.as_uri()}"\ncommit = "{commit}"\n')
+    lock = tmp_path / "lock" / "pylock.toml"
+    assert main(["lock", "--python", str(source), "--policy", str(profile), "--no-index", "--find-links", str(wheelhouse), "-o", str(lock)]) == 0
+    out = tmp_path / "out" / "recipe.tar"
+    assert main(["bundle", "--profile", str(profile), "--lock", str(lock), "--without", "torch", "--no-index",
+                 "--find-links", str(wheelhouse), "--find-links", str(build_backend), "-o", str(out), "--split", "64K"]) == 0
+    return python, profile, lock, out
+
+
+def installed(python: Path) -> dict[str, str]:
+    from envcheck.gather.interpreter import gather_interpreter
+
+    return {d.name: d.version for d in gather_interpreter(str(python)).distributions}
+
+
+@pytest.mark.slow
+def test_bundle_route(route, wheelhouse, tmp_path, monkeypatch, capsys):
+    python, profile, lock, out = route
+    index = json.loads(out.with_name("recipe.tar.parts.json").read_text())
+    assert len(index["parts"]) >= 2 and all(p["size"] <= 64 << 10 for p in index["parts"]) and not out.exists()
+
+    # Reassembled here, the tar holds the manifest, the lock, the wheels and the git bundle.
+    whole = reassemble(out.with_name("recipe.tar.parts.json"), tmp_path / "check" / "recipe.tar")
+    with tarfile.open(whole) as tar:
+        names = tar.getnames()
+        manifest = json.load(tar.extractfile("manifest.json"))
+    assert names[0] == "manifest.json" and "pylock.toml" in names and "cutlass.bundle" in names
+    wheels = sorted(n.split("/")[1].split("-")[0] for n in names if n.startswith("wheels/"))
+    assert "torch" not in wheels and "nvidia_cutlass_dsl" in wheels and "setuptools" in wheels
+    assert manifest["platform"]["python_version"] == "3.12" and manifest["without"] == ["torch"]
+    assert {f["role"] for f in manifest["files"]} == {"wheel", "build", "lock", "git-bundle"}
+
+    # Only the parts and their index travel to a target that holds torch alone (installed --no-deps).
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    for part in [p["name"] for p in index["parts"]] + ["recipe.tar.parts.json"]:
+        shutil.copy(out.parent / part, moved / part)
+    target = make_venv(tmp_path / "target", python)
+    pip(target, "install", "--no-deps", "--no-index", "--find-links", str(wheelhouse), "torch==2.13.0+cu130")
+    for key, value in NO_NETWORK.items():  # any attempt to reach an index or a remote fails
+        monkeypatch.setenv(key, value)
+    capsys.readouterr()
+    argv = ["fix", "--python", str(target), "--policy", str(profile), "--bundle", str(moved / "recipe.tar.parts.json"),
+            "--no-gpu", "--cutlass-dir", str(tmp_path / "cutlass"), "--yes", "--json"]
+    main(argv)
+    document = json.loads(capsys.readouterr().out)
+    assert document["outcome"]["ok"], [(s["what"], s["why"]) for s in document["plan"]["steps"]]
+    kinds = [s["kind"] for s in document["plan"]["steps"]]
+    assert kinds == ["pip-install", "cutlass-fetch", "cutlass-install"]
+    assert all("--no-index" in argv for s in document["plan"]["steps"] if s["kind"] != "cutlass-fetch" for argv in s["commands"])
+
+    # Exactly the locked stack: every locked package at its locked version, torch as it was, nothing else.
+    locked = {p.name: str(p.version) for p in __import__("envcheck.lock", fromlist=["read_lock"]).read_lock(lock).packages}
+    assert installed(target) == locked
+    checkout = tmp_path / "cutlass"
+    assert git("rev-parse", "HEAD", cwd=checkout) == manifest["cutlass"]["commit"]
+    assert (checkout / "python" / "cutlass_api" / "pyproject.toml").is_file()
+
+    # Again: nothing left to do.
+    main(argv)
+    again = json.loads(capsys.readouterr().out)
+    assert again["plan"]["steps"] == []
+
+    # A corrupted part: exit 2, the part named, nothing changed.
+    damaged = tmp_path / "damaged"
+    shutil.copytree(moved, damaged)
+    part = damaged / index["parts"][-1]["name"]
+    part.write_bytes(part.read_bytes()[:-1] + b"!")
+    assert main(argv[:5] + ["--bundle", str(damaged / "recipe.tar.parts.json")] + argv[7:]) == 2
+    assert f"{part}: does not match its sha256" in capsys.readouterr().err
+    assert installed(target) == locked
+
+
+@pytest.mark.slow
+def test_a_bundle_for_another_python_is_refused_naming_the_manifest(route, wheelhouse, build_backend, tmp_path, capsys):
+    python, profile, lock, _ = route
+    other = tmp_path / "py311"
+    assert main(["bundle", "--profile", str(profile), "--lock", str(lock), "--without", "torch", "--python-version", "3.11",
+                 "--no-index", "--find-links", str(wheelhouse), "--find-links", str(build_backend), "-o", str(other)]) == 0
+    target = make_venv(tmp_path / "target", python)
+    capsys.readouterr()
+    assert main(["fix", "--python", str(target), "--policy", str(profile), "--bundle", str(other), "--no-gpu", "--yes"]) == 2
+    err = capsys.readouterr().err
+    assert "manifest.json says the bundle is for CPython 3.11 on linux x86_64" in err and "python_version is '3.12'" in err
+    assert installed(target) == {}
