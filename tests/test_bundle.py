@@ -76,17 +76,17 @@ STACK = lock_of(
 LINUX = Platform.linux().environment()
 
 
-@pytest.mark.parametrize("without, installed, kept", [
+@pytest.mark.parametrize("without, present, kept", [
     ((), {}, ["torch", "triton", "cuda-bindings", "nvidia-cutlass-dsl", "cuda-python", "typing-extensions",
               "torch-c-dlpack-ext", "cutlass-api"]),
     (("torch",), {}, ["cuda-bindings", "nvidia-cutlass-dsl", "cuda-python", "typing-extensions", "torch-c-dlpack-ext",
                       "cutlass-api"]),  # triton goes with torch; cuda-bindings stays, cuda-python needs it
-    (("Torch",), {"typing-extensions": "4.15.0", "cuda-bindings": "13.0.0"},
-     ["cuda-bindings", "nvidia-cutlass-dsl", "cuda-python", "torch-c-dlpack-ext", "cutlass-api"]),
+    (("Torch",), {"typing-extensions", "cuda_bindings"},
+     ["nvidia-cutlass-dsl", "cuda-python", "torch-c-dlpack-ext", "cutlass-api"]),
     (("torch", "cutlass-api"), {}, []),  # dlpack is needed only by cutlass_api: it goes too, and so does the rest
 ])
-def test_select_packages(without, installed, kept):
-    packages, notes = select_packages(STACK.packages, LINUX, without, installed)
+def test_select_packages(without, present, kept):
+    packages, notes = select_packages(STACK.packages, LINUX, without, present)
     assert [p.name for p in packages] == kept
     assert any("pywin: its marker excludes" in n for n in notes)
 
@@ -254,3 +254,95 @@ def test_a_bundle_for_another_python_is_refused_naming_the_manifest(route, wheel
     err = capsys.readouterr().err
     assert "manifest.json says the bundle is for CPython 3.11 on linux x86_64" in err and "python_version is '3.12'" in err
     assert installed(target) == {}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Opening a bundle: every way it can be wrong is exit 2 naming the part, before anything is planned
+
+
+def hand_bundle(folder: Path, lock_digest: str | None = None) -> Path:
+    """A small bundle folder written by hand: one wheel, its lock entry, the manifest."""
+    from envcheck.bundle.manifest import BundleFile, Manifest, sha256_of, write_manifest
+
+    wheel = build_wheel(folder / "wheels", "apache-tvm-ffi", "0.1.7", {"tvm_ffi/__init__.py": ""})
+    digest = sha256_of(wheel)
+    (folder / "pylock.toml").write_text(
+        'lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "apache-tvm-ffi"\nversion = "0.1.7"\n'
+        f'wheels = [{{ name = "{wheel.name}", url = "https://x/{wheel.name}", hashes = {{ sha256 = "{lock_digest or digest}" }} }}]\n'
+    )
+    files = (
+        BundleFile(f"wheels/{wheel.name}", wheel.stat().st_size, digest, "wheel"),
+        BundleFile("pylock.toml", (folder / "pylock.toml").stat().st_size, sha256_of(folder / "pylock.toml"), "lock"),
+    )
+    write_manifest(Manifest("torch-2.11-nvgemm", Platform.linux(), files), folder)
+    return wheel
+
+
+def test_a_good_hand_made_bundle_opens(tmp_path):
+    from envcheck.bundle import open_bundle
+
+    hand_bundle(tmp_path / "b")
+    opened = open_bundle(tmp_path / "b", tmp_path / "cache")
+    assert opened.manifest.profile == "torch-2.11-nvgemm" and len(opened.manifest.of("wheel")) == 1
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda b, w: (b / "extra.txt").write_text("x"), "extra.txt is not in the manifest"),
+    (lambda b, w: w.write_bytes(w.read_bytes() + b"x"), "bytes, the manifest says"),
+    (lambda b, w: w.write_bytes(w.read_bytes()[:-1] + b"x"), "does not match its sha256 in the manifest"),
+    (lambda b, w: w.unlink(), "apache_tvm_ffi-0.1.7-py3-none-any.whl is missing"),
+    (lambda b, w: (b / "manifest.json").unlink(), "manifest.json: missing"),
+    (lambda b, w: (b / "manifest.json").write_text("{"), "cannot be read as JSON"),
+    (lambda b, w: (b / "manifest.json").write_text((b / "manifest.json").read_text().replace("wheels/apache", "../apache")),
+     "expected a relative path inside the bundle"),
+])
+def test_a_damaged_bundle_folder_is_named(tmp_path, damage, message):
+    from envcheck.bundle import open_bundle
+
+    wheel = hand_bundle(tmp_path / "b")
+    damage(tmp_path / "b", wheel)
+    with pytest.raises(BundleError, match=message.replace(".", r"\.")):
+        open_bundle(tmp_path / "b", tmp_path / "cache")
+
+
+def test_a_wheel_the_lock_hashes_otherwise_is_refused(tmp_path):
+    from envcheck.bundle import open_bundle
+
+    hand_bundle(tmp_path / "b", lock_digest="1" * 64)
+    with pytest.raises(BundleError, match="does not match the lock's sha256"):
+        open_bundle(tmp_path / "b", tmp_path / "cache")
+
+
+def test_a_hostile_tar_is_refused_and_writes_nothing_outside(tmp_path, capsys):
+    evil = tmp_path / "evil.tar"
+    with tarfile.open(evil, "w") as tar:
+        data = b"owned"
+        info = tarfile.TarInfo("../../escaped.txt")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    assert main(["fix", "--bundle", str(evil), "--yes", "--no-gpu"]) == 2
+    assert "'../../escaped.txt' is not a plain file inside the bundle" in capsys.readouterr().err
+    assert not list(tmp_path.parent.parent.glob("escaped.txt")) and not list(tmp_path.rglob("escaped.txt"))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bundle", "-o", "x", "--split", "40M", "--lock", "l"], "--split needs -o FILE.tar"),
+    (["bundle", "-o", "x.tar", "--split", "lots"], "--split 'lots'"),
+    (["bundle", "-o", "x", "--only-missing"], "--only-missing needs --python"),
+    (["bundle", "-o", "x", "--python-version", "three"], "--python-version 'three'"),
+    (["bundle", "-o", "x", "--index-url", "ftp://x"], "--index-url"),
+    (["fix", "--bundle", "/no/such/bundle", "--yes"], "--bundle /no/such/bundle: no such file or folder"),
+    (["fix", "--bundle", ".", "--find-links", ".", "--yes"], "--bundle brings its own packages"),
+    (["fix", "--bundle", "/no/such.tar.part01-of-02", "--yes"], "such.tar.parts.json: missing"),
+])
+def test_usage_errors_exit_2(tmp_path, capsys, argv, message):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_fix_refuses_a_bundle_of_another_profile(tmp_path, capsys):
+    hand_bundle(tmp_path / "b")
+    manifest = tmp_path / "b" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"torch-2.11-nvgemm"', '"other-profile"'))
+    assert main(["fix", "--bundle", str(tmp_path / "b"), "--yes", "--no-gpu"]) == 2
+    assert "made for profile 'other-profile'" in capsys.readouterr().err

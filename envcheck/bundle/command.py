@@ -66,14 +66,14 @@ def run_bundle(
     locked_profile = ((pylock.tool or {}).get("envcheck") or {}).get("profile")
     if locked_profile and locked_profile != policy.id:
         raise UsageError(f"--lock {lock_path}: is a lock of profile {locked_profile!r}, not {policy.id!r}")
-    installed: dict[str, str] = {}
+    present: frozenset[str] = frozenset()
     skip_cutlass = False
     if only_missing:
-        installed, skip_cutlass = _present(python, policy, err)
+        present, skip_cutlass = _present(python, policy, err)
     request = BundleRequest(
         lock=pylock, lock_text=lock_path.read_text(encoding="utf-8"), lock_dir=lock_path.parent.absolute(),
         profile=policy.id, output=Path(output), platform=Platform.linux(python_version, machine),
-        without=tuple(canonicalize_name(n) for n in without), installed=installed, skip_cutlass=skip_cutlass,
+        without=tuple(canonicalize_name(n) for n in without), present=present, skip_cutlass=skip_cutlass,
         split=part_size, index_url=index_url, no_index=no_index, find_links=tuple(links), cutlass_url=cutlass_url,
     )
     return make_bundle(request, say=lambda text: err(f"envcheck bundle: {text}"))
@@ -90,18 +90,30 @@ def _lock_for(policy, lock: Optional[Path]):
     )
 
 
-def _present(python: str, policy, err) -> tuple[dict[str, str], bool]:
-    """What doctor sees in the target: its installed versions, and whether cutlass_api is already right there."""
+def _present(python: str, policy, err) -> tuple[frozenset[str], bool]:
+    """What the target already has and doctor does not flag (a package a failing check's remedy would install is
+    flagged), and whether cutlass_api passes doctor there (then no git bundle is needed)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
     from ..doctor import diagnose
-    from ..model import Interpreter
+    from ..model import Interpreter, canonical_name
 
     report = diagnose(python, None, policy, no_gpu=True)
     interpreter = report.facts.interpreter if report.facts else None
     if not isinstance(interpreter, Interpreter):
         raise UsageError(f"--python {python}: could not be read: {getattr(interpreter, 'message', '?')}")
-    installed = {d.name: d.version for d in interpreter.distributions}
+    flagged = set()
+    for finding in report.findings:
+        if finding.status.is_problem and finding.remedy is not None:
+            for step in finding.remedy.steps:
+                for text in step.args if step.kind == "pip-install" else ():
+                    try:
+                        flagged.add(canonical_name(Requirement(text).name))
+                    except InvalidRequirement:
+                        continue
+    present = frozenset(d.name for d in interpreter.distributions) - flagged
     finding = report.finding("cutlass-api.install")
-    ready = finding is not None and not finding.status.is_problem and finding.status.value == "pass"
+    ready = finding is not None and finding.status.value == "pass"
     if ready:
         err(f"envcheck bundle: {policy.cutlass.distribution} passes doctor in {python}: no git bundle")
-    return installed, ready
+    return present, ready

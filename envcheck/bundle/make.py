@@ -45,7 +45,7 @@ class BundleRequest:
     output: Path  # a folder, or FILE.tar
     platform: Platform = Platform.linux()
     without: tuple[str, ...] = ()  # canonical names
-    installed: Mapping[str, str] = dataclasses.field(default_factory=dict)  # --only-missing: name -> version there
+    present: frozenset[str] = frozenset()  # --only-missing: what the target has and doctor does not flag
     skip_cutlass: bool = False  # --only-missing and the target's cutlass_api passes doctor
     split: Optional[int] = None  # bytes per part
     index_url: Optional[str] = None
@@ -60,13 +60,15 @@ def _applies(package: Package, environment: Mapping[str, str]) -> bool:
 
 def select_packages(
     packages: Sequence[Package], environment: Mapping[str, str], without: Iterable[str] = (),
-    installed: Mapping[str, str] = {},
+    present: Iterable[str] = (),
 ) -> tuple[tuple[Package, ...], tuple[str, ...]]:
     """(the packages the bundle carries, why each other one is left out). Pure.
 
     A package is left out when its marker excludes the platform, when --without names it, when only packages left
-    out need it (torch's own CUDA wheels go with torch), or when the target already has its locked version."""
+    out need it (torch's own CUDA wheels go with torch), or when the target already has it and doctor does not
+    flag it (--only-missing)."""
     dropped = {canonicalize_name(n) for n in without}
+    there = {canonicalize_name(n) for n in present}
     notes: list[str] = []
     live = [p for p in packages if _applies(p, environment)]
     notes += [f"{p.name}: its marker excludes this platform" for p in packages if p not in live]
@@ -88,8 +90,8 @@ def select_packages(
             notes.append(f"{package.name}: --without")
         elif package.name not in reach:
             notes.append(f"{package.name}: only what --without leaves out needs it")
-        elif package.version is not None and installed.get(package.name) == str(package.version):
-            notes.append(f"{package.name} {package.version}: the target has it")
+        elif package.name in there:
+            notes.append(f"{package.name}: the target has it, and doctor does not flag it")
         else:
             kept.append(package)
     return tuple(kept), tuple(notes)
@@ -130,7 +132,7 @@ def make_bundle(request: BundleRequest, *, say: Callable[[str], None] = lambda t
     """Write the bundle; 0 when it holds everything it should, 1 when pip or git could not get a part of it."""
     from ..lock.export import requirements
 
-    packages, notes = select_packages(request.lock.packages, request.platform.environment(), request.without, request.installed)
+    packages, notes = select_packages(request.lock.packages, request.platform.environment(), request.without, request.present)
     for note in notes:
         say(f"left out {note}")
     as_tar = request.output.suffix == ".tar"
