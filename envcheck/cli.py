@@ -166,7 +166,7 @@ def bundle(
     cutlass_url: Optional[str] = typer.Option(None, "--cutlass-url", metavar="URL", help="Where to fetch the CUTLASS commit (a local mirror works)."),
 ) -> int:
     """Everything the profile's stack needs, for a machine with no network: wheels, CUTLASS, lock, manifest."""
-    from .bundle import run_bundle
+    from .bundle.command import run_bundle
 
     return run_bundle(
         output, profile=policy, lock=lock_file, python_version=python_version, without=without,

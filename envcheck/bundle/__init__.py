@@ -6,10 +6,11 @@
   make.py       make_bundle: pip download with hashes for the target platform, the git bundle, the lock, the manifest
   open.py       open_bundle: reassemble, unpack, check every byte and the platform before anything installs
   command.py    run_bundle: `envcheck bundle`
+
+Opening a bundle (fix --bundle, on the air-gapped machine) imports neither make.py nor packaging.pylock.
 """
 
-from .command import run_bundle
 from .manifest import BundleError, Manifest, Platform
 from .open import OpenedBundle, check_platform, open_bundle
 
-__all__ = ["run_bundle", "BundleError", "Manifest", "Platform", "OpenedBundle", "open_bundle", "check_platform"]
+__all__ = ["BundleError", "Manifest", "Platform", "OpenedBundle", "open_bundle", "check_platform"]

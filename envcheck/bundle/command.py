@@ -33,7 +33,7 @@ def run_bundle(
 ) -> int:
     from packaging.utils import canonicalize_name
 
-    from ..fix.cutlass import checked_url
+    from ..gitsafe import checked_url
     from ..fix.pip import check_index_url
     from ..lock import read_lock
     from ..policy import resolve

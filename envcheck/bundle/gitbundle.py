@@ -6,8 +6,8 @@ The bundle carries one commit (the pinned one, shallow), every tree of it, and t
 Made back into a repository, it is a shallow, partial one that serves the fixer's ordinary shallow, blob-filtered
 fetch (envcheck/fix/cutlass.py) over file://, exactly as a mirror would.
 
-Every repository touched here is one envcheck makes; git still runs without a shell, without prompts, and with the
-values checked (commit, branch and path shapes) before they reach it.
+Every repository touched here is one envcheck makes; git still runs hardened (envcheck/gitsafe.py), without a shell,
+and with the values checked (commit, branch and path shapes) before they reach it.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ import tempfile
 from pathlib import Path
 from typing import Optional, TextIO
 
+from ..gitsafe import environment, open_repo
 from .manifest import BundleError, CutlassEntry
 
 __all__ = ["cone_patterns", "make_git_bundle", "source_from_git_bundle"]
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
-_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": "", "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_OPTIONAL_LOCKS": "0"}
 
 
 def cone_patterns(subdir: str) -> str:
@@ -40,14 +39,6 @@ def cone_patterns(subdir: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _repo(path: Path):
-    import git
-
-    repo = git.Repo(path)
-    repo.git.update_environment(**_ENV)
-    return repo
-
-
 def make_git_bundle(entry: CutlassEntry, url: str, out: Path, log: Optional[TextIO] = None) -> Path:
     """Fetch entry's commit from url (shallow, sparse) into a scratch folder and pack it as the git bundle out."""
     from ..fix.cutlass import fetch
@@ -58,7 +49,7 @@ def make_git_bundle(entry: CutlassEntry, url: str, out: Path, log: Optional[Text
     try:
         checkout = scratch / "cutlass"
         fetch(checkout, url, entry.branch, entry.commit, entry.subdir, log=log)
-        repo = _repo(checkout)
+        repo = open_repo(checkout)
         spec = scratch / "cone"
         spec.write_text(cone_patterns(entry.subdir), encoding="utf-8")
         spec_id = repo.git.hash_object("-w", "--", str(spec)).strip()
@@ -77,15 +68,17 @@ def source_from_git_bundle(bundle: Path, dest: Path, entry: CutlassEntry) -> Pat
         raise BundleError(f"{bundle}: the manifest's commit {entry.commit!r} is not a full commit id")
     if (dest / "shallow").is_file():
         try:
-            if _repo(dest).git.rev_parse("--verify", f"{entry.commit}^{{commit}}").strip() == entry.commit:
+            if open_repo(dest).git.rev_parse("--verify", f"{entry.commit}^{{commit}}").strip() == entry.commit:
                 return dest
         except git.GitCommandError:
             pass
         shutil.rmtree(dest)
     partial = dest.with_name(dest.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    repo = git.Repo.init(partial, bare=True)
-    repo.git.update_environment(**_ENV)
+    runner = git.Git()
+    runner.update_environment(**environment())
+    runner.execute(["git", "init", "--quiet", "--bare", str(partial)])
+    repo = open_repo(partial)
     # One shallow commit, blobs of the cone only: git must know both before it takes the bundle's objects in.
     (partial / "shallow").write_text(entry.commit + "\n", encoding="ascii")
     with repo.config_writer() as config:
