@@ -154,7 +154,7 @@ def verify(
 def bundle(
     output: Path = typer.Option(..., "-o", "--output", metavar="DIR|FILE.tar", help="A new folder, or one tar file."),
     policy: Optional[Path] = typer.Option(None, "--profile", "--policy", metavar="ID|FILE", help="The profile (a built-in id or a TOML file)."),
-    lock_file: Optional[Path] = typer.Option(None, "--lock", metavar="FILE", help="The profile's pylock.toml (from `envcheck lock`)."),
+    lock_file: Optional[Path] = typer.Option(None, "--lock", metavar="FILE", help="The lock to bundle (default: the profile resolved for the target, as `envcheck lock --profile` does)."),
     python_version: str = typer.Option("3.12", "--python-version", metavar="X.Y", help="CPython version of the target."),
     without: List[str] = typer.Option([], "--without", metavar="NAME", help="Leave a package out, and what only it needs (--without torch); repeatable."),
     only_missing: bool = typer.Option(False, "--only-missing", help="Only what --python lacks (as doctor sees it)."),

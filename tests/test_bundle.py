@@ -346,3 +346,22 @@ def test_fix_refuses_a_bundle_of_another_profile(tmp_path, capsys):
     manifest.write_text(manifest.read_text().replace('"torch-2.11-nvgemm"', '"other-profile"'))
     assert main(["fix", "--bundle", str(tmp_path / "b"), "--yes", "--no-gpu"]) == 2
     assert "made for profile 'other-profile'" in capsys.readouterr().err
+
+
+def test_a_bundle_from_the_profile_alone(tmp_path, wheelhouse, cutlass_repo, build_backend):
+    """No lock given: the profile is resolved for the target (uv, from --find-links here), and --without torch keeps
+    torch, and what only torch would bring, out of the resolution and the bundle."""
+    commit = git("rev-parse", "HEAD", cwd=cutlass_repo)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\n\n[cutlass]\nurl = "{cutlass_repo.as_uri()}"\ncommit = "{commit}"\n')
+    out = tmp_path / "b"
+    assert main(["bundle", "--profile", str(profile), "--without", "torch", "--no-index", "--find-links", str(wheelhouse),
+                 "--find-links", str(build_backend), "-o", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    wheels = sorted(f["path"].split("/")[1].split("-")[0] for f in manifest["files"] if f["role"] == "wheel")
+    assert wheels == ["apache_tvm_ffi", "cuda_bindings", "cuda_python", "nvidia_cutlass_dsl", "nvidia_matmul_heuristics",
+                      "torch_c_dlpack_ext"]
+    assert manifest["cutlass"]["commit"] == commit and (out / "cutlass.bundle").is_file()
+    from envcheck.lock import read_lock
+
+    assert "torch" not in {p.name for p in read_lock(out / "pylock.toml").packages}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -35,7 +36,6 @@ def run_bundle(
 
     from ..gitsafe import checked_url
     from ..fix.pip import check_index_url
-    from ..lock import read_lock
     from ..policy import resolve
 
     if only_missing and python is None:
@@ -62,32 +62,58 @@ def run_bundle(
             raise UsageError(f"--find-links {link}: expected a directory of wheels")
         links.append(str(Path(link).absolute()))
     policy = resolve(profile)
-    pylock, lock_path = _lock_for(policy, lock)
-    locked_profile = ((pylock.tool or {}).get("envcheck") or {}).get("profile")
-    if locked_profile and locked_profile != policy.id:
-        raise UsageError(f"--lock {lock_path}: is a lock of profile {locked_profile!r}, not {policy.id!r}")
-    present: frozenset[str] = frozenset()
-    skip_cutlass = False
-    if only_missing:
-        present, skip_cutlass = _present(python, policy, err)
-    request = BundleRequest(
-        lock=pylock, lock_text=lock_path.read_text(encoding="utf-8"), lock_dir=lock_path.parent.absolute(),
-        profile=policy.id, output=Path(output), platform=Platform.linux(python_version, machine),
-        without=tuple(canonicalize_name(n) for n in without), present=present, skip_cutlass=skip_cutlass,
-        split=part_size, index_url=index_url, no_index=no_index, find_links=tuple(links), cutlass_url=cutlass_url,
-    )
-    return make_bundle(request, say=lambda text: err(f"envcheck bundle: {text}"))
+    dropped = tuple(canonicalize_name(n) for n in without)
+    with tempfile.TemporaryDirectory(prefix="envcheck-bundle-lock-") as scratch:
+        pylock, lock_path = _lock_for(
+            policy, lock, Path(scratch), python_version=python_version, without=dropped, index_url=index_url,
+            no_index=no_index, find_links=links, err=err,
+        )
+        locked_profile = ((pylock.tool or {}).get("envcheck") or {}).get("profile")
+        if locked_profile and locked_profile != policy.id:
+            raise UsageError(f"--lock {lock_path}: is a lock of profile {locked_profile!r}, not {policy.id!r}")
+        present: frozenset[str] = frozenset()
+        skip_cutlass = False
+        if only_missing:
+            present, skip_cutlass = _present(python, policy, err)
+        request = BundleRequest(
+            lock=pylock, lock_text=lock_path.read_text(encoding="utf-8"), lock_dir=lock_path.parent.absolute(),
+            profile=policy.id, output=Path(output), platform=Platform.linux(python_version, machine),
+            without=dropped, present=present, skip_cutlass=skip_cutlass, split=part_size, index_url=index_url,
+            no_index=no_index, find_links=tuple(links), cutlass_url=cutlass_url,
+        )
+        return make_bundle(request, say=lambda text: err(f"envcheck bundle: {text}"))
 
 
-def _lock_for(policy, lock: Optional[Path]):
+def _lock_for(policy, lock: Optional[Path], scratch: Path, *, python_version: str, without: tuple[str, ...],
+              index_url: Optional[str], no_index: bool, find_links: list[str], err) -> tuple:
+    """(the lock, its file): --lock FILE as given, or the profile resolved for the target the way `envcheck lock
+    --profile` does it (uv, no live stack), written to scratch. --without names that are the profile's own roots
+    are left out of the resolution too; every --without is applied to what the bundle carries."""
+    from packaging.utils import canonicalize_name
+
     from ..lock import read_lock
 
     if lock is not None:
         return read_lock(lock, "--lock"), Path(lock)
-    raise UsageError(
-        f"profile {policy.id}: pass --lock FILE, a lock of it made by `envcheck lock` (on a machine that has the "
-        "stack); a lock made from the profile alone is not in this build yet"
+    from ..lock.build import build_resolved_lock
+    from ..lock.lockfile import write_lock
+    from ..lock.resolve import Target, resolve as resolve_stack
+    from ..lock.sources import PYPI
+    from ..lock.stack import stack_roots
+
+    roots = {root.name for root in stack_roots(policy)}
+    torch = canonicalize_name(policy.torch_requirement.name)
+    err(f"envcheck bundle: resolving profile {policy.id} for CPython {python_version} (no --lock given)")
+    resolution = resolve_stack(
+        policy, Target(python_version=python_version), index_url=index_url or PYPI,
+        torch_index_url="" if torch in without else None,  # torch left out: its own index is not asked
+        find_links=[Path(f) for f in find_links], no_index=no_index, without=[n for n in without if n in roots],
+        exclude=without,
     )
+    result = build_resolved_lock(policy, resolution, [n for n in without if n in roots])
+    path = scratch / "pylock.toml"
+    write_lock(result, path)
+    return result.pylock, path
 
 
 def _present(python: str, policy, err) -> tuple[frozenset[str], bool]:
