@@ -335,6 +335,9 @@ def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options
             pins_why.append("the bundle's locked version")
     required_names = {canonical_name(r.name) for r in pins}
     extra = [r for r in extra if canonical_name(r.name) not in required_names]
+    if options.locked:  # from a bundle, a recommended package it does not carry cannot be had: not planned
+        carried = {canonical_name(parse_requirement(text, "the bundle's lock").name) for text in options.locked}
+        extra = [r for r in extra if canonical_name(r.name) in carried]
     torch_planned = bool(torch_reqs)
     constraints = options.constraints_file
     constraints_write = ((constraints, constraints_text(policy, interpreter, torch_planned)),)
