@@ -21,7 +21,7 @@ from typing import IO, Iterable, Iterator, Optional, TextIO
 from .errors import UsageError
 from .model import Finding, Report
 
-__all__ = ["Found", "Explained", "clean_line", "read_lines", "scan", "run_explain", "MAX_BYTES", "MAX_LINE"]
+__all__ = ["Found", "Explained", "LogReader", "clean_line", "scan", "run_explain", "MAX_BYTES", "MAX_LINE"]
 
 SCHEMA_VERSION = 1
 MAX_BYTES = 64 * 1024 * 1024  # read no more of a log than this
@@ -45,35 +45,37 @@ class LogLine:
     text: str  # cleaned
 
 
-@dataclass(frozen=True)
-class Reading:
-    lines_read: int
-    truncated: bool  # the log was longer than MAX_BYTES: the rest was not read
+class LogReader:
+    """A log's lines, decoded leniently and cleaned, read with a cap on each line and on the whole. Iterate once;
+    afterwards `lines_read` and `truncated` say how much was read."""
 
+    def __init__(self, stream: IO[bytes], max_bytes: int = MAX_BYTES, max_line: int = MAX_LINE):
+        self.stream, self.max_bytes, self.max_line = stream, max_bytes, max_line
+        self.lines_read = 0
+        self.truncated = False  # the log was longer than max_bytes: the rest was not read
 
-def read_lines(stream: IO[bytes], reading: list, max_bytes: int = MAX_BYTES, max_line: int = MAX_LINE) -> Iterator[LogLine]:
-    """The log's lines, decoded leniently and cleaned; appends one Reading to `reading` when done."""
-    total = number = 0
-    truncated = False
-    while True:
-        raw = stream.readline(max_line * 4 + 1)
-        if not raw:
-            break
-        total += len(raw)
-        if total > max_bytes:
-            truncated = True
-            break
-        number += 1
-        if len(raw) > max_line * 4 and not raw.endswith(b"\n"):  # an over-long line: skip to its end
-            while True:
-                rest = stream.readline(1 << 20)
-                total += len(rest)
-                if not rest or rest.endswith(b"\n") or total > max_bytes:
-                    break
-        if number == 1 and b"\x00" in raw:
-            raise UsageError("the input is not a text log (it holds NUL bytes): expected a log or traceback")
-        yield LogLine(number, clean_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))[:max_line])
-    reading.append(Reading(number, truncated))
+    def __iter__(self) -> Iterator[LogLine]:
+        total = 0
+        limit = self.max_line * 4  # bytes: a UTF-8 character is at most four
+        while True:
+            raw = self.stream.readline(limit + 1)
+            if not raw:
+                return
+            total += len(raw)
+            if total > self.max_bytes:
+                self.truncated = True
+                return
+            self.lines_read += 1
+            if len(raw) > limit and not raw.endswith(b"\n"):  # an over-long line: skip to its end
+                while True:
+                    rest = self.stream.readline(1 << 20)
+                    total += len(rest)
+                    if not rest or rest.endswith(b"\n") or total > self.max_bytes:
+                        break
+            if self.lines_read == 1 and b"\x00" in raw:
+                raise UsageError("the input is not a text log (it holds NUL bytes): expected a log or traceback")
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            yield LogLine(self.lines_read, clean_line(text)[: self.max_line])
 
 
 @dataclass(frozen=True)
@@ -147,12 +149,12 @@ def run_explain(
         ctx = Context(python="python3", policy=chosen, known=False)
     name, stream = _open(source, stdin)
     try:
-        reading: list = []
-        causes = scan(read_lines(stream, reading), ctx)
+        reader = LogReader(stream)
+        causes = scan(reader, ctx)
     finally:
         if stream is not stdin and stream is not getattr(sys.stdin, "buffer", None):
             stream.close()
-    explained = Explained(name, causes, reading[0].lines_read, reading[0].truncated, report)
+    explained = Explained(name, causes, reader.lines_read, reader.truncated, report)
     from .redact import Redactor
 
     redact = Redactor()

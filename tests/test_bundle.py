@@ -12,7 +12,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import tarfile
 from pathlib import Path
 
@@ -365,3 +364,21 @@ def test_a_bundle_from_the_profile_alone(tmp_path, wheelhouse, cutlass_repo, bui
     from envcheck.lock import read_lock
 
     assert "torch" not in {p.name for p in read_lock(out / "pylock.toml").packages}
+
+
+@pytest.mark.parametrize("right_hash", [True, False])
+def test_every_wheel_is_downloaded_by_its_locked_hash_and_a_failure_leaves_nothing(tmp_path, capsys, right_hash):
+    from envcheck.bundle.manifest import sha256_of
+
+    wheel = build_wheel(tmp_path / "lock" / "wh", "apache-tvm-ffi", "0.1.7", {"tvm_ffi/__init__.py": ""})
+    digest = sha256_of(wheel) if right_hash else "1" * 64
+    lock = tmp_path / "lock" / "pylock.toml"
+    lock.write_text('lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "apache-tvm-ffi"\nversion = "0.1.7"\n'
+                    f'wheels = [{{ name = "{wheel.name}", path = "wh/{wheel.name}", hashes = {{ sha256 = "{digest}" }} }}]\n')
+    out = tmp_path / "out"
+    code = main(["bundle", "--profile", "torch-2.11-nvgemm", "--lock", str(lock), "--no-index", "-o", str(out)])
+    if right_hash:
+        assert code == 0 and (out / "wheels" / wheel.name).read_bytes() == wheel.read_bytes()
+    else:
+        assert code == 1 and "THESE PACKAGES DO NOT MATCH THE HASHES" in capsys.readouterr().err
+        assert not out.exists() and not list(tmp_path.glob(".out.*"))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from envcheck.cli import main
-from envcheck.explain import Explained, clean_line, read_lines, scan
+from envcheck.explain import LogReader, clean_line, scan
 from envcheck.policy import PolicyError
 from envcheck.smoke.causes import EXPLANATIONS, SIGNATURES, Context
 from envcheck.smoke.signatures import load_signatures, parse_signatures
@@ -20,9 +20,8 @@ from envcheck.smoke.signatures import load_signatures, parse_signatures
 DATA = Path(__file__).parent / "data" / "smoke"
 
 
-def causes_in(text: str, policy, **reading) -> tuple:
-    got: list = []
-    return scan(read_lines(io.BytesIO(text.encode()), got, **reading), Context("python3", policy, known=False))
+def causes_in(text: str, policy) -> tuple:
+    return scan(LogReader(io.BytesIO(text.encode())), Context("python3", policy, known=False))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -116,18 +115,16 @@ def test_escape_sequences_never_reach_the_terminal(capsys, tmp_path):
 
 
 def test_a_huge_log_is_read_within_its_cap(policy):
-    got: list = []
-    stream = io.BytesIO(b"noise\n" * 50_000 + b"No module named 'cutlass_api'\n")
-    found = scan(read_lines(stream, got, max_bytes=100_000), Context("python3", policy, known=False))
-    assert found == () and got[0].truncated and got[0].lines_read < 50_000
+    reader = LogReader(io.BytesIO(b"noise\n" * 50_000 + b"No module named 'cutlass_api'\n"), max_bytes=100_000)
+    found = scan(reader, Context("python3", policy, known=False))
+    assert found == () and reader.truncated and reader.lines_read == 100_000 // 6
 
 
 def test_an_endless_line_is_cut_and_the_next_line_still_read(policy):
-    got: list = []
-    stream = io.BytesIO(b"x" * 3_000_000 + b"No module named 'torch'\nNo module named 'cutlass_api'\n")
-    found = scan(read_lines(stream, got, max_line=1024), Context("python3", policy, known=False))
+    reader = LogReader(io.BytesIO(b"x" * 3_000_000 + b"No module named 'torch'\nNo module named 'cutlass_api'\n"), max_line=1024)
+    found = scan(reader, Context("python3", policy, known=False))
     assert [f.cause.id for f in found] == ["cutlass-api-missing"]  # the match buried in the long line is not seen
-    assert found[0].line == 2 and got[0].lines_read == 2
+    assert found[0].line == 2 and reader.lines_read == 2
 
 
 def test_standard_input(capsys, monkeypatch):

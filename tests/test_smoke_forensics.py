@@ -3,7 +3,6 @@ process that loaded real shared libraries (built here with the C compiler) throu
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys

@@ -9,7 +9,6 @@ each file's size and sha256. Written as a folder, or as one tar file (optionally
 from __future__ import annotations
 
 import dataclasses
-import io
 import shutil
 import subprocess
 import sys
@@ -128,107 +127,118 @@ def _run(argv: Sequence[str]) -> "subprocess.CompletedProcess[str]":
     return subprocess.run(list(argv), capture_output=True, text=True, timeout=3600, check=False, stdin=subprocess.DEVNULL)
 
 
-def make_bundle(request: BundleRequest, *, say: Callable[[str], None] = lambda text: None, runner: Runner = _run) -> int:
-    """Write the bundle; 0 when it holds everything it should, 1 when pip or git could not get a part of it."""
-    from ..lock.export import requirements
+class Incomplete(Exception):
+    """pip or git could not get a part of the bundle: the message says which; nothing is written."""
 
+
+def make_bundle(request: BundleRequest, *, say: Callable[[str], None] = lambda text: None, runner: Runner = _run) -> int:
+    """Write the bundle; 0 when it holds everything it should, 1 when pip or git could not get a part of it (then
+    nothing is left at -o). It is built in a folder beside -o and moved there when complete."""
     packages, notes = select_packages(request.lock.packages, request.platform.environment(), request.without, request.present)
     for note in notes:
         say(f"left out {note}")
-    as_tar = request.output.suffix == ".tar"
     output = request.output.absolute()
-    if as_tar:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=".envcheck-bundle-", dir=output.parent))
-    else:
-        if output.exists() and (not output.is_dir() or any(output.iterdir())):
-            raise UsageError(f"-o {request.output}: exists and is not an empty folder: choose a new one")
-        output.mkdir(parents=True, exist_ok=True)
-        stage = output
+    as_tar = output.suffix == ".tar"
+    if not as_tar and output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise UsageError(f"-o {request.output}: exists and is not an empty folder: choose a new one")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
-        files = _fill(stage, request, packages, say, runner, requirements)
-        if files is None:
-            return EXIT_FAILED
-        cutlass_files, cutlass = files[1], files[2]
-        manifest = Manifest(
-            profile=request.profile, platform=request.platform, files=files[0] + cutlass_files, cutlass=cutlass,
-            without=request.without, created_by=f"envcheck {__version__}", notes=notes,
-        )
-        write_manifest(manifest, stage)
-        if as_tar:
-            _tar(stage, output)
-            say(f"wrote {output}: {len(manifest.files)} files, {output.stat().st_size / 2**20:.1f} MiB")
-            if request.split:
-                index = split(output, request.split)
-                say(f"split into {len(index.parts)} parts of at most {request.split / 2**20:.1f} MiB; index "
-                    f"{output.name}.parts.json (reassembled and checked by `envcheck fix --bundle {output.name}`)")
-        else:
-            say(f"wrote {output}: {len(manifest.files)} files, {manifest.size / 2**20:.1f} MiB")
+        files = _download_locked(stage, request, packages, say, runner) + [_add_lock(stage, request)]
+        cutlass = next((p for p in packages if p.vcs is not None), None)
+        entry = None
+        if cutlass is not None and not request.skip_cutlass:
+            more, entry = _add_cutlass(stage, request, cutlass, say, runner)
+            files += more
+    except Incomplete as exc:
+        say(str(exc))
+        shutil.rmtree(stage, ignore_errors=True)
+        return EXIT_FAILED
+    manifest = Manifest(
+        profile=request.profile, platform=request.platform, files=tuple(files), cutlass=entry,
+        without=request.without, created_by=f"envcheck {__version__}", notes=notes,
+    )
+    write_manifest(manifest, stage)
+    if not as_tar:
+        if output.exists():
+            output.rmdir()  # empty, checked above
+        stage.replace(output)
+        say(f"wrote {output}: {len(manifest.files)} files, {manifest.size / 2**20:.1f} MiB")
+        return 0
+    try:
+        _tar(stage, output)
     finally:
-        if as_tar:
-            shutil.rmtree(stage, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
+    say(f"wrote {output}: {len(manifest.files)} files, {output.stat().st_size / 2**20:.1f} MiB")
+    if request.split:
+        index = split(output, request.split)
+        say(f"split into {len(index.parts)} parts of at most {request.split / 2**20:.1f} MiB; index "
+            f"{output.name}.parts.json (reassembled and checked by `envcheck fix --bundle {output.name}.parts.json`)")
     return 0
 
 
-def _fill(stage: Path, request: BundleRequest, packages, say, runner, requirements):
+def _recorded(path: Path, stage: Path, role: str) -> BundleFile:
+    return BundleFile(path.relative_to(stage).as_posix(), path.stat().st_size, sha256_of(path), role)
+
+
+def _download_locked(stage: Path, request: BundleRequest, packages, say, runner) -> list[BundleFile]:
+    """Every locked wheel for the platform, by hash: exactly one per package."""
+    from ..lock.export import requirements
+
     wheels = stage / WHEELS
     wheels.mkdir()
-    locked = dataclasses.replace(request.lock, packages=list(packages))
     listed = [p for p in packages if p.vcs is None and p.directory is None and p.archive is None]
-    files: list[BundleFile] = []
     if listed:
+        locked = dataclasses.replace(request.lock, packages=list(packages))
         with tempfile.TemporaryDirectory(prefix="envcheck-bundle-") as scratch:
             req = Path(scratch) / "requirements.txt"
             req.write_text(requirements(locked, request.lock_dir, request.platform.environment()), encoding="utf-8")
-            argv = pip_download_argv(sys.executable, ["-r", str(req)], wheels, request.platform, index_url=request.index_url,
-                                     no_index=request.no_index, find_links=request.find_links)
+            argv = pip_download_argv(sys.executable, ["-r", str(req)], wheels, request.platform,
+                                     index_url=request.index_url, no_index=request.no_index, find_links=request.find_links)
             say(f"downloading {len(listed)} wheels for {request.platform.text} (every hash checked)")
             done = runner(argv)
-            if done.returncode != 0:
-                tail = "\n".join((done.stderr or done.stdout or "").strip().splitlines()[-8:])
-                say(f"pip download failed:\n{tail}")
-                return None
-    got = {}
+        if done.returncode != 0:
+            raise Incomplete("pip download failed:\n" + "\n".join((done.stderr or done.stdout or "").strip().splitlines()[-8:]))
+    got: dict[str, list[Path]] = {}
     for path in sorted(wheels.iterdir()):
         try:
-            name = canonicalize_name(parse_wheel_filename(path.name)[0])
+            got.setdefault(canonicalize_name(parse_wheel_filename(path.name)[0]), []).append(path)
         except ValueError:
-            say(f"pip left something that is not a wheel: {path.name}")
-            return None
-        got.setdefault(name, []).append(path)
-        files.append(BundleFile(f"{WHEELS}/{path.name}", path.stat().st_size, sha256_of(path), "wheel"))
+            raise Incomplete(f"pip left something that is not a wheel: {path.name}") from None
     missing = [p.name for p in listed if p.name not in got]
-    extra = [n for n, paths in got.items() if len(paths) > 1]
-    if missing or extra:
-        say(f"the download does not match the lock: missing {missing or 'none'}, more than one wheel for {extra or 'none'}")
-        return None
-    lock_path = stage / LOCK_NAME
-    lock_path.write_text(request.lock_text, encoding="utf-8")
-    files.append(BundleFile(LOCK_NAME, lock_path.stat().st_size, sha256_of(lock_path), "lock"))
-    cutlass = next((p for p in packages if p.vcs is not None), None)
-    if cutlass is None or request.skip_cutlass:
-        return tuple(files), (), None
-    # Building the editable install needs a build backend; the target may have none and no index to get one from.
+    doubled = [n for n, paths in got.items() if len(paths) > 1]
+    if missing or doubled:
+        raise Incomplete(f"the download does not match the lock: missing {missing or 'none'}, "
+                         f"more than one wheel for {doubled or 'none'}")
+    return [_recorded(path, stage, "wheel") for paths in got.values() for path in paths]
+
+
+def _add_lock(stage: Path, request: BundleRequest) -> BundleFile:
+    path = stage / LOCK_NAME
+    path.write_text(request.lock_text, encoding="utf-8")
+    return _recorded(path, stage, "lock")
+
+
+def _add_cutlass(stage: Path, request: BundleRequest, cutlass: Package, say, runner) -> tuple[list[BundleFile], CutlassEntry]:
+    """The pinned commit as a git bundle, and the build backend that installs it editable (the target may have none
+    and no index to get one from)."""
+    wheels = stage / WHEELS
     before = set(wheels.iterdir())
     argv = pip_download_argv(sys.executable, list(BUILD_REQUIREMENTS), wheels, request.platform,
                              index_url=request.index_url, no_index=request.no_index, find_links=request.find_links)
     done = runner(argv)
     if done.returncode != 0:
-        say(f"could not download {', '.join(BUILD_REQUIREMENTS)} to build {cutlass.name} with: "
-            + " ".join((done.stderr or done.stdout or "").strip().splitlines()[-2:]))
-        return None
-    for path in sorted(set(wheels.iterdir()) - before):
-        files.append(BundleFile(f"{WHEELS}/{path.name}", path.stat().st_size, sha256_of(path), "build"))
+        raise Incomplete(f"could not download {', '.join(BUILD_REQUIREMENTS)} to build {cutlass.name} with: "
+                         + " ".join((done.stderr or done.stdout or "").strip().splitlines()[-2:]))
+    files = [_recorded(path, stage, "build") for path in sorted(set(wheels.iterdir()) - before)]
     vcs = cutlass.vcs
     entry = CutlassEntry(GIT_BUNDLE, vcs.url or "", vcs.requested_revision or "", vcs.commit_id, vcs.subdirectory or "")
     say(f"packing {cutlass.name} at {vcs.commit_id[:12]} ({entry.subdir}) from {request.cutlass_url or vcs.url} as a git bundle")
     try:
         make_git_bundle(entry, request.cutlass_url or vcs.url or "", stage / GIT_BUNDLE)
     except Exception as exc:  # noqa: BLE001 - git's failure is reported, the bundle is not written
-        say(f"could not pack {cutlass.name}: {getattr(exc, 'stderr', '') or exc}")
-        return None
-    path = stage / GIT_BUNDLE
-    return tuple(files), (BundleFile(GIT_BUNDLE, path.stat().st_size, sha256_of(path), "git-bundle"),), entry
+        raise Incomplete(f"could not pack {cutlass.name}: {getattr(exc, 'stderr', '') or exc}") from None
+    return files + [_recorded(stage / GIT_BUNDLE, stage, "git-bundle")], entry
 
 
 def _tar(stage: Path, output: Path) -> None:

@@ -8,7 +8,7 @@ that record is read back from the result line (untrusted JSON: anything malforme
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from ..model import Finding, Remedy, Status
 
