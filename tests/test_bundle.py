@@ -240,6 +240,10 @@ def test_bundle_route(route, wheelhouse, tmp_path, monkeypatch, capsys):
     assert f"{part}: does not match its sha256" in capsys.readouterr().err
     assert installed(target) == locked
 
+    # Undo gives back what the bundle changed: torch alone again, the checkout it fetched gone.
+    assert main(["fix", "--python", str(target), "--policy", str(profile), "--undo", "--yes"]) == 0
+    assert installed(target) == {"torch": "2.13.0+cu130"} and not checkout.exists()
+
 
 @pytest.mark.slow
 def test_a_bundle_for_another_python_is_refused_naming_the_manifest(route, wheelhouse, build_backend, tmp_path, capsys):
