@@ -334,6 +334,7 @@ def test_a_hostile_tar_is_refused_and_writes_nothing_outside(tmp_path, capsys):
     (["bundle", "-o", "x", "--only-missing"], "--only-missing needs --python"),
     (["bundle", "-o", "x", "--python-version", "three"], "--python-version 'three'"),
     (["bundle", "-o", "x", "--index-url", "ftp://x"], "--index-url"),
+    (["bundle", "-o", "x", "--without", "-r /etc/passwd"], "--without '-r /etc/passwd'"),
     (["fix", "--bundle", "/no/such/bundle", "--yes"], "--bundle /no/such/bundle: no such file or folder"),
     (["fix", "--bundle", ".", "--find-links", ".", "--yes"], "--bundle brings its own packages"),
     (["fix", "--bundle", "/no/such.tar.part01-of-02", "--yes"], "such.tar.parts.json: missing"),

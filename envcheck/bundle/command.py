@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -13,6 +14,8 @@ from .manifest import Platform
 from .parts import parse_size
 
 __all__ = ["run_bundle"]
+
+_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")  # a distribution name (PEP 508)
 
 
 def run_bundle(
@@ -61,6 +64,9 @@ def run_bundle(
         if not Path(link).is_dir():
             raise UsageError(f"--find-links {link}: expected a directory of wheels")
         links.append(str(Path(link).absolute()))
+    for name in without:
+        if not _NAME.fullmatch(name):
+            raise UsageError(f"--without {name!r}: expected a package name such as torch")
     policy = resolve(profile)
     dropped = tuple(canonicalize_name(n) for n in without)
     with tempfile.TemporaryDirectory(prefix="envcheck-bundle-lock-") as scratch:

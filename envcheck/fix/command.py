@@ -282,6 +282,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
             raise UsageError("--bundle brings its own packages and CUTLASS: it takes no --undo, --find-links, "
                              "--index-url, --no-index or --cutlass-url")
         offline = open_for_fix(Path(options.bundle), policy, cache_dir(io.env))
+        io.err.write(offline.summary + "\n")
         sources, cutlass_url = offline.sources, offline.cutlass_url or cutlass_url
         options = replace(options, no_deps=True)  # the lock is the whole closure: install exactly it
     if options.undo and (options.toolkit or options.no_deps):

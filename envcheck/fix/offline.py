@@ -29,6 +29,14 @@ class Offline:
     cutlass_url: Optional[str]  # file:// of a local git source made from the bundle, or None without one
     locked: tuple[str, ...]  # name==version of every wheel the bundle carries from the lock
 
+    @property
+    def summary(self) -> str:
+        """One line for the log: what was checked, and where the plan's packages and CUTLASS come from."""
+        manifest = self.bundle.manifest
+        return (f"Bundle {self.bundle.name}: {len(manifest.files)} files checked against manifest.json (sha256) and the "
+                f"wheels against its lock, for {manifest.platform.text}; packages from {self.bundle.wheels} (no index)"
+                + (f", CUTLASS from {self.cutlass_url} (no remote)" if self.cutlass_url else ""))
+
     def check_target(self, interpreter: Interpreter) -> None:
         check_platform(self.bundle, dict(interpreter.markers), interpreter.executable)
 
@@ -47,9 +55,9 @@ def open_for_fix(path: Path, policy: Policy, cache: Path) -> Offline:
     if manifest.cutlass is not None:
         entry = manifest.cutlass
         source = policy.cutlass
-        if (entry.commit, entry.subdir) != (source.commit, source.subdir):
-            raise BundleError(f"{opened.name}: its CUTLASS is {entry.subdir} at {entry.commit[:12]}; the profile pins "
-                              f"{source.subdir} at {source.commit[:12]}")
+        if (entry.branch, entry.commit, entry.subdir) != (source.branch, source.commit, source.subdir):
+            raise BundleError(f"{opened.name}: its CUTLASS is {entry.subdir} at {entry.commit[:12]} ({entry.branch}); "
+                              f"the profile pins {source.subdir} at {source.commit[:12]} ({source.branch})")
         git_file = next(f for f in manifest.files if f.path == entry.file)
         repo = source_from_git_bundle(opened.folder / entry.file, cache / "bundles" / f"cutlass-{git_file.sha256[:16]}.git", entry)
         cutlass_url = repo.absolute().as_uri()
