@@ -115,6 +115,11 @@ class Child:
                             *lines, pending = pending.split(b"\n")
                             for line in lines:
                                 on_line(line.decode("utf-8", "replace"))
+                if ended_at is None:  # it closed its output but runs on: wait for it, up to its time limit
+                    try:
+                        process.wait(timeout=max(0.0, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        timed_out = True
             finally:
                 if process.poll() is None:  # interrupted, or killed for time: take the group down
                     kill_group(process.pid)
@@ -125,6 +130,7 @@ class Child:
                         stream.close()
         if on_line is not None and pending:
             on_line(pending.decode("utf-8", "replace"))
+
         def text(fd: int) -> str:
             return b"".join(chunks.get(fd, ())).decode("utf-8", "replace")
 
