@@ -242,3 +242,13 @@ def test_a_huge_policy_value_is_not_echoed_in_full(tmp_path):
         policy.write_text('extends = "torch-2.11-nvgemm"\n[cutlass]\nbranch = "' + value + '"\n')
         done = envcheck("doctor", "--policy", str(policy), cwd=tmp_path)
         assert done.returncode == 2 and "cutlass.branch" in done.stderr and len(done.stderr) < 3000, done.stderr[:3000]
+
+
+@pytest.mark.parametrize("argv", [["dockerfile", "-o", "out.fifo"], ["doctor", "--no-gpu", "--junit", "out.fifo"],
+                                  ["lock", "--from", "pylock.toml", "--format", "requirements", "-o", "out.fifo"]],
+                         ids=["dockerfile", "junit", "lock"])
+def test_an_output_fifo_nobody_reads_is_refused_not_waited_on(tmp_path, argv):
+    os.mkfifo(tmp_path / "out.fifo")
+    (tmp_path / "pylock.toml").write_text(_lock(HEX64))
+    done = envcheck(*argv, cwd=tmp_path)
+    assert done.returncode == 2 and "out.fifo" in done.stderr and "nothing reads" in done.stderr, done.stderr

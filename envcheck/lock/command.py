@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..errors import UsageError
+from ..userfile import write_text
 from .build import build_lock
 from .export import requirements
 from .lockfile import read_lock, write_lock
@@ -92,11 +93,7 @@ def _lock_live(policy: "Policy", python: Optional[str], find_links: Sequence[Pat
 
 
 def _write_text(path: Path, text: str, what: str) -> int:
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"-o {path}: cannot write the {what}: {exc.strerror or exc}") from None
+    write_text(path, text, f"-o {path} (the {what})")
     return 0
 
 
