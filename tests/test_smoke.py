@@ -256,3 +256,13 @@ def test_smoke_result_is_frozen():
     result = SmokeResult(status=Status.PASS, summary="x")
     with pytest.raises(AttributeError):
         result.status = Status.FAIL  # type: ignore[misc]
+
+
+def test_a_cache_folder_that_cannot_be_written_is_a_usage_error_before_any_child(policy, tmp_path, monkeypatch):
+    from envcheck.errors import UsageError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("ENVCHECK_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(UsageError, match=f"ENVCHECK_CACHE_DIR={blocker / 'cache'}"):
+        run_smoke(PY, GOOD, policy, timeout=60)

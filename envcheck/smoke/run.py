@@ -284,6 +284,9 @@ def run_smoke(
     early = preflight(facts, policy, ctx)
     if early is not None:
         return _from_cause(early, **common)
+    # The one thing here that is the user's, not the target's: a cache folder that cannot be written (exit 2).
+    what = " ".join(filter(None, (paths.folder_origin(base_env) if cache_dir is None else "", "(envcheck's cache folder)")))
+    paths.usable_folder(cache_root, what, create=True)
 
     if fresh:
         for folder in _cache_dirs(cache_root):
