@@ -77,6 +77,19 @@ def _lock_and(name: str):
     return make
 
 
+def _liar(answer: str):
+    """An executable that answers the probe with JSON that is not the probe's (a list, a version that is text)."""
+    def make(folder: Path) -> str:
+        (folder / "pylock.toml").write_text(_lock(HEX64))
+        script = folder / "liar"
+        script.write_text(f"#!/bin/sh\ncat <<'EOF'\n{answer}\nEOF\n")
+        script.chmod(0o755)
+        return str(script)
+    return make
+
+
+BAD_VERSION = ('{"executable": "x", "version": "abc", "implementation": "cpython", "prefix": "/", "base_prefix": "/", '
+               '"site_dirs": [], "sys_path": [], "distributions": [], "modules": []}')
 NOT_UTF8 = b'schema = 1\ntitle = "caf\xe9"\n'
 HUGE = "# filler\n" * 250_000  # 2.25 MB: over the cap, so never parsed
 
@@ -115,6 +128,11 @@ CASES = [
     ("python-ls-lock", _given("/bin/ls"), ["lock", "--python", "{}"]),
     ("python-ls-verify", _lock_and("/bin/ls"), ["verify", "--lock", "pylock.toml", "--python", "{}"]),
     ("python-true-doctor", _given("/bin/true"), ["doctor", "--json", "--python", "{}"]),
+    ("python-json-list-verify", _liar("[]"), ["verify", "--lock", "pylock.toml", "--python", "{}"]),
+    ("python-json-list-doctor", _liar("[]"), ["doctor", "--python", "{}"]),
+    ("python-json-version-lock", _liar(BAD_VERSION), ["lock", "--python", "{}"]),
+    ("python-json-version-fix", _liar(BAD_VERSION), ["fix", "--dry-run", "--python", "{}"]),
+    ("smoke-timeout-huge", _given("--timeout"), ["smoke", "--timeout", "1e308"]),
     # URLs
     ("cutlass-url-bad-scheme", _given("--cutlass-url"), ["fix", "--dry-run", "--cutlass-url", "ftp://u:" + SECRET + "@host/cutlass"]),
 ]

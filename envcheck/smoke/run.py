@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
 import shutil
 import signal
@@ -52,6 +51,7 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 DEFAULT_TIMEOUT = 300.0
+MAX_TIMEOUT = 7 * 24 * 3600.0  # a week: beyond this a time limit is a typo
 KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for the child's process group
 KEEP_RUNS = 20  # run directories kept under the cache (logs, generated code)
 LOOKUP_MARKER = "envcheck-kernel-lookup.json"  # the stack on which Inductor's full kernel enumeration worked
@@ -432,8 +432,8 @@ def smoke_command(
 ) -> int:
     """`envcheck smoke`: gather, run, print (or write `output` atomically). 0 pass or warn; 1 fail, or skipped
     (no GPU) unless allow_skip."""
-    if not (timeout > 0 and math.isfinite(timeout)):
-        raise UsageError(f"--timeout {timeout:g}: expected a number of seconds above 0")
+    if not (0 < timeout <= MAX_TIMEOUT):  # nan fails every comparison
+        raise UsageError(f"--timeout {timeout:g}: expected a number of seconds above 0 and at most {MAX_TIMEOUT:g}")
     if output is not None:
         import io
 
