@@ -270,3 +270,10 @@ def test_an_output_fifo_nobody_reads_is_refused_not_waited_on(tmp_path, argv):
     (tmp_path / "pylock.toml").write_text(_lock(HEX64))
     done = envcheck(*argv, cwd=tmp_path)
     assert done.returncode == 2 and "out.fifo" in done.stderr and "nothing reads" in done.stderr, done.stderr
+
+
+def test_a_huge_unknown_key_is_not_echoed_in_full(tmp_path):
+    policy = tmp_path / "site.toml"
+    policy.write_text('extends = "torch-2.11-nvgemm"\n[cutlass]\n' + "k" * 500_000 + ' = 1\n')
+    done = envcheck("doctor", "--policy", str(policy), cwd=tmp_path)
+    assert done.returncode == 2 and str(policy) in done.stderr and len(done.stderr) < 5000, done.stderr[:3000]
