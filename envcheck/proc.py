@@ -18,7 +18,8 @@ from typing import Callable, Mapping, Optional, Sequence
 __all__ = ["Child", "Finished", "run", "kill_group"]
 
 MAX_OUTPUT = 16 << 20  # bytes kept per stream; the rest is drained and dropped
-DRAIN_S = 0.5  # after the group is killed: how long to wait for what is left in the pipes
+DRAIN_S = 0.5  # after the program ends or is told to: how long to wait for what is left in the pipes
+GRACE_S = 2.0  # between SIGTERM and SIGKILL
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class Child:
                         ended_at = now
                     if ended_at is None and now >= deadline:
                         timed_out = True
-                        kill_group(process.pid)
+                        kill_group(process.pid, signal.SIGTERM)  # a chance to clean up; SIGKILL follows
                         ended_at = now
                     if ended_at is not None and now - ended_at > DRAIN_S:
                         break
@@ -121,10 +122,14 @@ class Child:
                     except subprocess.TimeoutExpired:
                         timed_out = True
             finally:
-                if process.poll() is None:  # interrupted, or killed for time: take the group down
-                    kill_group(process.pid)
+                if process.poll() is None:  # interrupted, or out of time: TERM, a grace period, then KILL
+                    kill_group(process.pid, signal.SIGTERM)
+                    try:
+                        process.wait(timeout=GRACE_S)
+                    except subprocess.TimeoutExpired:
+                        kill_group(process.pid)
                 process.wait()
-                kill_group(process.pid)
+                kill_group(process.pid)  # whatever it left behind
                 for stream in (process.stdin, process.stdout, process.stderr):
                     if stream is not None and not stream.closed:
                         stream.close()

@@ -85,3 +85,9 @@ def test_a_program_that_closes_its_output_and_runs_on_is_waited_for_not_killed()
     assert (end.returncode, end.stdout, end.timed_out) == (4, "bye\n", False)
     late = run([sys.executable, "-c", script.replace("0.5", "30")], 1)
     assert late.timed_out and late.returncode is None and late.seconds < 5
+
+
+def test_a_program_ignoring_sigterm_is_killed_after_the_grace_period():
+    script = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(60)"
+    end = run([sys.executable, "-c", script], 1)
+    assert end.timed_out and end.stdout == "up\n" and end.seconds < 6
