@@ -116,6 +116,10 @@ CASES = [
     ("lock-from-sha256", _file("pylock.toml", _lock("not-a-hash")), ["lock", "--from", "{}", "--format", "requirements"]),
     ("lock-from-nested", _file("nested.toml", NESTED), ["lock", "--from", "{}", "--format", "requirements"]),
     ("lock-from-fifo", _fifo, ["lock", "--from", "{}", "--format", "requirements"]),
+    # diff: reports and locks
+    ("diff-json-nested", _file("deep.json", "[" * 100_000 + "]" * 100_000), ["diff", "{}", "{}"]),
+    ("diff-fifo", _fifo, ["diff", "{}", "{}"]),
+    ("diff-not-utf8", _file("bad.json", b'{"checks": "\xff"}'), ["diff", "{}", "{}"]),
     # smoke's time limit
     ("smoke-timeout-negative", _given("--timeout"), ["smoke", "--timeout", "-5"]),
     ("smoke-timeout-nan", _given("--timeout"), ["smoke", "--timeout", "nan"]),
