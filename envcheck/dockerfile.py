@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
-from . import __version__
+from . import DISTRIBUTION, __version__
 from .errors import UsageError
 from .policy import Policy, driver_text, spec_text
 from .redact import Redactor, has_credentials
@@ -62,6 +62,7 @@ def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
         "cutlass_step": _cutlass_step(policy),
         "cutlass_commit": policy.cutlass.commit if policy.cutlass else "none",
         "envcheck_version": __version__,
+        "envcheck_distribution": DISTRIBUTION,
         "profile_id": policy.id,
         "profile_title": policy.title.replace('"', "'"),
         "base_image": image,

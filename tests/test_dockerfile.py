@@ -25,7 +25,7 @@ from packaging.requirements import Requirement
 from conftest import git
 from wheelfactory import make_venv, pip
 
-from envcheck import __version__
+from envcheck import DISTRIBUTION, __version__
 from envcheck.cli import main
 from envcheck.dockerfile import fill, render_dockerfile, render_dockerignore
 from envcheck.lock import read_lock
@@ -88,6 +88,19 @@ def test_the_dockerfile_says_what_the_issue_asks_for(policy):
     assert 'RUN envcheck doctor --no-gpu --python "${VIRTUAL_ENV}/bin/python"' in text
     assert text.rstrip().splitlines()[-1] == 'CMD ["envcheck", "smoke", "--python", "/opt/venv/bin/python"]'
     assert "590.44.01" in text and "{{" not in text
+
+
+def test_envcheck_is_installed_by_its_own_distribution_name(policy):
+    """`envcheck` on the package index is an unrelated project: nothing installs or builds it by that name."""
+    import tomllib
+
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["name"] == DISTRIBUTION != "envcheck"
+    texts = {"Dockerfile": render_dockerfile(policy)}
+    texts.update((name, (REPO / "templates" / name).read_text()) for name in ("github-actions.yml", "gitlab-ci.yml"))
+    for name, text in texts.items():
+        assert "envcheck==" not in text.replace(f"{DISTRIBUTION}==", ""), name
+        assert f"{DISTRIBUTION}=={__version__}" in text, name
+    assert "pip wheel --wheel-dir wheels ENVCHECK_SOURCE" in texts["Dockerfile"]  # built from source, not the index
 
 
 def test_an_unknown_placeholder_is_named_with_its_line():
@@ -185,7 +198,7 @@ def envcheck_wheels(tmp_path_factory) -> Path:
 
 
 def test_the_wheel_ships_the_templates(envcheck_wheels):
-    (wheel,) = envcheck_wheels.glob("envcheck-*.whl")
+    (wheel,) = envcheck_wheels.glob("nvgemm_envcheck-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {"envcheck/templates/Dockerfile.in", "envcheck/templates/dockerignore.in",
             "envcheck/templates/github-actions.yml", "envcheck/templates/gitlab-ci.yml"} <= set(names)
@@ -199,7 +212,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 def test_installed_wheel_renders_the_dockerfile_in_a_fresh_venv(envcheck_wheels, tmp_path):
     python = make_venv(tmp_path / "venv")
-    pip(python, "install", "--no-index", "--find-links", str(envcheck_wheels), f"envcheck=={__version__}")
+    pip(python, "install", "--no-index", "--find-links", str(envcheck_wheels), f"{DISTRIBUTION}=={__version__}")
     outside = tmp_path / "elsewhere"  # not the repository: the templates must come from the installed wheel
     outside.mkdir()
     done = subprocess.run(
