@@ -161,33 +161,43 @@ def test_editable_cutlass_api_leads_to_its_checkout(tmp_path, cutlass_repo, whee
 # The host: nvcc and NVML
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc on this machine")
-def test_real_nvcc_on_path():
-    toolkit = gather_toolkit({"PATH": os.environ["PATH"]}, None)
+def fake_nvcc(folder: Path, version: str = "13.1.80") -> Path:
+    """An nvcc that answers --version as the real one does (tests use only what they build, not this machine's)."""
+    major_minor = version.rsplit(".", 1)[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    nvcc = folder / "nvcc"
+    nvcc.write_text(
+        "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\n"
+        f"echo 'Cuda compilation tools, release {major_minor}, V{version}'\n"
+    )
+    nvcc.chmod(0o755)
+    return nvcc
+
+
+def test_nvcc_on_path(tmp_path):
+    nvcc = fake_nvcc(tmp_path / "bin", "13.0.88")
+    toolkit = gather_toolkit({"PATH": str(nvcc.parent)}, None, system_cuda=str(tmp_path / "no-system-cuda"))
     chosen = toolkit.chosen
-    real = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout
-    assert chosen is not None and chosen.source == "PATH" and chosen.version == parse_nvcc_version(real)
+    assert chosen is not None and chosen.source == "PATH" and chosen.version == "13.0.88"
+    assert [c.path for c in toolkit.candidates] == [str(nvcc)]
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc on this machine")
-def test_cuda_home_first_then_path_and_a_wheel_nvcc(tmp_path, venv_factory):
-    nvcc = Path(shutil.which("nvcc")).resolve()
-    home = tmp_path / "cuda-home"
-    (home / "bin").mkdir(parents=True)
-    (home / "bin" / "nvcc").symlink_to(nvcc)
+def test_cuda_home_first_then_path_then_the_system_toolkit_and_a_wheel_nvcc(tmp_path, venv_factory):
+    home = fake_nvcc(tmp_path / "cuda-home" / "bin", "13.1.80").parent.parent
+    on_path = fake_nvcc(tmp_path / "path-bin", "13.0.88")
+    system = fake_nvcc(tmp_path / "system-cuda" / "bin", "12.8.93").parent.parent
     python = venv_factory()
     interpreter = gather_interpreter(str(python))
-    wheel_bin = Path(interpreter.site_dirs[0]) / "nvidia" / "cu13" / "bin"
-    wheel_bin.mkdir(parents=True)
-    shutil.copy(nvcc, wheel_bin / "nvcc")
-    toolkit = gather_toolkit({"CUDA_HOME": str(home), "PATH": os.environ["PATH"]}, interpreter)
-    sources = [c.source for c in toolkit.candidates]
-    assert sources[0] == "CUDA_HOME" and toolkit.chosen.path == str(home / "bin" / "nvcc")
-    assert "nvidia-cuda-nvcc wheel" in sources and all(c.version for c in toolkit.candidates)
+    fake_nvcc(Path(interpreter.site_dirs[0]) / "nvidia" / "cu13" / "bin", "13.0.48")
+    toolkit = gather_toolkit({"CUDA_HOME": str(home), "PATH": str(on_path.parent)}, interpreter, system_cuda=str(system))
+    assert [(c.source, c.version) for c in toolkit.candidates] == [
+        ("CUDA_HOME", "13.1.80"), ("PATH", "13.0.88"), (str(system), "12.8.93"), ("nvidia-cuda-nvcc wheel", "13.0.48"),
+    ]
+    assert toolkit.chosen.path == str(home / "bin" / "nvcc")
 
 
 def test_cuda_home_pointing_nowhere_is_reported(tmp_path):
-    toolkit = gather_toolkit({"CUDA_HOME": str(tmp_path / "nothing"), "PATH": ""}, None)
+    toolkit = gather_toolkit({"CUDA_HOME": str(tmp_path / "nothing"), "PATH": ""}, None, system_cuda=str(tmp_path / "none"))
     first = toolkit.candidates[0]
     assert first.source == "CUDA_HOME" and first.version is None and first.error == "no nvcc there"
 

@@ -178,7 +178,7 @@ def test_build_lock_pins_every_package_with_hashes_and_cutlass_as_vcs(policy, st
 def test_build_lock_refuses_a_stack_the_profile_does_not_accept(policy, stack_wheels, change, message):
     name, version = change
     dists = [d for d in STACK if d.name != name] + ([dist(name, version)] if version else [])
-    with pytest.raises(UsageError, match=message):
+    with pytest.raises(lockmod.StackMismatch, match=message):
         build_lock(interpreter(*dists), policy, wheelhouse=Wheelhouse([stack_wheels]))
 
 
@@ -186,7 +186,7 @@ def test_build_lock_refuses_cutlass_api_from_another_commit(policy, stack_wheels
     dists = [d for d in STACK if d.name != "cutlass-api"] + [
         dist("cutlass-api", "0.1.0a1", url="https://github.com/NVIDIA/cutlass", commit="1" * 40)
     ]
-    with pytest.raises(UsageError, match="installed from commit 111111111111; the profile pins e594def95e1c"):
+    with pytest.raises(lockmod.StackMismatch, match="installed from commit 111111111111; the profile pins e594def95e1c"):
         build_lock(interpreter(*dists), policy, wheelhouse=Wheelhouse([stack_wheels]))
 
 

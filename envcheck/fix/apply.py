@@ -1,7 +1,8 @@
 """apply: run a plan's steps in order, with progress, the full pip and git output in a log, and a clear account.
 
 The process runner is passed in (tests give their own); no command goes through a shell. A step that fails stops
-the plan, unless it is optional; the Outcome says which steps were done and which were not. Every step is
+the plan, unless it is optional; the Outcome says which steps were done and which were not. A step fails by raising
+StepFailed (a command's exit status, git's refusal or error); any other exception is a bug in envcheck and goes up. Every step is
 idempotent, so running the fixer again after a failure or a kill finishes the job.
 """
 
@@ -21,7 +22,7 @@ from .cutlass import CheckoutRefused, CheckoutState, fetch, restore
 from .pip import redact_argv
 from .plan import Plan, PlannedStep
 
-__all__ = ["Runner", "run_command", "StepResult", "Outcome", "Console", "apply"]
+__all__ = ["Runner", "run_command", "StepFailed", "StepResult", "Outcome", "Console", "apply"]
 
 # (argv, log, on_line) -> exit status
 Runner = Callable[[Sequence[str], TextIO, Callable[[str], None]], int]
@@ -54,6 +55,10 @@ def run_command(argv: Sequence[str], log: TextIO, on_line: Callable[[str], None]
     log.write(f"(exit {status})\n")
     log.flush()
     return status
+
+
+class StepFailed(Exception):
+    """A step did not do its job for a reason outside envcheck; the message says why, the log has the detail."""
 
 
 @dataclass(frozen=True)
@@ -126,8 +131,14 @@ def _write_files(files: Sequence[tuple[str, str]]) -> None:
         os.replace(tmp, target)
 
 
+def _git_error() -> type:
+    from git.exc import GitError  # GitPython, only once a fetch runs
+
+    return GitError
+
+
 def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) -> str:
-    """Run one step; return a short account, raise RuntimeError with the reason when it fails."""
+    """Run one step; return a short account, raise StepFailed with the reason when it fails."""
     _write_files(step.writes)
     if step.kind == "cutlass-fetch":
         log.write(f"# fetch {step.param('url')} {step.param('commit')} -> {step.param('dest')}\n")
@@ -137,16 +148,19 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) 
                 progress=console.fetch, log=log,
             )
         except CheckoutRefused as exc:
-            raise RuntimeError(str(exc)) from None
-        except Exception as exc:  # noqa: BLE001 - git's failure is the step's failure; the log has the detail
+            raise StepFailed(str(exc)) from None
+        except (OSError, _git_error()) as exc:  # git's failure is the step's failure; the log has the detail
             log.write(f"fetch failed: {type(exc).__name__}: {exc}\n")
-            raise RuntimeError(f"the fetch from {step.param('url')} failed: {git_error_line(exc)}") from None
+            raise StepFailed(f"the fetch from {step.param('url')} failed: {git_error_line(exc)}") from None
         return f"{result.action}: {result.path} at {result.commit[:12]} ({result.bytes_received / 1e6:.2f} MB in {result.seconds:.1f} s)"
     if step.kind == "checkout-restore":
         import json
 
         state = CheckoutState.from_json(json.loads(step.param("state")))
-        return restore(state, step.param("branch"), log, commit=step.param("commit"))
+        try:
+            return restore(state, step.param("branch"), log, commit=step.param("commit"))
+        except CheckoutRefused as exc:
+            raise StepFailed(str(exc)) from None
     if step.kind == "remove-path":
         import shutil
 
@@ -155,7 +169,7 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) 
     for argv in step.commands:
         status = runner(argv, log, console.pip_line)
         if status != 0:
-            raise RuntimeError(f"{Path(argv[0]).name} {' '.join(argv[1:4])} ... exited with {status}")
+            raise StepFailed(f"{Path(argv[0]).name} {' '.join(argv[1:4])} ... exited with {status}")
     _write_files(step.writes_after)
     return ""
 
@@ -195,7 +209,7 @@ def apply(
             if before_step is not None:
                 before_step(step)
             message = _run_step(step, runner, log, console)
-        except RuntimeError as exc:
+        except StepFailed as exc:
             seconds = time.monotonic() - started
             results.append(StepResult(step, False, str(exc), seconds))
             log.write(f"## step {index} failed: {exc}\n")

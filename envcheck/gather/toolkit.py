@@ -16,6 +16,7 @@ __all__ = ["gather_toolkit", "nvcc_locations", "parse_nvcc_version"]
 _RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 # Where the nvidia-cuda-nvcc wheels put nvcc, relative to site-packages (CUDA 12 and CUDA 13 layouts).
 _WHEEL_NVCC = ("nvidia/cuda_nvcc/bin/nvcc", "nvidia/cu13/bin/nvcc")
+SYSTEM_CUDA = "/usr/local/cuda"  # where the CUDA installers put the toolkit
 
 
 def parse_nvcc_version(text: str) -> Optional[str]:
@@ -24,7 +25,9 @@ def parse_nvcc_version(text: str) -> Optional[str]:
     return match[2] if match else None
 
 
-def nvcc_locations(env: Mapping[str, str], interpreter: Optional[Interpreter]) -> list[tuple[str, str]]:
+def nvcc_locations(
+    env: Mapping[str, str], interpreter: Optional[Interpreter], system_cuda: str = SYSTEM_CUDA
+) -> list[tuple[str, str]]:
     """(path, how it was found) for each nvcc, most preferred first, without duplicates."""
     found: list[tuple[str, str]] = []
     for var in ("CUDA_HOME", "CUDA_PATH"):
@@ -33,7 +36,7 @@ def nvcc_locations(env: Mapping[str, str], interpreter: Optional[Interpreter]) -
     on_path = shutil.which("nvcc", path=env.get("PATH", ""))
     if on_path:
         found.append((on_path, "PATH"))
-    found.append(("/usr/local/cuda/bin/nvcc", "/usr/local/cuda"))
+    found.append((os.path.join(system_cuda, "bin", "nvcc"), system_cuda))
     if interpreter is not None:
         for site in interpreter.site_dirs:
             for relative in _WHEEL_NVCC:
@@ -66,8 +69,10 @@ def _run_nvcc(path: str, source: str, timeout: float) -> Nvcc:
     return Nvcc(path=path, source=source, version=version)
 
 
-def gather_toolkit(env: Mapping[str, str], interpreter: Optional[Interpreter], timeout: float = 10.0) -> Toolkit:
-    locations = nvcc_locations(env, interpreter)
+def gather_toolkit(
+    env: Mapping[str, str], interpreter: Optional[Interpreter], timeout: float = 10.0, system_cuda: str = SYSTEM_CUDA
+) -> Toolkit:
+    locations = nvcc_locations(env, interpreter, system_cuda)
     with ThreadPoolExecutor(max_workers=max(1, len(locations))) as pool:
         candidates = list(pool.map(lambda item: _run_nvcc(item[0], item[1], timeout), locations))
     return Toolkit(candidates=tuple(candidates))

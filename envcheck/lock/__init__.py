@@ -35,7 +35,7 @@ The lock is checked with `packaging.pylock` before it is written and again as re
   command.py   run_lock and run_verify: `envcheck lock` and `envcheck verify`
 """
 
-from .build import LockResult, build_lock, build_resolved_lock, public_url
+from .build import LockResult, StackMismatch, build_lock, build_resolved_lock, public_url
 from .command import run_lock, run_verify
 from .export import requirements
 from .lockfile import read_lock, write_lock
@@ -51,6 +51,7 @@ __all__ = [
     "Wheelhouse",
     "Index",
     "LockResult",
+    "StackMismatch",
     "Drift",
     "stack_roots",
     "walk",

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 LOCK_VERSION = "1.0"
 
 
+class StackMismatch(Exception):
+    """The target's stack is not the profile's, so there is nothing right to lock: a failed check (exit 1), not bad
+    input."""
+
+
 @dataclass(frozen=True)
 class LockResult:
     data: dict  # the TOML document, as packaging.pylock reads it
@@ -125,7 +130,8 @@ def build_lock(
     torch_index: Optional[Index] = None,
     lock_dir: Path = Path("."),
 ) -> LockResult:
-    """The lock for the stack as the target has it. Raises UsageError when the target's stack cannot be locked."""
+    """The lock for the stack as the target has it. Raises StackMismatch when the target's stack is not the
+    profile's, UsageError when a package has no hashed file in the sources given."""
     roots = stack_roots(policy)
     notes: list[str] = []
     problems: list[str] = []
@@ -146,7 +152,7 @@ def build_lock(
         if commit is not None and commit != policy.cutlass.commit:
             problems.append(f"{cutlass_name} is installed from commit {commit[:12]}; the profile pins {policy.cutlass.commit[:12]}")
     if problems:
-        raise UsageError(
+        raise StackMismatch(
             f"{interpreter.executable}: its stack does not match profile {policy.id}, so it cannot be locked: "
             + "; ".join(problems)
             + ". Run `envcheck doctor` (and `envcheck fix`) first."

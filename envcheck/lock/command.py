@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from ..errors import UsageError
+from ..errors import EXIT_FAILED, UsageError
 from ..userfile import write_text
-from .build import build_lock
+from .build import StackMismatch, build_lock
 from .export import requirements
 from .lockfile import read_lock, write_lock
 from .resolve import Target
@@ -56,13 +56,19 @@ def run_lock(
     if not index_url.startswith(("https://", "http://", "file://")):
         raise UsageError(f"--index-url {index_url!r}: expected an https, http or file URL of a simple index")
     from ..policy import resolve
+    from ..redact import Redactor
 
+    redact = Redactor()
     if live:
         from ..target import read_target
 
         interpreter = read_target(python)  # without --profile, the profile that covers its torch
         policy = resolve(policy_file, torch=interpreter.torch.version if interpreter.torch else None)
-        result = _lock_live(policy, interpreter, find_links, index_url, no_index, Path(output).parent)
+        try:
+            result = _lock_live(policy, interpreter, find_links, index_url, no_index, Path(output).parent)
+        except StackMismatch as exc:
+            err(redact(f"envcheck lock: {exc}"))
+            return EXIT_FAILED
     else:
         policy = resolve(policy_file)
         from .build import build_resolved_lock
@@ -73,9 +79,6 @@ def run_lock(
             find_links=[Path(p) for p in find_links], no_index=no_index, without=without,
         )
         result = build_resolved_lock(policy, resolution, without)
-    from ..redact import Redactor
-
-    redact = Redactor()
     for note in result.notes:
         err(redact(f"envcheck lock: note: {note}"))
     if output_format == "requirements":
