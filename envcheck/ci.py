@@ -15,7 +15,6 @@ import datetime
 import socket
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Optional, TextIO
-from xml.sax.saxutils import escape, quoteattr
 
 from . import __version__
 from .model import Finding, Report, Status
@@ -81,15 +80,18 @@ def _counts(items: list[Case]) -> dict[str, int]:
     }
 
 
-def _xml_text(text: str) -> str:
-    """Text safe in XML 1.0: characters XML cannot hold at all are dropped."""
-    cleaned = "".join(ch for ch in text if ch in "\t\n\r" or (ord(ch) >= 0x20 and ord(ch) not in (0xFFFE, 0xFFFF)))
-    return escape(cleaned)
+def _xml_safe(text: str) -> str:
+    """Text XML 1.0 can hold: the characters it cannot hold at all are dropped (ElementTree escapes the rest)."""
+    return "".join(ch for ch in text if ch in "\t\n\r" or (ord(ch) >= 0x20 and ord(ch) not in (0xFFFE, 0xFFFF)))
 
 
-def _attr(text: str) -> str:
-    cleaned = "".join(ch for ch in text if ch in "\t\n\r" or (ord(ch) >= 0x20 and ord(ch) not in (0xFFFE, 0xFFFF)))
-    return quoteattr(cleaned, {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+def _element(parent, tag: str, text: Optional[str] = None, **attributes: str):
+    from xml.etree.ElementTree import SubElement
+
+    element = SubElement(parent, tag, {k: _xml_safe(v) for k, v in attributes.items()})
+    if text is not None:
+        element.text = _xml_safe(text)
+    return element
 
 
 def junit_xml(
@@ -100,42 +102,31 @@ def junit_xml(
     duration: float = 0.0,
 ) -> str:
     """The report as a JUnit XML document: one <testsuite> for the profile, one <testcase> per check."""
+    from xml.etree import ElementTree
+
     items = cases(report)
-    counts = _counts(items)
+    counts = {key: str(value) for key, value in _counts(items).items()}
     stamp = (timestamp or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0).isoformat()
-    suite = f"envcheck doctor {report.profile.id}"
-    counted = " ".join(f'{key}="{value}"' for key, value in counts.items())
-    out = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<testsuites name="envcheck" {counted} time="{duration:.3f}">',
-        f'  <testsuite name={_attr(suite)} {counted} time="{duration:.3f}" timestamp="{stamp}"'
-        + (f" hostname={_attr(hostname)}" if hostname else "")
-        + ">",
-        "    <properties>",
-        f'      <property name="profile" value={_attr(report.profile.id)}/>',
-        f'      <property name="target" value={_attr(report.target)}/>',
-        f'      <property name="envcheck" value="{__version__}"/>',
-        f'      <property name="worst" value="{report.worst.value}"/>',
-        "    </properties>",
-    ]
+    time = f"{duration:.3f}"
+    root = ElementTree.Element("testsuites", {"name": "envcheck", **counts, "time": time})
+    suite = _element(root, "testsuite", name=f"envcheck doctor {report.profile.id}", **counts, time=time,
+                     timestamp=stamp, **({"hostname": hostname} if hostname else {}))
+    properties = _element(suite, "properties")
+    for name, value in (("profile", report.profile.id), ("target", report.target), ("envcheck", __version__),
+                        ("worst", report.worst.value)):
+        _element(properties, "property", name=name, value=value)
     for case in items:
-        group = case.id.split(".", 1)[0]
-        opening = f"    <testcase classname={_attr('envcheck.' + group)} name={_attr(case.id)} time=\"0\""
-        if case.status is Status.PASS:
-            out.append(opening + "/>")
-            continue
-        out.append(opening + ">")
+        testcase = _element(suite, "testcase", classname="envcheck." + case.id.split(".", 1)[0], name=case.id, time="0")
         if case.status is Status.FAIL:
-            out.append(f"      <failure message={_attr(case.message)} type=\"fail\">{_xml_text(case.body)}</failure>")
+            _element(testcase, "failure", case.body, message=case.message, type="fail")
         elif case.status is Status.ERROR:
-            out.append(f"      <error message={_attr(case.message)} type=\"error\">{_xml_text(case.body)}</error>")
+            _element(testcase, "error", case.body, message=case.message, type="error")
         elif case.status is Status.SKIP:
-            out.append(f"      <skipped message={_attr(case.message)}/>")
-        else:  # WARN: passes, and says so
-            out.append(f"      <system-out>{_xml_text('WARN ' + case.message + chr(10) + case.body)}</system-out>")
-        out.append("    </testcase>")
-    out += ["  </testsuite>", "</testsuites>", ""]
-    return "\n".join(out)
+            _element(testcase, "skipped", message=case.message)
+        elif case.status is Status.WARN:  # passes, and says so
+            _element(testcase, "system-out", "WARN " + case.message + "\n" + case.body)
+    ElementTree.indent(root)
+    return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
 def write_junit(

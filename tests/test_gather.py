@@ -4,7 +4,6 @@ of NVML. And the contract: a broken or hanging gatherer still yields a report.""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
