@@ -12,12 +12,7 @@ from typing import List, Optional
 
 import typer
 
-try:  # typer 0.2x vendors click; older typer depends on it
-    from typer._click import exceptions as click_exceptions
-except ImportError:  # pragma: no cover - depends on the installed typer
-    from click import exceptions as click_exceptions
-
-from .errors import EXIT_CRASH, EXIT_USAGE, UsageError, write_crash_log
+from .errors import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, write_crash_log
 
 app = typer.Typer(
     add_completion=False,
@@ -257,25 +252,34 @@ def fleet(
     return run_fleet(reports, output_format=output_format, as_json=as_json, output=output)
 
 
+def _click_error() -> type:
+    """click's base exception (bad usage, shown with its own message). typer 0.2x vendors click and older typer
+    depends on it, so the class is found from typer's public BadParameter rather than imported from either."""
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """Run the CLI and map every way it can end to an exit code."""
+    """Run the CLI and map every way it can end to an exit code.
+
+    The command runs outside typer's own main loop, which would turn Ctrl-C into a silent exit 130 before envcheck
+    could say anything: here every exception reaches envcheck's handlers."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = app(args=argv, prog_name="envcheck", standalone_mode=False)
+        command = typer.main.get_command(app)
+        with command.make_context("envcheck", args) as context:
+            result = command.invoke(context)
     except typer.Exit as done:
         return done.exit_code
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         print("envcheck: interrupted", file=sys.stderr)
-        return 130
-    except click_exceptions.ClickException as exc:
-        exc.show()
-        return EXIT_USAGE
+        return EXIT_INTERRUPTED
     except UsageError as exc:
         print(_redacted(f"envcheck: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("envcheck: interrupted", file=sys.stderr)
-        return 130
     except Exception as exc:  # noqa: BLE001 - a crash inside envcheck: exit 3 with a log
+        if isinstance(exc, _click_error()):
+            exc.show()  # type: ignore[attr-defined]
+            return EXIT_USAGE
         log = write_crash_log(exc)
         print(_redacted(f"envcheck: internal error: {type(exc).__name__}: {exc}\nThe full traceback is in {log}"), file=sys.stderr)
         return EXIT_CRASH

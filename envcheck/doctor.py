@@ -116,6 +116,18 @@ def libraries_finding(smoke, report: Report):
 NODE_FORMATS = ("prom", "npd")
 
 
+def _fixable(report: Report, policy: Policy, options: DoctorOptions) -> tuple[str, ...]:
+    """The checks a plain `envcheck fix` would fix: from the plan fix would make (planned only when some remedy has
+    steps, so a passing machine imports nothing of the fixer)."""
+    from .model import Status
+
+    if not any(f.remedy is not None and f.remedy.steps and f.status is not Status.PASS for f in report.findings):
+        return ()
+    from .fix.promise import fixable
+
+    return fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ)
+
+
 def run_doctor(options: DoctorOptions) -> int:
     if options.output_format == "npd":
         return _run_npd(options)
@@ -138,7 +150,8 @@ def run_doctor(options: DoctorOptions) -> int:
         text = prom(shown, policy.cutedsl.name, now=time.time())
     else:
         color = options.output_format == "table" and options.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        text = render(shown, options.output_format, options.verbose, color)
+        fixable = _fixable(report, policy, options) if options.output_format == "table" else ()
+        text = render(shown, options.output_format, options.verbose, color, fixable)
     _emit(redact(text), options.output)
     if options.junit is not None or os.environ.get("GITHUB_ACTIONS") == "true":
         from .ci import emit_github, write_junit

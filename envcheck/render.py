@@ -11,10 +11,10 @@ import json
 import shlex
 import shutil
 import textwrap
-from typing import Any
+from typing import Any, Sequence
 
 from . import __version__
-from .model import Finding, Report, Status
+from .model import Report, Status
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 
@@ -25,12 +25,13 @@ _COLOR = {Status.PASS: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: 
 _MARK = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.SKIP: "⏭️", Status.ERROR: "💥"}
 
 
-def render(report: Report, fmt: str, verbose: bool = False, color: bool = False) -> str:
+def render(report: Report, fmt: str, verbose: bool = False, color: bool = False, fixable: Sequence[str] = ()) -> str:
+    """fixable: the ids a plain `envcheck fix` would fix (envcheck.fix.promise), named under the table."""
     if fmt == "json":
         return json.dumps(to_json_data(report), indent=2) + "\n"
     if fmt == "markdown":
         return markdown(report, verbose)
-    return table(report, verbose, color)
+    return table(report, verbose, color, fixable)
 
 
 def _plain(value: Any) -> Any:
@@ -91,17 +92,13 @@ def _paint(text: str, status: Status, color: bool) -> str:
     return f"\x1b[{_COLOR[status]}m{text}\x1b[0m" if color else text
 
 
-def _fixable(report: Report) -> list[Finding]:
-    return [f for f in report.findings if f.status in (Status.FAIL, Status.WARN, Status.ERROR) and f.remedy and f.remedy.automatic]
-
-
 def _from(report: Report, quote: str = "") -> str:
     """Where the policy came from, when it is not the built-in profile: a pyproject.toml above the folder counts."""
     source = report.policy_source
     return f" from {quote}{source}{quote}" if source and not source.startswith("built-in") else ""
 
 
-def table(report: Report, verbose: bool = False, color: bool = False) -> str:
+def table(report: Report, verbose: bool = False, color: bool = False, fixable: Sequence[str] = ()) -> str:
     width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     id_width = max(len(f.id) for f in report.findings) if report.findings else 10
     indent = " " * (2 + 6 + 1 + id_width + 2)
@@ -138,9 +135,8 @@ def table(report: Report, verbose: bool = False, color: bool = False) -> str:
     lines.append("")
     parts = [f"{counts[s.value]} {name}" for s, name in ((Status.PASS, "passed"), (Status.WARN, "warned"), (Status.FAIL, "failed"), (Status.SKIP, "skipped"), (Status.ERROR, "errors")) if counts[s.value]]
     lines.append(f"{len(report.findings)} checks: {', '.join(parts)}.")
-    fixable = _fixable(report)
     if fixable:
-        lines.append(f"`envcheck fix --python {report.target}` can fix: {', '.join(f.id for f in fixable)} (it shows its plan first).")
+        lines.append(f"`envcheck fix --python {report.target}` can fix: {', '.join(fixable)} (it shows its plan first).")
     if not verbose:
         lines.append("Run with -v for why each check matters and every detail.")
     return "\n".join(lines) + "\n"

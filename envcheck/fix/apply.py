@@ -75,7 +75,8 @@ class StepResult:
 @dataclass(frozen=True)
 class Outcome:
     results: tuple[StepResult, ...]
-    not_done: tuple[PlannedStep, ...]
+    not_done: tuple[PlannedStep, ...]  # the interrupted step first, when there was one
+    interrupted: Optional[PlannedStep] = None  # the step Ctrl-C stopped: it may be half done
 
     @property
     def failed(self) -> Optional[StepResult]:
@@ -83,11 +84,12 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return self.failed is None and not self.not_done
+        return self.failed is None and not self.not_done and self.interrupted is None
 
     def to_json(self) -> dict:
         return {
             "ok": self.ok,
+            "interrupted": self.interrupted.what if self.interrupted is not None else None,
             "done": [r.to_json() for r in self.results],
             "not_done": [s.what for s in self.not_done],
         }
@@ -196,7 +198,10 @@ def apply(
     console: Optional[Console] = None,
     before_step: Optional[Callable[[PlannedStep], None]] = None,
 ) -> Outcome:
-    """Run the plan's steps in order. before_step runs first for each (the snapshot packs what the step replaces)."""
+    """Run the plan's steps in order. before_step runs first for each (the snapshot packs what the step replaces).
+
+    Ctrl-C during a step ends the run with an Outcome that names the interrupted step; every step is idempotent, so
+    running the plan again finishes it."""
     console = console or Console(quiet=True)
     results: list[StepResult] = []
     steps = plan.steps
@@ -219,6 +224,10 @@ def apply(
                 continue
             console.say(f"      FAILED: {exc}")
             return Outcome(tuple(results), steps[index:])
+        except KeyboardInterrupt:  # Ctrl-C: stop here and give the caller the account of what was done
+            log.write(f"## step {index} interrupted\n")
+            log.flush()
+            return Outcome(tuple(results), steps[index - 1:], interrupted=step)
         seconds = time.monotonic() - started
         results.append(StepResult(step, True, message, seconds))
         log.write(f"## step {index} done in {seconds:.1f} s {message}\n")

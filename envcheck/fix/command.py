@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence, TextIO
 
 from .. import proc
-from ..errors import EXIT_FAILED, EXIT_OK, UsageError
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from ..model import Facts, Finding, Interpreter
 from ..paths import cache_dir, default_cutlass_dir, folder_origin, usable_folder
 from ..redact import RedactedStream, Redactor, has_credentials
@@ -25,10 +25,11 @@ from . import snapshot as snapshots
 from .apply import Console, Outcome, Runner, apply, run_command
 from .cutlass import checked_url, read_state
 from ..target import require_interpreter, resolve_python
-from .pip import PipSources, pip_prefix, redact_argv, sources_from_flags
+from .pip import PipSources, pip_prefix, redact_argv, requirement_names, sources_from_flags
 from .plan import Plan, PlanOptions, make_plan
+from .preflight import preflight
 
-__all__ = ["FixOptions", "run_fix", "find_interpreters"]
+__all__ = ["FixOptions", "run_fix", "find_interpreters", "cutlass_folder"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,16 @@ def _judge(io: Io, facts: Facts, policy, no_gpu: bool) -> tuple[Finding, ...]:
     from ..judge import judge
 
     return judge(facts, policy, no_gpu=no_gpu)
+
+
+def cutlass_folder(flag: Optional[str], facts: Facts, env: Mapping[str, str]) -> str:
+    """Where fix fetches CUTLASS: --cutlass-dir, else the checkout doctor found, else envcheck's default folder."""
+    checkout_path = getattr(facts.checkout, "path", None)
+    if flag:
+        return str(Path(flag).expanduser().absolute())
+    if checkout_path:
+        return str(Path(checkout_path).absolute())
+    return str(default_cutlass_dir(env).absolute())
 
 
 def find_interpreters(env: Mapping[str, str], timeout: float = 5.0) -> tuple[tuple[str, str], ...]:
@@ -214,20 +225,6 @@ def _no_credentials(url: str, flag_value: Optional[str]) -> str:
     return url
 
 
-def _pip_names(argv: Sequence[str]) -> list[str]:
-    from packaging.requirements import Requirement
-
-    if "--" not in argv:
-        return []
-    names = []
-    for text in argv[list(argv).index("--") + 1:]:
-        try:
-            names.append(Requirement(text).name)
-        except Exception:  # noqa: BLE001 - a distribution name for uninstall
-            names.append(text)
-    return names
-
-
 def save_originals(interpreter: Interpreter, plan: Plan, saved: Path, log: TextIO) -> None:
     """Pack the installed distributions into wheels before the first change, so undo needs no network.
 
@@ -236,7 +233,7 @@ def save_originals(interpreter: Interpreter, plan: Plan, saved: Path, log: TextI
     """
     from ..model import canonical_name
 
-    named = {canonical_name(n) for step in plan.steps for argv in step.commands for n in _pip_names(argv)}
+    named = {canonical_name(n) for step in plan.steps for argv in step.commands for n in requirement_names(argv)}
     for dist in snapshots._first_copies(interpreter.distributions).values():
         if dist.editable or dist.name in ("pip",):
             continue
@@ -248,7 +245,7 @@ def save_originals(interpreter: Interpreter, plan: Plan, saved: Path, log: TextI
 SMALL = 64 * 1024 * 1024
 
 
-def _account(outcome: Outcome) -> list[str]:
+def _account(outcome: Outcome, again: str = "envcheck fix") -> list[str]:
     lines = []
     done = [r for r in outcome.results if r.ok]
     skipped = [r for r in outcome.results if not r.ok and r.step.optional]
@@ -259,9 +256,11 @@ def _account(outcome: Outcome) -> list[str]:
     failed = outcome.failed
     if failed is not None:
         lines.append(f"Failed: {failed.step.what}: {failed.message}")
+    if outcome.interrupted is not None:
+        lines.append(f"Interrupted (Ctrl-C) during: {outcome.interrupted.what} (it may be half done)")
     if outcome.not_done:
         lines.append("Not done: " + "; ".join(s.what for s in outcome.not_done))
-        lines.append("Run `envcheck fix` again to finish the job once the cause is fixed.")
+        lines.append(f"Run `{again}` again to finish the job" + ("." if outcome.interrupted else " once the cause is fixed."))
     return lines
 
 
@@ -306,13 +305,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     if options.undo:
         return _undo(options, io, policy, interpreter, state, sources, state_what)
 
-    checkout = facts.checkout
-    if options.cutlass_dir:
-        cutlass_dir = str(Path(options.cutlass_dir).expanduser().absolute())
-    elif checkout is not None and getattr(checkout, "path", None):
-        cutlass_dir = str(Path(checkout.path).absolute())
-    else:
-        cutlass_dir = str(default_cutlass_dir(io.env).absolute())
+    cutlass_dir = cutlass_folder(options.cutlass_dir, facts, io.env)
     toolkit_prefix = options.toolkit_prefix or str(cache_dir(io.env) / f"cuda-{policy.driver_cuda}")
     findings = _judge(io, facts, policy, options.no_gpu)
     needs_python = any(f.id == "python.version" and f.status.is_problem for f in findings)
@@ -329,6 +322,9 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         interpreters=find_interpreters(io.env) if needs_python else (),
         locked=offline.locked if offline is not None else (),
     ))
+    refused = preflight(plan) if plan.runnable else ()
+    if refused:
+        raise UsageError(f"the plan cannot run, so nothing was changed: {'; '.join(refused)}")
     console = Console(io.err, quiet=False)
     if options.as_json:
         document: dict = {
@@ -370,6 +366,8 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         else:
             console.say(f"Keeping the snapshot of {existing.taken_at} (an earlier fix did not finish)")
         outcome = apply(plan, log, runner=io.runner, console=console)
+        if outcome.interrupted is not None:
+            return _interrupted(options, io, document if options.as_json else None, outcome, log_path, python)
         if outcome.ok:
             snapshots.mark(state, "done")
         after = _judge(io, _gather(io, python, cutlass_dir if options.cutlass_dir else None, policy), policy, options.no_gpu)
@@ -386,6 +384,22 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
             io.out.write("Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining) + "\n")
         io.out.write(f"Log: {log_path}\nUndo with: envcheck fix --undo --python {shlex.quote(python)}\n")
     return EXIT_OK if outcome.ok and not remaining else EXIT_FAILED
+
+
+def _interrupted(options: FixOptions, io: Io, document: Optional[dict], outcome: Outcome, log_path: Path,
+                 python: str) -> int:
+    """Ctrl-C stopped the plan: say what was done, what was not, and how to finish or undo it. Exit 130."""
+    undo = f"envcheck fix --undo --python {shlex.quote(python)}"
+    again = f"envcheck fix --undo --python {shlex.quote(python)}" if options.undo else f"envcheck fix --python {shlex.quote(python)}"
+    if document is not None:
+        document.update(outcome=outcome.to_json(), log=str(log_path), undo=None if options.undo else undo)
+        io.out.write(json.dumps(document, indent=2) + "\n")
+    else:
+        for line in _account(outcome, again):
+            io.out.write(line + "\n")
+        io.out.write(f"Log: {log_path}\n" + ("" if options.undo else f"Undo with: {undo}\n"))
+    io.out.flush()
+    return EXIT_INTERRUPTED
 
 
 def plan_prefix(plan: Plan) -> str:
@@ -421,6 +435,8 @@ def _undo(
     with log:
         console.say(f"The full pip and git output goes to {log_path}")
         outcome = apply(plan, log, runner=io.runner, console=console)
+    if outcome.interrupted is not None:
+        return _interrupted(options, io, document if options.as_json else None, outcome, log_path, interpreter.executable)
     from ..gather.interpreter import gather_interpreter
 
     left = snapshots.differences(taken, gather_interpreter(interpreter.executable, 60.0))

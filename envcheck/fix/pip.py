@@ -26,6 +26,7 @@ __all__ = [
     "PipSources",
     "sources_from_flags",
     "parse_requirement",
+    "requirement_names",
     "merge_requirements",
     "checked_name",
     "install_argv",
@@ -201,6 +202,19 @@ def install_argv(
 def uninstall_argv(pip: Sequence[str], names: Sequence[str], sources: PipSources = PipSources()) -> tuple[str, ...]:
     extra = ("--break-system-packages",) if sources.break_system_packages else ()
     return (*pip, "uninstall", *_QUIET, *extra, "--yes", "--", *(checked_name(n) for n in names))
+
+
+def requirement_names(argv: Sequence[str]) -> list[str]:
+    """The distribution names a pip argv installs or removes: what follows its `--`."""
+    if "--" not in argv:
+        return []
+    names = []
+    for text in argv[list(argv).index("--") + 1:]:
+        try:
+            names.append(Requirement(text).name)
+        except InvalidRequirement:  # a plain distribution name for uninstall
+            names.append(text)
+    return names
 
 
 def _absolute(path: str) -> str:

@@ -1,0 +1,54 @@
+"""promise: what a plain `envcheck fix` would fix, read from the plan it would make.
+
+doctor's "`envcheck fix` can fix: ..." comes from here, so it names no more than fix does: nothing when the plan is
+blocked (an interpreter older than the stack needs), never a step fix only offers (the toolkit without --toolkit).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
+from ..policy import Policy
+from .command import cutlass_folder
+from .pip import requirement_names
+from .plan import Plan, PlanOptions, make_plan
+
+__all__ = ["fixable"]
+
+_REPORTED = (Status.FAIL, Status.WARN, Status.ERROR)
+
+
+def _planned_names(plan: Plan, kind: str) -> set[str]:
+    return {canonical_name(n) for s in plan.steps if s.kind == kind for argv in s.commands for n in requirement_names(argv)}
+
+
+def _carried(step: Step, plan: Plan, interpreter: Interpreter, policy: Policy) -> bool:
+    """Whether the plan does what this remedy step asks."""
+    if step.kind == "pip-uninstall":
+        present = {canonical_name(n) for n in step.args if interpreter.installed(canonical_name(n))}
+        return present <= _planned_names(plan, "pip-uninstall")
+    if step.kind == "pip-install":
+        wanted = {canonical_name(n) for n in requirement_names(("--", *step.args))}
+        wanted = {n for n in wanted if not any(c.matches(n) for c in policy.conflicts)}
+        return wanted <= _planned_names(plan, "pip-install")
+    return any(s.kind == step.kind for s in plan.steps)
+
+
+def fixable(findings: Sequence[Finding], facts: Facts, policy: Policy, cutlass_dir: str | None,
+            env: Mapping[str, str]) -> tuple[str, ...]:
+    """Ids of the findings a plain `envcheck fix` (no flags but --python and --cutlass-dir) would fix."""
+    interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
+    if interpreter is None:
+        return ()
+    plan = make_plan(findings, facts, policy, PlanOptions(
+        python=interpreter.executable, state_dir="", cutlass_dir=cutlass_folder(cutlass_dir, facts, env),
+        cutlass_url=policy.cutlass.url,
+    ))
+    if not plan.runnable:
+        return ()
+    return tuple(
+        f.id for f in findings
+        if f.status in _REPORTED and f.remedy is not None and f.remedy.steps
+        and all(_carried(step, plan, interpreter, policy) for step in f.remedy.steps)
+    )
