@@ -84,6 +84,7 @@ def test_interrupt_exits_130(monkeypatch, capsys):
 
     monkeypatch.setattr(judge_module, "judge", interrupted)
     assert main(["doctor"]) == 130
+    assert "envcheck: interrupted" in capsys.readouterr().err  # envcheck's own handler ran, not typer's
 
 
 @pytest.mark.parametrize("statuses, code", [

@@ -190,6 +190,13 @@ def test_build_lock_refuses_cutlass_api_from_another_commit(policy, stack_wheels
         build_lock(interpreter(*dists), policy, wheelhouse=Wheelhouse([stack_wheels]))
 
 
+def test_cli_lock_of_a_stack_that_is_not_the_profiles_exits_1_not_2(tmp_path, capsys):
+    """A mismatch is a failed check (exit 1), not bad input: this test interpreter has no torch."""
+    out = tmp_path / "pylock.toml"
+    assert main(["lock", "--python", sys.executable, "--no-index", "--find-links", str(tmp_path), "-o", str(out)]) == 1
+    assert "does not match profile" in capsys.readouterr().err and not out.exists()
+
+
 def test_build_lock_leaves_out_a_missing_recommended_package_and_says_so(policy, stack_wheels):
     dists = [d for d in STACK if d.name != "nvidia-matmul-heuristics"]
     result = build_lock(interpreter(*dists), policy, wheelhouse=Wheelhouse([stack_wheels]))

@@ -1,0 +1,185 @@
+"""How a fix run ends: a step that fails, a bug in a step, Ctrl-C; preconditions checked before the first change;
+and doctor's promise of what a plain fix will fix, read from the plan fix would make."""
+
+from __future__ import annotations
+
+import io
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from factsbuilder import facts as facts_good, interpreter
+
+from envcheck.errors import UsageError
+from envcheck.fix import FixOptions, run_fix
+from envcheck.fix.apply import StepFailed, apply, run_command
+from envcheck.fix.command import Io
+from envcheck.fix.plan import Plan, PlannedStep
+from envcheck.fix.preflight import preflight
+from envcheck.fix.promise import fixable
+from envcheck.judge import judge
+
+
+def command_step(name: str, code: int) -> PlannedStep:
+    """A step whose command is a real process that exits with `code`."""
+    return PlannedStep("pip-install", name, "", ((sys.executable, "-c", f"raise SystemExit({code})"),))
+
+
+PLAN = Plan("python", (command_step("first", 0), command_step("second", 4), command_step("third", 0)))
+
+
+def test_a_step_whose_command_fails_stops_the_plan_and_says_which():
+    outcome = apply(PLAN, io.StringIO(), runner=run_command)
+    assert [(r.step.what, r.ok) for r in outcome.results] == [("first", True), ("second", False)]
+    assert "exited with 4" in outcome.failed.message and [s.what for s in outcome.not_done] == ["third"]
+    assert not outcome.ok and outcome.interrupted is None
+
+
+def test_a_bug_inside_a_step_is_not_a_failed_step_it_goes_up():
+    """A real bug (here a TypeError from the runner) must reach the CLI's crash handler (exit 3), not be reported
+    as a step that failed."""
+
+    def buggy(argv, log, on_line):
+        raise TypeError("a bug")
+
+    with pytest.raises(TypeError, match="a bug"):
+        apply(PLAN, io.StringIO(), runner=buggy)
+
+
+def test_only_step_failed_means_failed():
+    assert issubclass(StepFailed, Exception) and not issubclass(StepFailed, RuntimeError)
+
+
+def test_ctrl_c_in_a_step_ends_the_run_with_the_account():
+    calls = []
+
+    def runner(argv, log, on_line):
+        calls.append(argv)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return 0
+
+    outcome = apply(PLAN, io.StringIO(), runner=runner)
+    assert [r.step.what for r in outcome.results] == ["first"]
+    assert outcome.interrupted.what == "second" and [s.what for s in outcome.not_done] == ["second", "third"]
+    assert not outcome.ok and outcome.to_json()["interrupted"] == "second"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# preflight: every step's preconditions, on the real file system
+
+
+def fetch_step(dest: Path) -> PlannedStep:
+    return PlannedStep("cutlass-fetch", "fetch", "", params=(("dest", str(dest)),))
+
+
+def write_step(path: Path) -> PlannedStep:
+    return PlannedStep("pip-install", "install", "", writes=((str(path), "x"),))
+
+
+def toolkit_step(prefix: Path) -> PlannedStep:
+    return PlannedStep("toolkit-install", "toolkit", "", params=(("prefix", str(prefix)),))
+
+
+@pytest.mark.parametrize("make_step, layout, words", [
+    (fetch_step, "missing", None),
+    (fetch_step, "folder", None),
+    (fetch_step, "file", "the CUTLASS folder (--cutlass-dir) {p} is a file, not a folder"),
+    (fetch_step, "under-file", "the CUTLASS folder (--cutlass-dir) {p} cannot be created: {f} is a file, not a folder"),
+    (fetch_step, "read-only", "the CUTLASS folder (--cutlass-dir) {p} cannot be created: {r} is not writable"),
+    (toolkit_step, "file", "the toolkit prefix (--toolkit-prefix) {p} is a file, not a folder"),
+    (toolkit_step, "missing", None),
+    (write_step, "missing", None),
+    (write_step, "folder", "{p} is a folder, where envcheck writes a file"),
+    (write_step, "under-file", "{p} cannot be written: {f} is a file, not a folder"),
+])
+def test_preflight_names_what_stops_a_step(tmp_path, make_step, layout, words):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    read_only = tmp_path / "read-only"
+    read_only.mkdir(mode=0o555)
+    path = {
+        "missing": tmp_path / "new" / "deeper",
+        "folder": tmp_path,
+        "file": blocker,
+        "under-file": blocker / "inside",
+        "read-only": read_only / "inside",
+    }[layout]
+    problems = preflight(Plan("python", (command_step("first", 0), make_step(path))))
+    if words is None:
+        assert problems == ()
+    elif layout == "read-only" and __import__("os").geteuid() == 0:
+        pytest.skip("root can write anywhere")
+    else:
+        assert problems == (words.format(p=path, f=blocker, r=read_only),)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# run_fix: preconditions before the first change; Ctrl-C's account
+
+
+def broken_facts():
+    """Python 3.12 with DSL 4.4.0 and no cutlass_api: a runnable plan with pip steps, then a fetch."""
+    dists = {"torch": "2.11.0+cu130", "nvidia-cutlass-dsl": "4.4.0", "apache-tvm-ffi": "0.1.6", "pip": "25.0"}
+    return replace(facts_good(), interpreter=interpreter(dists=dists), checkout=None)
+
+
+def fix_io(runner, facts) -> Io:
+    return Io(out=io.StringIO(), err=io.StringIO(), runner=runner, confirm=lambda q: True,
+              gather=lambda sources: facts, judge=lambda f, p, no_gpu=False: judge(f, p, no_gpu=True))
+
+
+def test_a_cutlass_dir_that_is_a_file_stops_fix_before_any_pip_call(tmp_path):
+    calls = []
+    not_a_folder = tmp_path / "cutlass.txt"
+    not_a_folder.write_text("")
+    options = FixOptions(python=sys.executable, cutlass_dir=str(not_a_folder), yes=True)
+    with pytest.raises(UsageError, match=r"--cutlass-dir\) .*cutlass.txt is a file, not a folder"):
+        run_fix(options, fix_io(lambda *a: calls.append(a) or 0, broken_facts()))
+    assert calls == []
+
+
+def test_ctrl_c_during_fix_prints_done_not_done_and_the_undo_command(tmp_path):
+    calls = []
+
+    def runner(argv, log, on_line):
+        calls.append(argv)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return 0
+
+    fix = fix_io(runner, broken_facts())
+    code = run_fix(FixOptions(python=sys.executable, cutlass_dir=str(tmp_path / "cutlass"), yes=True), fix)
+    out = fix.out.getvalue()
+    assert code == 130
+    assert "Done: install nvidia-cutlass-dsl" in out
+    assert "Interrupted (Ctrl-C) during: install nvidia-matmul-heuristics" in out
+    assert "Not done: install nvidia-matmul-heuristics" in out and "; fetch CUTLASS" in out
+    assert f"Undo with: envcheck fix --undo --python {sys.executable}" in out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# doctor's promise
+
+
+def promised(facts, policy, cutlass_dir=None):
+    return fixable(judge(facts, policy, no_gpu=True), facts, policy, cutlass_dir, {})
+
+
+def test_doctor_promises_what_a_plain_fix_does(policy):
+    ids = promised(broken_facts(), policy)
+    assert {"cutedsl.version", "nvgemm.deps", "cutlass.checkout", "cutlass-api.install"} <= set(ids)
+    assert "cuda.toolkit" not in ids and "cuda.driver" not in ids
+
+
+def test_doctor_promises_nothing_where_fix_stops_at_once(policy):
+    old = replace(broken_facts(), interpreter=replace(broken_facts().interpreter, version=(3, 11, 7)))
+    assert promised(old, policy) == ()
+
+
+def test_doctor_never_promises_the_toolkit_which_needs_a_flag(policy):
+    facts = facts_good()
+    facts = replace(facts, toolkit=replace(facts.toolkit, candidates=()))  # no nvcc at all: cuda.toolkit fails
+    assert any(f.id == "cuda.toolkit" and f.status.is_problem for f in judge(facts, policy, no_gpu=True))
+    assert promised(facts, policy) == ()
