@@ -147,21 +147,21 @@ class Killed(BaseException):
     """Stands for SIGKILL between two steps: nothing after it runs, no cleanup code either."""
 
 
-def test_a_fix_killed_at_every_step_boundary_ends_where_an_uninterrupted_one_does(
-    tmp_path, wheelhouse, build_backend, cutlass_repo
-):
+def killed_and_finished(tmp_path, wheelhouse, build_backend, cutlass_repo, boundaries) -> None:
+    """A fix killed (no cleanup at all) after `boundary` steps, then run again, ends where an uninterrupted one does;
+    at the first and the last boundary, undo then gives back the environment as it was before the first run.
+    `boundaries(total)` picks the boundaries among 1 .. total-1."""
     policy_file = profile(tmp_path, cutlass_repo)
     reference = broken_env(tmp_path / "reference", wheelhouse)
     original = freeze(reference)
-    code, _, _ = run(options(reference, policy_file, tmp_path / "reference-cutlass", wheelhouse, build_backend, yes=True))
+    code, out, _ = run(options(reference, policy_file, tmp_path / "reference-cutlass", wheelhouse, build_backend,
+                               yes=True, as_json=True))
     assert code == 0
     expected = freeze(reference)
-    _, plan_out, _ = run(options(broken_env(tmp_path / "count", wheelhouse), policy_file, tmp_path / "c", wheelhouse,
-                                 build_backend, as_json=True))
-    total = len(json.loads(plan_out)["plan"]["steps"])
+    total = len(json.loads(out)["plan"]["steps"])
     assert total >= 4
 
-    for boundary in range(1, total):
+    for boundary in boundaries(total):
         python = broken_env(tmp_path / f"k{boundary}", wheelhouse)
         cutlass_dir = tmp_path / f"k{boundary}-cutlass"
         calls = {"steps": 0}
@@ -189,6 +189,20 @@ def test_a_fix_killed_at_every_step_boundary_ends_where_an_uninterrupted_one_doe
             code, out, err = run(options(python, policy_file, cutlass_dir, wheelhouse, build_backend, yes=True, undo=True))
             assert code == 0, f"boundary {boundary}: {out}{err}"
             assert freeze(python) == original, f"boundary {boundary}"
+
+
+def test_a_fix_killed_after_its_first_or_before_its_last_step_ends_where_an_uninterrupted_one_does(
+    tmp_path, wheelhouse, build_backend, cutlass_repo
+):
+    """A sample of the boundaries (the two ends, where undo is checked too); `pytest -m exhaustive` runs all the others."""
+    killed_and_finished(tmp_path, wheelhouse, build_backend, cutlass_repo, lambda total: (1, total - 1))
+
+
+@pytest.mark.exhaustive
+def test_a_fix_killed_at_every_other_step_boundary_ends_where_an_uninterrupted_one_does(
+    tmp_path, wheelhouse, build_backend, cutlass_repo
+):
+    killed_and_finished(tmp_path, wheelhouse, build_backend, cutlass_repo, lambda total: range(2, total - 1))
 
 
 def test_dry_run_does_not_even_refresh_an_existing_checkouts_index(tmp_path, wheelhouse, build_backend, cutlass_repo):
