@@ -3,13 +3,18 @@
     python benchmarks/doctor_vs_collect_env.py --python /path/to/python-with-torch [--rounds 7]
 
 Both commands run as a user would run them, alternately, so that machine noise hits both alike. Prints each
-command's median wall time and the ratio (goal: doctor <= 1/10 of collect_env). Also checks that doctor's run
-imported no torch, cutlass or triton in envcheck's own process.
+command's median wall time and the ratio (goal: doctor <= 1/10 of collect_env), the median time each of doctor's
+gatherers took to answer (from its JSON), and the typer in use. Also checks that doctor's run imported no torch,
+cutlass or triton in envcheck's own process.
+
+envcheck's own modules are byte-compiled first, as `pip install` compiles them: run from a source tree where
+PYTHONDONTWRITEBYTECODE is set, every run would otherwise compile them again, which no installed envcheck does.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -36,15 +41,21 @@ def main() -> int:
     if check.returncode != 0:
         print(f"{args.python} has no importable torch: {check.stderr.strip()[-200:]}", file=sys.stderr)
         return 2
+    import envcheck
+
+    compileall.compile_dir(os.path.dirname(envcheck.__file__), quiet=1)  # what `pip install` does
     timed(doctor, env), timed(collect, env)  # warm the file cache for both
     doctor_times, collect_times = [], []
+    gatherers: dict[str, list[float]] = {}
     for _ in range(args.rounds):
         seconds, done = timed(doctor, env)
         try:
-            json.loads(done.stdout)  # a crash that exits 1 must not count as a doctor run
+            report = json.loads(done.stdout)  # a crash that exits 1 must not count as a doctor run
         except ValueError:
             print(f"envcheck doctor did not print its report (exit {done.returncode}):\n{done.stderr}", file=sys.stderr)
             return 3
+        for name, at in report["facts"].get("timings") or ():
+            gatherers.setdefault(name, []).append(at)
         doctor_times.append(seconds)
         seconds, _ = timed(collect, env)
         collect_times.append(seconds)
@@ -57,6 +68,11 @@ def main() -> int:
     print(f"{'envcheck doctor --json':<40} {d:>9.3f} {min(doctor_times):>7.3f} {max(doctor_times):>7.3f}")
     print(f"{'python -m torch.utils.collect_env':<40} {c:>9.3f} {min(collect_times):>7.3f} {max(collect_times):>7.3f}")
     print(f"ratio doctor/collect_env: {d / c:.3f} (goal <= 0.100: {'met' if d / c <= 0.1 else 'NOT met'})")
+    answered = ", ".join(f"{name} {statistics.median(times):.3f} s" for name, times in sorted(gatherers.items()))
+    print(f"doctor's gatherers answered (median, from the start of gathering): {answered or 'not reported'}")
+    typer_version = subprocess.run([sys.executable, "-c", "import typer; print(typer.__version__)"],
+                                   capture_output=True, text=True).stdout.strip()
+    print(f"typer {typer_version or 'missing'} (0.29 and later build a pydantic adapter per option: slower start-up)")
     print(f"heavy modules imported by envcheck's own process: {', '.join(heavy) or 'none'}")
     return 0
 
