@@ -88,3 +88,25 @@ def test_the_fix_log_and_the_snapshot_may_hold_credentials_so_they_are_private(t
     saved = snapshots.save(taken, state)
     assert snapshots.load(state).sources.index_url == "https://host/simple" and "pw-2" not in saved.read_text()
     assert [stat.S_IMODE(p.stat().st_mode) for p in (path, saved, path.parent)] == [0o600, 0o600, 0o700]
+
+
+def test_ctrl_c_mid_plan_says_what_was_done_what_was_not_and_how_to_undo(tmp_path, venv_factory, wheelhouse):
+    """A real SIGINT to a real `envcheck fix --yes` while its first pip step runs: exit 130 and the account,
+    printed by envcheck's own handler (typer's would swallow it)."""
+    python = venv_factory("torch==2.11.0+cu130", "cuda-bindings", "nvidia-cutlass-dsl==4.4.0")
+    policy_file = tmp_path / "profile.toml"
+    policy_file.write_text('extends = "torch-2.11-nvgemm"\n\n[python]\nversion = ">=3.10"\n')
+    process = subprocess.Popen(
+        [sys.executable, "-m", "envcheck", "fix", "--yes", "--python", str(python), "--policy", str(policy_file),
+         "--cutlass-dir", str(tmp_path / "cutlass"), "--no-index", "--find-links", str(wheelhouse), "--no-gpu"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )
+    for line in process.stderr:
+        if line.startswith("[1/"):
+            process.send_signal(signal.SIGINT)
+            break
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, out + err
+    assert "Interrupted (Ctrl-C) during: " in out and "Not done: " in out, out
+    assert f"Undo with: envcheck fix --undo --python {python}" in out
+    assert "Traceback" not in out + err

@@ -204,7 +204,20 @@ def apply(
     running the plan again finishes it."""
     console = console or Console(quiet=True)
     results: list[StepResult] = []
-    steps = plan.steps
+    try:
+        return _steps(plan.steps, results, log, runner, console, before_step)
+    except KeyboardInterrupt:  # Ctrl-C, in a step or between two: the account of what was done and what was not
+        left = plan.steps[len(results):]
+        if left:
+            log.write(f"## interrupted during step {len(results) + 1}\n")
+            log.flush()
+        return Outcome(tuple(results), left, interrupted=left[0] if left else None)
+
+
+def _steps(
+    steps: tuple[PlannedStep, ...], results: list[StepResult], log: TextIO, runner: Runner, console: Console,
+    before_step: Optional[Callable[[PlannedStep], None]],
+) -> Outcome:
     for index, step in enumerate(steps, 1):
         console.step(index, len(steps), step)
         log.write(f"\n## step {index}/{len(steps)}: {step.what}\n")
@@ -224,10 +237,6 @@ def apply(
                 continue
             console.say(f"      FAILED: {exc}")
             return Outcome(tuple(results), steps[index:])
-        except KeyboardInterrupt:  # Ctrl-C: stop here and give the caller the account of what was done
-            log.write(f"## step {index} interrupted\n")
-            log.flush()
-            return Outcome(tuple(results), steps[index - 1:], interrupted=step)
         seconds = time.monotonic() - started
         results.append(StepResult(step, True, message, seconds))
         log.write(f"## step {index} done in {seconds:.1f} s {message}\n")
