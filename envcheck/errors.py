@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import datetime
 import os
-import tempfile
-import traceback
 from pathlib import Path
 
 __all__ = ["UsageError", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_CRASH", "EXIT_INTERRUPTED", "write_crash_log"]
@@ -28,6 +25,10 @@ def log_dir() -> Path:
 
 def write_crash_log(exc: BaseException) -> Path:
     """Write the traceback of a crash inside envcheck to a log (redacted, readable by its owner only); its path."""
+    import datetime
+    import tempfile
+    import traceback
+
     from .redact import Redactor
 
     text = Redactor()("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))

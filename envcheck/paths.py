@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
 from pathlib import Path
 from typing import Mapping, Optional
 
@@ -33,6 +32,8 @@ def usable_folder(folder: Path, what: str, *, create: bool = False) -> Path:
     readable by its owner only, as it may hold credentials (an index URL's password in a snapshot or a log)."""
     try:
         if create:
+            import tempfile  # only where a folder is made: doctor never needs it
+
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             with tempfile.TemporaryFile(dir=folder):
                 pass
