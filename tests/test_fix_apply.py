@@ -191,18 +191,18 @@ def killed_and_finished(tmp_path, wheelhouse, build_backend, cutlass_repo, bound
             assert freeze(python) == original, f"boundary {boundary}"
 
 
-def test_a_fix_killed_after_its_first_or_before_its_last_step_ends_where_an_uninterrupted_one_does(
+def test_a_fix_killed_before_its_last_step_ends_where_an_uninterrupted_one_does(
     tmp_path, wheelhouse, build_backend, cutlass_repo
 ):
-    """A sample of the boundaries (the two ends, where undo is checked too); `pytest -m exhaustive` runs all the others."""
-    killed_and_finished(tmp_path, wheelhouse, build_backend, cutlass_repo, lambda total: (1, total - 1))
+    """One boundary of the sample, undo checked too: `pytest -m exhaustive` runs every other boundary."""
+    killed_and_finished(tmp_path, wheelhouse, build_backend, cutlass_repo, lambda total: (total - 1,))
 
 
 @pytest.mark.exhaustive
 def test_a_fix_killed_at_every_other_step_boundary_ends_where_an_uninterrupted_one_does(
     tmp_path, wheelhouse, build_backend, cutlass_repo
 ):
-    killed_and_finished(tmp_path, wheelhouse, build_backend, cutlass_repo, lambda total: range(2, total - 1))
+    killed_and_finished(tmp_path, wheelhouse, build_backend, cutlass_repo, lambda total: range(1, total - 1))
 
 
 def test_dry_run_does_not_even_refresh_an_existing_checkouts_index(tmp_path, wheelhouse, build_backend, cutlass_repo):
