@@ -1,4 +1,7 @@
-"""Facts about the CUTLASS checkout, read with GitPython: where it is, which commit, clean or dirty, what it holds."""
+"""Facts about the CUTLASS checkout, read with git itself: where it is, which commit, clean or dirty, what it holds.
+
+Reading takes five short git calls, each with the repository's executing settings neutralised (envcheck.gitsafe);
+GitPython, which the fixer uses to change a checkout, is not imported for it (it is most of doctor's start-up)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Mapping, Optional
 
+from .. import gitsafe, proc
 from ..model import Checkout, Interpreter
 from ..paths import default_cutlass_dir
 
@@ -38,55 +42,64 @@ def locate_checkout(
     return None
 
 
+class _Git:
+    """git in one folder, every call with the repository's executing settings neutralised and under a time limit."""
+
+    def __init__(self, folder: Path, timeout: float = 30.0):
+        self.folder, self.timeout = folder, timeout
+        self.env = {**os.environ, **gitsafe.environment(folder)}
+
+    def __call__(self, *args: str) -> tuple[bool, str]:
+        """(whether git succeeded, its standard output)."""
+        done = proc.run(["git", "-C", str(self.folder), *args], self.timeout, env=self.env)
+        if done.timed_out:
+            raise RuntimeError(f"git {args[0]} did not finish within {self.timeout:.0f} s in {self.folder}")
+        return done.returncode == 0, done.stdout
+
+
+_TRUE = ("true", "yes", "on", "1", "")  # git's spellings of a true boolean (a bare key is true)
+
+
 def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
     folder = Path(path).expanduser()
     if not folder.exists():
         return Checkout(path=str(folder), source=source, exists=False)
     has_package = (folder / subdir / "pyproject.toml").is_file()
     package_version = _package_version(folder / subdir, module)
-    import git  # GitPython: imported only when there is a checkout to read
-
-    from ..gitsafe import open_repo
-
-    try:
-        # An untrusted checkout: nothing its configuration names runs, and reading it rewrites nothing.
-        repo = open_repo(folder, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+    if not folder.is_dir():
         return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
-    root = Path(repo.working_tree_dir or folder)
+    # An untrusted checkout: nothing its configuration names runs, and reading it rewrites nothing.
+    ok, out = _Git(folder)("rev-parse", "--show-toplevel", "--absolute-git-dir", "--is-shallow-repository")
+    lines = out.splitlines()
+    if not ok or len(lines) < 3:  # not inside a work tree (or a bare repository)
+        return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
+    root = Path(lines[0])
+    git = _Git(root)
     has_package = (root / subdir / "pyproject.toml").is_file()
     package_version = _package_version(root / subdir, module)
-    try:
-        head = repo.head.commit
-    except ValueError:  # a repository with no commits
+    ok, head = git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if not ok:  # a repository with no commits
         return Checkout(path=str(root), source=source, is_repo=True, has_package=has_package, error="no commits")
-    try:
-        branch = repo.active_branch.name
-    except TypeError:  # detached HEAD
-        branch = None
-    status = repo.git.status("--porcelain", "--untracked-files=normal")
-    dirty = tuple(changed_paths(status))
-    try:  # `git config` reads every scope, the per-worktree one that `git sparse-checkout` writes included
-        sparse = repo.git.config("--get", "--type=bool", "core.sparseCheckout") == "true"
-    except git.GitCommandError:
-        sparse = False
-    try:
-        head.tree / _CUTLASS_MARKER
-        is_cutlass = True
-    except KeyError:
-        is_cutlass = False
+    head = head.strip()
+    ok, branch = git("symbolic-ref", "--quiet", "--short", "HEAD")
+    ok_status, status = git("status", "--porcelain", "--untracked-files=normal")
+    if not ok_status:
+        raise RuntimeError(f"git status failed in {root}")
+    # `git config` reads every scope, the per-worktree one that `git sparse-checkout` writes included
+    _, config = git("config", "--null", "--get-regexp", r"^(core\.sparsecheckout|remote\..*\.url)$")
+    settings = [entry.partition("\n") for entry in config.split("\0") if entry]
     return Checkout(
         path=str(root),
         source=source,
         is_repo=True,
-        commit=head.hexsha,
-        branch=branch,
-        dirty_files=dirty,
-        shallow=os.path.exists(os.path.join(repo.git_dir, "shallow")),
-        sparse=sparse,
-        remotes=tuple(sorted({url for remote in repo.remotes for url in remote.urls})),
+        commit=head,
+        branch=branch.strip() if ok else None,  # None: a detached HEAD
+        dirty_files=tuple(changed_paths(status)),
+        shallow=lines[2].strip() == "true",
+        sparse=any(key == "core.sparsecheckout" and value.strip().lower() in _TRUE for key, _, value in settings),
+        remotes=tuple(sorted({value for key, _, value in settings if key.startswith("remote.")})),
         has_package=has_package,
-        is_cutlass=is_cutlass,
+        is_cutlass=git("cat-file", "-e", f"{head}:{_CUTLASS_MARKER}")[0],
         package_version=package_version,
     )
 
