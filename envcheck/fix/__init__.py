@@ -4,6 +4,7 @@
   pip.py       validated pip sources and requirements, and the argv of every pip call
   cutlass.py   the shallow, blob-filtered, sparse CUTLASS fetch with GitPython, and its undo
   preflight.py every step's preconditions, checked before the first change
+  promise.py   what a plain fix would fix, for doctor's "envcheck fix can fix" line
   apply.py     runs a plan's steps with an injected process runner: progress, a log, a clear account
   snapshot.py  the environment before the first change, wheels of what was replaced, the undo plan
   command.py   `envcheck fix`: run_fix(FixOptions) -> exit code

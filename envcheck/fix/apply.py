@@ -2,8 +2,8 @@
 
 The process runner is passed in (tests give their own); no command goes through a shell. A step that fails stops
 the plan, unless it is optional; the Outcome says which steps were done and which were not. A step fails by raising
-StepFailed (a command's exit status, git's refusal or error); any other exception is a bug in envcheck and goes up. Every step is
-idempotent, so running the fixer again after a failure or a kill finishes the job.
+StepFailed (a command's exit status, git's refusal or error); any other exception is a bug in envcheck and goes up.
+Every step is idempotent, so running the fixer again after a failure or a kill finishes the job.
 """
 
 from __future__ import annotations
