@@ -159,10 +159,7 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) 
         import json
 
         state = CheckoutState.from_json(json.loads(step.param("state")))
-        try:
-            return restore(state, step.param("branch"), log, commit=step.param("commit"))
-        except CheckoutRefused as exc:
-            raise StepFailed(str(exc)) from None
+        return restore(state, step.param("branch"), log, commit=step.param("commit"))
     if step.kind == "remove-path":
         import shutil
 
