@@ -294,6 +294,20 @@ def test_plain_directory_empty_repo_and_missing_path(tmp_path):
     assert not read_checkout(str(tmp_path / "missing"), "--cutlass-dir", SUBDIR, MODULE).exists
 
 
+def test_a_checkout_git_will_not_read_as_this_user_is_said_so(cutlass_repo):
+    """Owned by someone else, git refuses the repository ("dubious ownership"): a fact naming that, not "no repo"."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the checkout to another user")
+    for root, dirs, files in os.walk(cutlass_repo):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), 65534, 65534)
+    os.lchown(cutlass_repo, 65534, 65534)
+    with pytest.raises(RuntimeError, match="dubious ownership"):
+        read_checkout(str(cutlass_repo), "--cutlass-dir", SUBDIR, MODULE)
+    facts = gather(Sources(python=sys.executable, cutlass_dir=str(cutlass_repo)))
+    assert isinstance(facts.checkout, Failure) and "dubious ownership" in facts.checkout.message
+
+
 def test_where_the_checkout_is_looked_for(tmp_path, monkeypatch):
     env = {"ENVCHECK_CACHE_DIR": str(tmp_path / "cache")}
     assert locate_checkout("/flag", {**env, "ENVCHECK_CUTLASS_DIR": "/env"}, None, "cutlass-api", SUBDIR) == ("/flag", "--cutlass-dir")

@@ -51,10 +51,15 @@ class _Git:
 
     def __call__(self, *args: str) -> tuple[bool, str]:
         """(whether git succeeded, its standard output)."""
+        ok, out, _ = self.run(*args)
+        return ok, out
+
+    def run(self, *args: str) -> tuple[bool, str, str]:
+        """(whether git succeeded, its standard output, its standard error)."""
         done = proc.run(["git", "-C", str(self.folder), *args], self.timeout, env=self.env)
         if done.timed_out:
             raise RuntimeError(f"git {args[0]} did not finish within {self.timeout:.0f} s in {self.folder}")
-        return done.returncode == 0, done.stdout
+        return done.returncode == 0, done.stdout, done.stderr
 
 
 _TRUE = ("true", "yes", "on", "1", "")  # git's spellings of a true boolean (a bare key is true)
@@ -69,8 +74,10 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
     if not folder.is_dir():
         return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
     # An untrusted checkout: nothing its configuration names runs, and reading it rewrites nothing.
-    ok, out = _Git(folder)("rev-parse", "--show-toplevel", "--absolute-git-dir", "--is-shallow-repository")
+    ok, out, err = _Git(folder).run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--is-shallow-repository")
     lines = out.splitlines()
+    if not ok and "dubious ownership" in err:  # a repository git will not read as this user: say so, not "no repo"
+        raise RuntimeError(next((line for line in err.splitlines() if line.startswith("fatal:")), err.strip()))
     if not ok or len(lines) < 3:  # not inside a work tree (or a bare repository)
         return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
     root = Path(lines[0])
