@@ -74,14 +74,15 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
     if not folder.is_dir():
         return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
     # An untrusted checkout: nothing its configuration names runs, and reading it rewrites nothing.
-    ok, out, err = _Git(folder).run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--is-shallow-repository")
+    first = _Git(folder)
+    ok, out, err = first.run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--is-shallow-repository")
     lines = out.splitlines()
     if not ok and "dubious ownership" in err:  # a repository git will not read as this user: say so, not "no repo"
         raise RuntimeError(next((line for line in err.splitlines() if line.startswith("fatal:")), err.strip()))
     if not ok or len(lines) < 3:  # not inside a work tree (or a bare repository)
         return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
     root = Path(lines[0])
-    git = _Git(root)
+    git = first if root == folder.resolve() else _Git(root)  # the filter drivers are the work tree's own
     has_package = (root / subdir / "pyproject.toml").is_file()
     package_version = _package_version(root / subdir, module)
     ok, head = git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
