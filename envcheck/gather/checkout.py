@@ -1,6 +1,6 @@
 """Facts about the CUTLASS checkout, read with git itself: where it is, which commit, clean or dirty, what it holds.
 
-Reading takes five short git calls, each with the repository's executing settings neutralised (envcheck.gitsafe);
+Reading takes six short git calls, each with the repository's executing settings neutralised (envcheck.gitsafe);
 GitPython, which the fixer uses to change a checkout, is not imported for it (it is most of doctor's start-up)."""
 
 from __future__ import annotations
@@ -75,11 +75,11 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
         return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
     # An untrusted checkout: nothing its configuration names runs, and reading it rewrites nothing.
     first = _Git(folder)
-    ok, out, err = first.run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--is-shallow-repository")
+    ok, out, err = first.run("rev-parse", "--show-toplevel", "--is-shallow-repository")
     lines = out.splitlines()
     if not ok and "dubious ownership" in err:  # a repository git will not read as this user: say so, not "no repo"
         raise RuntimeError(next((line for line in err.splitlines() if line.startswith("fatal:")), err.strip()))
-    if not ok or len(lines) < 3:  # not inside a work tree (or a bare repository)
+    if not ok or len(lines) < 2:  # not inside a work tree (or a bare repository)
         return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
     root = Path(lines[0])
     git = first if root == folder.resolve() else _Git(root)  # the filter drivers are the work tree's own
@@ -103,7 +103,7 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
         commit=head,
         branch=branch.strip() if ok else None,  # None: a detached HEAD
         dirty_files=tuple(changed_paths(status)),
-        shallow=lines[2].strip() == "true",
+        shallow=lines[1].strip() == "true",
         sparse=any(key == "core.sparsecheckout" and value.strip().lower() in _TRUE for key, _, value in settings),
         remotes=tuple(sorted({value for key, _, value in settings if key.startswith("remote.")})),
         has_package=has_package,
