@@ -75,11 +75,15 @@ def smoke(
     timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help="Kill the smoke run after this long."),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: a cold compile."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    library: bool = typer.Option(
+        False, "--library",
+        help="Run one GEMM through the profile's kernel library directly (no Inductor), name the kernel and check it.",
+    ),
 ) -> int:
     """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
     from .smoke import smoke_command
 
-    return smoke_command(python, policy, timeout=timeout, fresh=fresh, as_json=as_json)
+    return smoke_command(python, policy, timeout=timeout, fresh=fresh, as_json=as_json, library=library)
 
 
 @app.command()

@@ -105,6 +105,8 @@ class SmokeResult:
     shape: str = ""
     warm: Optional[bool] = None  # Inductor's FX graph cache answered (a warm run)
     kernel_lookup: Optional[str] = None  # "inductor" (full cutlass_api enumeration) or "seeded" (see child.py)
+    library: Optional[str] = None  # --library: the kernel library called directly (no Inductor), e.g. "cutlass.operators"
+    tried: tuple[tuple[str, str], ...] = ()  # --library: (kernel, error) of the candidates that failed first
     cache_dir: Optional[str] = None
     versions: tuple[tuple[str, str], ...] = ()
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
@@ -129,6 +131,8 @@ class SmokeResult:
             "remedy": _remedy_dict(self.remedy),
             "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
             "versions": dict(self.versions),
+            "library": None if self.library is None else {
+                "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
             "log": self.log,
         }
 
@@ -265,13 +269,15 @@ def run_smoke(
     env: Optional[Mapping[str, str]] = None,
     child: Optional[Path] = None,
     backends: Optional[str] = None,
+    library: bool = False,
     progress: Callable[[str], None] = lambda message: None,
 ) -> SmokeResult:
     """Prove the stack with one GEMM. Never raises for anything the target does: every outcome is a SmokeResult.
 
     cache_dir: envcheck's cache root (default paths.cache_dir()); Inductor's cache is cache_dir/inductor.
     child: the script to run (default envcheck/smoke/child.py; tests pass others). backends: override the
-    backends the policy and the GPU imply (used to capture failures).
+    backends the policy and the GPU imply (used to capture failures). library: call the profile's kernel library
+    directly (smoke/library.py) instead of going through Inductor.
     """
     base_env = dict(os.environ if env is None else env)
     cache_root = Path(cache_dir) if cache_dir is not None else paths.cache_dir(base_env)
@@ -291,20 +297,23 @@ def run_smoke(
     run_dir = _new_run_dir(cache_root)
     (cache_root / "inductor").mkdir(parents=True, exist_ok=True)
     log_path = run_dir / "smoke.log"
-    script = run_dir / "smoke_child.py"  # the name logs and users know, whatever the source file is called
-    script.write_text(
-        child.read_text(encoding="utf-8") if child else resources.files("envcheck.smoke").joinpath("child.py").read_text(encoding="utf-8"),
-        encoding="utf-8",
-    )
+    script = write_child(run_dir, child)
     argv = [
         python, str(script), "--m", str(shape.m), "--n", str(shape.n), "--k", str(shape.k),
-        "--dtype", shape.dtype, "--backends", backends, "--code-out", str(run_dir / "output_code.py"),
-        "--lookup-marker", str(cache_root / "inductor" / LOOKUP_MARKER),
+        "--dtype", shape.dtype, *profile_arguments(policy),
     ]
-    progress(
-        f"compiling a {shape.text} GEMM with {backends} in {python} "
-        f"({'warm cache' if warm_before else 'cold cache: half a minute or more'}); log: {log_path}"
-    )
+    if library:
+        argv += ["--library", library_module(policy)]
+        progress(f"running a {shape.text} GEMM through {library_module(policy)} directly in {python}; log: {log_path}")
+    else:
+        argv += [
+            "--backends", backends, "--code-out", str(run_dir / "output_code.py"),
+            "--lookup-marker", str(cache_root / "inductor" / LOOKUP_MARKER),
+        ]
+        progress(
+            f"compiling a {shape.text} GEMM with {backends} in {python} "
+            f"({'warm cache' if warm_before else 'cold cache: half a minute or more'}); log: {log_path}"
+        )
     common["log"] = str(log_path)
     with open(log_path, "w", encoding="utf-8") as log:
         log.write(f"# envcheck smoke: {' '.join(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
@@ -328,6 +337,30 @@ def run_smoke(
     return _from_cause(cause, **{**common, **measured})
 
 
+CHILD_FILES = (("child.py", "smoke_child.py"), ("library.py", "smoke_library.py"))
+
+
+def write_child(run_dir: Path, child: Optional[Path] = None) -> Path:
+    """Copy the child script (smoke_child.py, the name logs and users know) and the library adapters it imports
+    (smoke_library.py) into run_dir; return the script's path. child: another script in place of child.py (tests)."""
+    package = resources.files("envcheck.smoke")
+    for source, name in CHILD_FILES:
+        text = child.read_text(encoding="utf-8") if child and source == "child.py" else package.joinpath(source).read_text(encoding="utf-8")
+        (run_dir / name).write_text(text, encoding="utf-8")
+    return run_dir / CHILD_FILES[0][1]
+
+
+def library_module(policy: Policy) -> str:
+    """The module of the profile's kernel library, the one Inductor's NVGEMM backend calls."""
+    return policy.cutlass.module
+
+
+def profile_arguments(policy: Policy) -> list[str]:
+    """What the child must know of the profile: the modules to import first, and how the generated code names the
+    kernel call and the kernel."""
+    return ["--modules", ",".join((policy.cutedsl_module, library_module(policy)))]
+
+
 def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
     result = result or {}
     gpu = result.get("gpu") or {}
@@ -349,14 +382,21 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
         "tolerance": f"atol {tolerance['atol']:g} + rtol {tolerance['rtol']:g}" if tolerance else None,
         "warm": warm,
         "kernel_lookup": result.get("kernel_lookup"),
+        "library": result.get("library"),
+        "tried": tuple((str(t.get("kernel")), str(t.get("error"))) for t in (result.get("tried") or []) if isinstance(t, dict)),
         "versions": versions,
         "timings": tuple((str(p), float(t)) for p, t in (result.get("timings") or [])),
     }
 
 
 def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeResult:
+    if fields["library"]:
+        through = f"{fields['library']} directly (no Inductor)"
+        fields = {**fields, "warm": None}
+    else:
+        through = fields["call"]
     summary = (
-        f"{fields['kernel']} ran on {fields['gpu']} through {fields['call']}: compile {fields['compile_s']:.1f} s"
+        f"{fields['kernel']} ran on {fields['gpu']} through {through}: compile {fields['compile_s']:.1f} s"
         f"{' (warm)' if fields['warm'] else ' (cold)' if fields['warm'] is False else ''}, "
         f"run {fields['run_s'] * 1e3:.3f} ms, max error {fields['max_error']:.3g}"
     )
@@ -420,10 +460,12 @@ def smoke_command(
     fresh: bool = False,
     as_json: bool = False,
     cache_dir: Optional[Path] = None,
+    library: bool = False,
     out: Optional[TextIO] = None,
     err: Optional[TextIO] = None,
 ) -> int:
-    """`envcheck smoke`: gather, run, print. 0 pass, warn or skip; 1 fail."""
+    """`envcheck smoke`: gather, run, print. 0 pass, warn or skip; 1 fail. library: `--library`, the profile's
+    kernel library called directly instead of Inductor."""
     out = out or sys.stdout
     err = err or sys.stderr
     from .. import policy as policy_module
@@ -442,7 +484,7 @@ def smoke_command(
     def say(message: str) -> None:
         print(f"envcheck: {message}", file=err, flush=True)
 
-    result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, progress=say)
+    result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, library=library, progress=say)
     if as_json:
         json.dump({"schema_version": SCHEMA_VERSION, "profile": chosen.id, "target": target, "smoke": result.to_dict()}, out, indent=2)
         out.write("\n")
@@ -454,7 +496,14 @@ def smoke_command(
 def render_text(result: SmokeResult) -> str:
     """The result for people: a status line, then what was proved or what to do."""
     lines = [f"smoke  {result.status.value.upper():5}  {result.summary}"]
-    if result.status in (Status.PASS, Status.WARN):
+    if result.status in (Status.PASS, Status.WARN) and result.library:
+        lines.append(f"  kernel    {result.kernel}")
+        lines.append(f"  library   {result.library} (called directly, no Inductor)")
+        lines.append(f"  gpu       {result.gpu}")
+        lines.append(f"  compile   {result.compile_s:.2f} s (the library's JIT compile of this kernel)")
+        lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape})")
+        lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
+    elif result.status in (Status.PASS, Status.WARN):
         lines.append(f"  kernel    {result.kernel}")
         lines.append(f"  call      {result.call}")
         lines.append(f"  gpu       {result.gpu}")
@@ -462,6 +511,8 @@ def render_text(result: SmokeResult) -> str:
         lines.append(f"  compile   {result.compile_s:.2f} s ({'warm' if result.warm else 'cold'} cache {result.cache_dir}{lookup})")
         lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape}, {result.backends})")
         lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
+    for kernel, error in result.tried:
+        lines.append(f"  tried     {kernel}: {error}")
     if result.evidence:
         lines.append(f"  seen      {result.evidence}")
     if result.remedy is not None:
