@@ -12,7 +12,7 @@ the library itself is imported inside candidates(), with the tensors already mad
 Each library is called the way Inductor calls it (torch 2.11-2.13 for cutlass_api, torch >= 2.14 for
 cutlass.operators; torch/_inductor/codegen/nv_universal_gemm/ in their wheels):
   cutlass_api        GemmArguments(a, b, out, accumulator_type=torch.float32); get_kernels(args, cc=90);
-                     kernel.compile(args, cc=90); kernel.run(args, artifact, stream=..., assume_supported_args=True)
+                     kernel.compile(args); kernel.run(args, artifact, stream=..., assume_supported_args=True)
   cutlass.operators  GemmArguments(a, b, out, accumulator_type=torch.float32); get_operators(args, target_sm="90a");
                      op.compile(args, target_sm="90a"); op.run(args, artifact, stream=..., assume_supported_args=True)
 The target is always the device's own ("90a" on compute capability 9.0): operators compiled for "80" do not run on
@@ -72,7 +72,7 @@ def _cutlass_api(a, b, out, cc):
     def bind(kernel):
         return LibraryKernel(
             kernel.metadata.kernel_name,
-            lambda: kernel.compile(args, cc=number),
+            lambda: kernel.compile(args),  # as Inductor does: cutlass_api compiles for the current device
             lambda compiled: kernel.run(args, compiled, stream=_stream(), assume_supported_args=True),
         )
 
