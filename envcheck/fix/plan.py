@@ -27,7 +27,7 @@ from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
 from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
-from ..policy import Policy, driver_text
+from ..policy import Policy
 from . import cutlass as cutlass_fetch
 from .pip import PipSources, install_argv, merge_requirements, parse_requirement, redact_argv, uninstall_argv
 
@@ -214,31 +214,9 @@ def _version_ok(text: str, policy: Policy) -> bool:
         return False
 
 
-def _driver_instruction(finding: Finding, policy: Policy) -> Instruction:
-    """The judge's words when it has some (it knows the GPUs); otherwise the floor and the container route."""
-    if finding.remedy is not None and finding.remedy.text:
-        return Instruction(finding.id, finding.title, finding.remedy.text, finding.remedy.commands)
-    floor = driver_text(policy.driver_floor)
-    text = (
-        f"Install NVIDIA driver {floor} or newer (CUDA {policy.driver_cuda}): it needs root and usually a reboot, so "
-        "envcheck never tries it."
-    )
-    commands: tuple[tuple[str, ...], ...] = ()
-    if policy.forward_compat:
-        text += (
-            f" In a container on a datacenter GPU, CUDA forward compatibility can stand in: install "
-            f"{policy.forward_compat} and put /usr/local/cuda/compat first on LD_LIBRARY_PATH. It does not work on "
-            "consumer GPUs (CUDA error 804)."
-        )
-        commands = (("apt-get", "install", "-y", policy.forward_compat),)
-    return Instruction(finding.id, finding.title, text, commands)
-
-
 def _manual(finding: Finding, policy: Policy, options: PlanOptions) -> Instruction:
     if finding.id == "python.version":
         return _python_instruction(finding, policy, options)
-    if finding.id == "cuda.driver":
-        return _driver_instruction(finding, policy)
     remedy = finding.remedy
     text = remedy.text if remedy is not None else f"{finding.found}" + (f" (wanted: {finding.wanted})" if finding.wanted else "")
     return Instruction(finding.id, finding.title, text, remedy.commands if remedy is not None else ())

@@ -12,6 +12,7 @@ import signal
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..judge.cuda import driver_remedy
 from ..model import Facts, Failure, Interpreter, Remedy, Status, Step
 from ..policy import Policy
 
@@ -107,15 +108,6 @@ def _cutlass_api_remedy(ctx: Context, text: str) -> Remedy:
         ),
         steps=(Step("cutlass-fetch", why="cutlass_api has no wheel"), Step("cutlass-install")),
         link=ctx.policy.link or RECIPE_LINK,
-    )
-
-
-def _driver_remedy(ctx: Context, text: str) -> Remedy:
-    floor = ctx.policy.driver_floor
-    return Remedy(
-        text=f"{text} Install NVIDIA driver {floor} or newer (CUDA {ctx.policy.driver_cuda}); a driver cannot be "
-        "changed from user space, so envcheck will not try.",
-        link="https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
     )
 
 
@@ -220,7 +212,7 @@ def _driver(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
                 "cuda-compat package works only on datacenter GPUs, so the driver itself is too old.")
     else:
         text = f"The NVIDIA driver is too old for the CUDA this stack uses ({said})."
-    return text, _driver_remedy(ctx, "")
+    return text, driver_remedy(ctx.policy, (ctx.gpu,) if ctx.gpu else ())
 
 
 def _out_of_memory(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
