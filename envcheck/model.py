@@ -6,8 +6,9 @@ Everything here is a frozen dataclass or a tuple of them; nothing here does I/O.
 from __future__ import annotations
 
 import enum
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 __all__ = [
     "Status",
@@ -26,7 +27,9 @@ __all__ = [
     "Checkout",
     "Facts",
     "Report",
+    "SmokeResult",
     "canonical_name",
+    "plain",
 ]
 
 
@@ -277,6 +280,79 @@ class Facts:
 # Report
 
 
+def plain(value: Any) -> Any:
+    """Dataclasses, enums and tuples as JSON-ready values: the one way a model value becomes JSON."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for name in ("automatic",):
+            if hasattr(type(value), name):
+                data[name] = getattr(value, name)
+        return data
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class SmokeResult:
+    """What one smoke run proved, or why it could not."""
+
+    status: Status
+    summary: str  # one line for people
+    kernel: Optional[str] = None  # "cutedsl.Sm80TensorOpGemmKernel_..."
+    call: Optional[str] = None  # "nv_universal_gemm_fused_mm_<hash>"
+    gpu: Optional[str] = None  # "NVIDIA H200 (9.0)"
+    compile_s: Optional[float] = None  # first call of the compiled GEMM (compile, autotune, kernel JIT, run)
+    run_s: Optional[float] = None  # one call afterwards (median, CUDA events)
+    elapsed_s: Optional[float] = None  # the whole child, interpreter start-up included
+    max_error: Optional[float] = None
+    tolerance: Optional[str] = None
+    cause: Optional[str] = None  # a sentence: why it failed or was skipped
+    cause_id: Optional[str] = None  # stable: "cutlass-api-missing", "timeout", ...
+    remedy: Optional[Remedy] = None
+    evidence: str = ""  # the output line that shows the cause
+    log: Optional[str] = None
+    backends: str = ""
+    shape: str = ""
+    warm: Optional[bool] = None  # Inductor's FX graph cache answered (a warm run)
+    kernel_lookup: Optional[str] = None  # "inductor" (full cutlass_api enumeration) or "seeded" (see child.py)
+    library: Optional[str] = None  # --library: the kernel library called directly (no Inductor), e.g. "cutlass.operators"
+    tried: tuple[tuple[str, str], ...] = ()  # --library: (kernel, error) of the candidates that failed first
+    cache_dir: Optional[str] = None
+    versions: tuple[tuple[str, str], ...] = ()
+    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.status.is_problem else 0
+
+    def to_dict(self) -> dict:
+        return {
+            "status": self.status.value,
+            "summary": self.summary,
+            "kernel": self.kernel,
+            "call": self.call,
+            "gpu": self.gpu,
+            "backends": self.backends,
+            "shape": self.shape,
+            "timings": {"compile_s": self.compile_s, "run_s": self.run_s, "elapsed_s": self.elapsed_s,
+                        "phases": [list(p) for p in self.timings]},
+            "numerics": {"max_error": self.max_error, "tolerance": self.tolerance},
+            "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause, "evidence": self.evidence},
+            "remedy": plain(self.remedy),
+            "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
+            "versions": dict(self.versions),
+            "library": None if self.library is None else {
+                "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
+            "log": self.log,
+        }
+
+
+
 @dataclass(frozen=True)
 class Report:
     """One run of doctor: the findings in a fixed order, and what they were made from."""
@@ -285,15 +361,14 @@ class Report:
     target: str
     findings: tuple[Finding, ...]
     facts: Optional[Facts] = None
-    smoke: Optional[object] = None  # envcheck.smoke.SmokeResult when --smoke ran
+    smoke: Optional[SmokeResult] = None  # when --smoke ran
     policy_source: str = ""  # the file (or built-in profile) the verdicts came from: a parent pyproject.toml is no secret
 
     @property
     def worst(self) -> Status:
         statuses = [f.status for f in self.findings]
-        smoke_status = getattr(self.smoke, "status", None)
-        if smoke_status is not None:
-            statuses.append(Status(smoke_status))
+        if self.smoke is not None:
+            statuses.append(self.smoke.status)
         return max(statuses, key=lambda s: s.rank, default=Status.PASS)
 
     @property

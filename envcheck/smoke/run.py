@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Callable, Mapping, Optional, TextIO
@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Optional, TextIO
 from packaging.version import InvalidVersion, Version
 
 from .. import paths
-from ..model import Facts, Remedy, Status, Toolkit
+from ..model import Facts, Remedy, SmokeResult, Status, Toolkit
 from ..policy import Policy
 from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from .child import PHASE_PREFIX, RESULT_PREFIX
@@ -80,73 +80,6 @@ class SmokeShape:
     @property
     def text(self) -> str:
         return f"{self.m}x{self.n}x{self.k} {self.dtype}"
-
-
-@dataclass(frozen=True)
-class SmokeResult:
-    """What one smoke run proved, or why it could not."""
-
-    status: Status
-    summary: str  # one line for people
-    kernel: Optional[str] = None  # "cutedsl.Sm80TensorOpGemmKernel_..."
-    call: Optional[str] = None  # "nv_universal_gemm_fused_mm_<hash>"
-    gpu: Optional[str] = None  # "NVIDIA H200 (9.0)"
-    compile_s: Optional[float] = None  # first call of the compiled GEMM (compile, autotune, kernel JIT, run)
-    run_s: Optional[float] = None  # one call afterwards (median, CUDA events)
-    elapsed_s: Optional[float] = None  # the whole child, interpreter start-up included
-    max_error: Optional[float] = None
-    tolerance: Optional[str] = None
-    cause: Optional[str] = None  # a sentence: why it failed or was skipped
-    cause_id: Optional[str] = None  # stable: "cutlass-api-missing", "timeout", ...
-    remedy: Optional[Remedy] = None
-    evidence: str = ""  # the output line that shows the cause
-    log: Optional[str] = None
-    backends: str = ""
-    shape: str = ""
-    warm: Optional[bool] = None  # Inductor's FX graph cache answered (a warm run)
-    kernel_lookup: Optional[str] = None  # "inductor" (full cutlass_api enumeration) or "seeded" (see child.py)
-    library: Optional[str] = None  # --library: the kernel library called directly (no Inductor), e.g. "cutlass.operators"
-    tried: tuple[tuple[str, str], ...] = ()  # --library: (kernel, error) of the candidates that failed first
-    cache_dir: Optional[str] = None
-    versions: tuple[tuple[str, str], ...] = ()
-    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.status.is_problem else 0
-
-    def to_dict(self) -> dict:
-        return {
-            "status": self.status.value,
-            "summary": self.summary,
-            "kernel": self.kernel,
-            "call": self.call,
-            "gpu": self.gpu,
-            "backends": self.backends,
-            "shape": self.shape,
-            "timings": {"compile_s": self.compile_s, "run_s": self.run_s, "elapsed_s": self.elapsed_s,
-                        "phases": [list(p) for p in self.timings]},
-            "numerics": {"max_error": self.max_error, "tolerance": self.tolerance},
-            "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause, "evidence": self.evidence},
-            "remedy": _remedy_dict(self.remedy),
-            "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
-            "versions": dict(self.versions),
-            "library": None if self.library is None else {
-                "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
-            "log": self.log,
-        }
-
-
-def _remedy_dict(remedy: Optional[Remedy]) -> Optional[dict]:
-    if remedy is None:
-        return None
-    return {
-        "text": remedy.text,
-        "commands": [list(c) for c in remedy.commands],
-        "steps": [{"kind": s.kind, "args": list(s.args), "why": s.why} for s in remedy.steps],
-        "link": remedy.link,
-        "automatic": remedy.automatic,
-    }
 
 
 # --------------------------------------------------------------------------------------------------------------
