@@ -10,24 +10,24 @@ import datetime
 import json
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence, TextIO
+from typing import Callable, Mapping, Optional, TextIO
 
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..model import Facts, Finding, Interpreter
 from ..paths import cache_dir, default_cutlass_dir
-from . import snapshot as snapshots
-from .apply import Console, Outcome, Runner, apply, run_command
-from .cutlass import checked_url, read_state
 from ..target import resolve_python
-from .pip import PipSources, pip_prefix, redact_argv, sources_from_flags
-from .plan import Plan, PlanOptions, make_plan
+from . import snapshot as snapshots
+from .apply import Console, Runner, apply, run_command
+from .cutlass import checked_url, read_state
+from .host import externally_managed, find_interpreters, pip_for
+from .pip import PipSources, sources_from_flags
+from .plan import PlanOptions, make_plan
+from .render import render_outcome, render_plan
 
-__all__ = ["FixOptions", "run_fix", "find_interpreters"]
+__all__ = ["FixOptions", "Io", "run_fix"]
 
 
 @dataclass(frozen=True)
@@ -63,30 +63,6 @@ class Io:
     judge: Optional[Callable[..., tuple[Finding, ...]]] = None
 
 
-def _pip(interpreter: Interpreter) -> tuple[str, ...]:
-    """The target's own pip, or envcheck's driving it with --python (a venv made without pip)."""
-    if interpreter.dist("pip") is not None:
-        return pip_prefix(interpreter.executable, True)
-    try:
-        from importlib.metadata import version
-
-        own = tuple(int(x) for x in version("pip").split(".")[:2])
-    except Exception:  # noqa: BLE001 - no pip next to envcheck, or an odd version
-        own = (0, 0)
-    if own < (22, 3):
-        raise UsageError(
-            f"--python {interpreter.executable}: this interpreter has no pip, and envcheck's own pip is too old to "
-            f"drive it (pip --python needs 22.3). Run `{interpreter.executable} -m ensurepip` first."
-        )
-    return pip_prefix(interpreter.executable, False)
-
-
-def _externally_managed(interpreter: Interpreter) -> bool:
-    major, minor = interpreter.version[:2]
-    marker = Path(interpreter.base_prefix) / "lib" / f"python{major}.{minor}" / "EXTERNALLY-MANAGED"
-    return not interpreter.in_venv and marker.is_file()
-
-
 def _gather(io: Io, python: str, cutlass_dir: Optional[str], policy) -> Facts:
     from ..gather import Sources, gather
 
@@ -99,81 +75,6 @@ def _judge(io: Io, facts: Facts, policy, no_gpu: bool) -> tuple[Finding, ...]:
     from ..judge import judge
 
     return judge(facts, policy, no_gpu=no_gpu)
-
-
-def find_interpreters(env: Mapping[str, str], timeout: float = 5.0) -> tuple[tuple[str, str], ...]:
-    """(path, version) of the Python interpreters on this machine, newest first: for the manual python advice."""
-    candidates: list[str] = []
-    path = env.get("PATH", "")
-    for minor in range(20, 7, -1):
-        found = shutil.which(f"python3.{minor}", path=path)
-        if found:
-            candidates.append(found)
-    home = Path(env.get("HOME", os.path.expanduser("~")))
-    for pattern in (".pyenv/versions/*/bin/python3", ".local/share/uv/python/*/bin/python3"):
-        candidates += sorted(str(p) for p in home.glob(pattern))
-    candidates += [p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.isfile(p)]
-    seen, out = set(), []
-    for candidate in candidates:
-        real = os.path.realpath(candidate)
-        if real in seen:
-            continue
-        seen.add(real)
-        try:
-            done = subprocess.run(
-                [candidate, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
-                capture_output=True, text=True, timeout=timeout, check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if done.returncode == 0 and done.stdout.strip():
-            out.append((candidate, done.stdout.strip()))
-
-    def key(item: tuple[str, str]) -> tuple[int, ...]:
-        return tuple(int(x) for x in item[1].split(".") if x.isdigit())
-
-    return tuple(sorted(out, key=key, reverse=True))
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Showing a plan
-
-
-def _quote(argv: Sequence[str]) -> str:
-    return " ".join(shlex.quote(a) for a in redact_argv(argv))
-
-
-def render_plan(plan: Plan, title: str) -> str:
-    lines = []
-    if plan.steps:
-        lines.append(f"{title}: {len(plan.steps)} step{'s' if len(plan.steps) != 1 else ''} for {plan.target}")
-        for index, step in enumerate(plan.steps, 1):
-            lines.append(f"  {index}. {step.what}")
-            if step.why:
-                lines.append(f"     why: {step.why}")
-            for path, _ in step.writes + step.writes_after:
-                lines.append(f"     writes {path}")
-            for argv in step.commands:
-                lines.append(f"     $ {_quote(argv)}")
-    elif not plan.manual and not plan.blocked:
-        lines.append(f"{title}: nothing to do for {plan.target}")
-    if plan.offered:
-        lines.append("Offered (applied only with --toolkit):")
-        for step in plan.offered:
-            lines.append(f"  - {step.what}")
-            if step.why:
-                lines.append(f"    why: {step.why}")
-            for argv in step.commands:
-                lines.append(f"    $ {_quote(argv)}")
-    if plan.manual:
-        lines.append("Needs you (envcheck does not try these):")
-        for item in plan.manual:
-            lines.append(f"  - {item.check_id}: {item.text}")
-            for argv in item.commands:
-                lines.append(f"      $ {' '.join(shlex.quote(a) for a in argv)}")
-    for reason in plan.blocked:
-        lines.append(f"Stopped before any change: {reason}")
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -198,57 +99,6 @@ def _open_log(state: Path, verb: str) -> tuple[TextIO, Path]:
     return open(path, "a", encoding="utf-8"), path
 
 
-def _pip_names(argv: Sequence[str]) -> list[str]:
-    from packaging.requirements import Requirement
-
-    if "--" not in argv:
-        return []
-    names = []
-    for text in argv[list(argv).index("--") + 1:]:
-        try:
-            names.append(Requirement(text).name)
-        except Exception:  # noqa: BLE001 - a distribution name for uninstall
-            names.append(text)
-    return names
-
-
-def save_originals(interpreter: Interpreter, plan: Plan, saved: Path, log: TextIO) -> None:
-    """Pack the installed distributions into wheels before the first change, so undo needs no network.
-
-    Every distribution up to SMALL bytes is packed (pip may upgrade any dependency); bigger ones only when a step
-    names them (up to snapshot.MAX_SAVED_BYTES): a CUDA build of torch is left to the package sources.
-    """
-    from ..model import canonical_name
-
-    named = {canonical_name(n) for step in plan.steps for argv in step.commands for n in _pip_names(argv)}
-    for dist in snapshots._first_copies(interpreter.distributions).values():
-        if dist.editable or dist.name in ("pip",):
-            continue
-        limit = snapshots.MAX_SAVED_BYTES if dist.name in named else SMALL
-        wheel = snapshots.save_wheel(dist, saved, max_bytes=limit)
-        log.write(f"# saved {dist.name} {dist.version}: {wheel or 'not packed (too big: undo takes it from the sources)'}\n")
-
-
-SMALL = 64 * 1024 * 1024
-
-
-def _account(outcome: Outcome) -> list[str]:
-    lines = []
-    done = [r for r in outcome.results if r.ok]
-    skipped = [r for r in outcome.results if not r.ok and r.step.optional]
-    if done:
-        lines.append("Done: " + "; ".join(r.step.what for r in done))
-    for r in skipped:
-        lines.append(f"Not done (optional): {r.step.what}: {r.message}")
-    failed = outcome.failed
-    if failed is not None:
-        lines.append(f"Failed: {failed.step.what}: {failed.message}")
-    if outcome.not_done:
-        lines.append("Not done: " + "; ".join(s.what for s in outcome.not_done))
-        lines.append("Run `envcheck fix` again to finish the job once the cause is fixed.")
-    return lines
-
-
 def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     io = io or Io()
     from ..policy import resolve
@@ -269,7 +119,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     state = snapshots.state_dir(interpreter.prefix, io.env)
     # pip refuses to change an interpreter its distribution manages (PEP 668) unless told; the flag is the consent,
     # passed to pip only where it matters.
-    sources = replace(sources, break_system_packages=options.break_system_packages and _externally_managed(interpreter))
+    sources = replace(sources, break_system_packages=options.break_system_packages and externally_managed(interpreter))
     if options.undo:
         return _undo(options, io, policy, interpreter, state, sources)
 
@@ -285,7 +135,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     needs_python = any(f.id == "python.version" and f.status.is_problem for f in findings)
     plan = make_plan(findings, facts, policy, PlanOptions(
         python=python,
-        pip=_pip(interpreter),
+        pip=pip_for(interpreter),
         state_dir=str(state),
         cutlass_dir=cutlass_dir,
         cutlass_url=cutlass_url,
@@ -320,21 +170,10 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     log, log_path = _open_log(state, "fix")
     with log:
         console.say(f"The full pip and git output goes to {log_path}")
-        existing = snapshots.load(state)
-        if existing is None or existing.status == "done":
-            taken = snapshots.record(
-                interpreter,
-                read_state(cutlass_dir, policy.cutlass.branch),
-                policy.cutlass.branch,
-                created=(plan_prefix(plan),) if plan_prefix(plan) else (),
-                sources=sources,
-                cutlass_commit=policy.cutlass.commit,
-            )
-            save_originals(interpreter, plan, state / snapshots.SAVED_WHEELS, log)
-            path = snapshots.save(taken, state)
-            console.say(f"Recorded the environment before any change: {path}")
-        else:
-            console.say(f"Keeping the snapshot of {existing.taken_at} (an earlier fix did not finish)")
+        console.say(snapshots.before_changes(
+            state, interpreter, plan, read_state(cutlass_dir, policy.cutlass.branch), policy.cutlass.branch,
+            policy.cutlass.commit, sources, log,
+        ))
         outcome = apply(plan, log, runner=io.runner, console=console)
         if outcome.ok:
             snapshots.mark(state, "done")
@@ -346,16 +185,12 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         document["remaining"] = [{"check": f.id, "status": f.status.value, "found": f.found} for f in remaining]
         io.out.write(json.dumps(document, indent=2) + "\n")
     else:
-        for line in _account(outcome):
+        for line in render_outcome(outcome):
             io.out.write(line + "\n")
         if remaining:
             io.out.write("Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining) + "\n")
         io.out.write(f"Log: {log_path}\nUndo with: envcheck fix --undo --python {shlex.quote(python)}\n")
     return EXIT_OK if outcome.ok and not remaining else EXIT_FAILED
-
-
-def plan_prefix(plan: Plan) -> str:
-    return next((s.param("prefix") for s in plan.steps if s.kind == "toolkit-install"), "")
 
 
 def _undo(options: FixOptions, io: Io, policy, interpreter: Interpreter, state: Path, sources: PipSources) -> int:
@@ -365,7 +200,7 @@ def _undo(options: FixOptions, io: Io, policy, interpreter: Interpreter, state: 
         return EXIT_OK
     current_checkout = read_state(taken.checkout.path, taken.cutlass_branch) if taken.checkout else None
     plan = snapshots.undo_plan(
-        taken, interpreter, state / snapshots.SAVED_WHEELS, sources, current_checkout, pip=_pip(interpreter)
+        taken, interpreter, state / snapshots.SAVED_WHEELS, sources, current_checkout, pip=pip_for(interpreter)
     )
     if options.as_json:
         document: dict = {"plan": plan.to_json(), "snapshot": str(state / "snapshot.json"), "outcome": None}
@@ -396,7 +231,7 @@ def _undo(options: FixOptions, io: Io, policy, interpreter: Interpreter, state: 
         document["differences"] = [{"name": n, "recorded": a, "now": b} for n, a, b in left]
         io.out.write(json.dumps(document, indent=2) + "\n")
     else:
-        for line in _account(outcome):
+        for line in render_outcome(outcome):
             io.out.write(line + "\n")
         for name, was, now in left:
             io.out.write(f"Differs from the snapshot: {name}: recorded {was or '(absent)'}, now {now or '(absent)'}\n")
