@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import os
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 from ..model import Distribution, Interpreter, ModuleLocation, TorchBuild, canonical_name
 
@@ -25,13 +25,13 @@ class Probe:
 
     Starting it before envcheck's own heavier imports lets the two overlap (doctor's start-up is a measured goal)."""
 
-    def __init__(self, python: str, env: Optional[Mapping[str, str]] = None):
+    def __init__(self, python: str, env: Optional[Mapping[str, str]] = None, modules: Sequence[str] = ()):
         self.python = python
         self.error: Optional[str] = None
         self.process: Optional[subprocess.Popen] = None
         try:
             self.process = subprocess.Popen(
-                [python, "-c", probe_source()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                [python, "-c", probe_source(), json.dumps(list(modules))], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 env=dict(env) if env is not None else None,
             )
         except FileNotFoundError:
@@ -60,9 +60,12 @@ class Probe:
             raise RuntimeError(f"{self.python} printed something that is not the probe's JSON: {exc}") from None
 
 
-def gather_interpreter(python: str, timeout: float = 30.0, env: Optional[Mapping[str, str]] = None) -> Interpreter:
-    """Run the probe in `python` and read its JSON. Raises on failure; the caller records it as a fact."""
-    return Probe(python, env).result(timeout)
+def gather_interpreter(
+    python: str, timeout: float = 30.0, env: Optional[Mapping[str, str]] = None, modules: Sequence[str] = ()
+) -> Interpreter:
+    """Run the probe in `python` and read its JSON, locating `modules` (the profile's). Raises on failure; the
+    caller records it as a fact."""
+    return Probe(python, env, modules).result(timeout)
 
 
 def parse_probe(data: dict) -> Interpreter:
