@@ -47,7 +47,7 @@ from packaging.version import InvalidVersion, Version
 
 from .errors import UsageError
 from .gitsafe import checked_url
-from .model import Status, canonical_name
+from .model import ProfileChoice, Status, canonical_name
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -197,19 +197,6 @@ class SmokeSpec:
                 if where.contains(f"{capability[0]}.{capability[1]}"):
                     chosen += [b for b in more if b not in chosen]
         return tuple(chosen)
-
-
-@dataclass(frozen=True)
-class ProfileChoice:
-    """Which profile a report was judged by, and why (the table header, JSON `profile`, markdown)."""
-
-    id: str
-    reason: str
-    source: str  # the policy file (or built-in profile) it came from
-    verified: bool = True  # False: the installed torch is newer than the profile was verified with
-
-    def __str__(self) -> str:
-        return self.id
 
 
 @dataclass(frozen=True)
