@@ -86,15 +86,14 @@ def _torch_version(facts: Facts) -> Optional[str]:
 
 def run_doctor(options: DoctorOptions) -> int:
     python = resolve_python(options.python)  # a bad --python is a usage error before anything runs
+    gatherers = started(python)
     from .policy import candidates as policy_candidates
-
-    candidates = policy_candidates(options.policy, options.profile)  # the probe needs their modules
-    gatherers = started(python, modules=candidates.probe_modules)
     from .redact import Redactor
     from .render import FORMATS, render
 
     if options.output_format not in FORMATS:
         raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
+    candidates = policy_candidates(options.policy, options.profile)
     policy, report = diagnose_selected(
         python, options.cutlass_dir, candidates, no_gpu=options.no_gpu, gatherers=gatherers, strict=options.strict
     )

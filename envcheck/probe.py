@@ -18,7 +18,9 @@ import os  # noqa: E402
 import platform  # noqa: E402
 import site  # noqa: E402
 
-# The modules to locate come from the profile, as a JSON list in the first argument; torch is always looked for.
+# The modules to locate come from the profile, as a JSON list: the first argument, or, when that is "-", the first
+# line of stdin, read after the slow part (the distributions), so the caller can start the probe before it has read
+# its profile. torch is always looked for.
 MODULES = ("torch",)
 
 
@@ -94,12 +96,14 @@ def distributions():
 
 
 def requested_modules(argv):
-    """torch, plus the module names the caller passed as a JSON list (argv[1])."""
+    """torch, plus the module names the caller passed as a JSON list (argv[1], or stdin's first line for "-")."""
     names = list(MODULES)
     if len(argv) > 1:
         try:
-            given = json.loads(argv[1])
+            given = json.loads(sys.stdin.readline() if argv[1] == "-" else argv[1])
         except ValueError:
+            given = []
+        if not isinstance(given, list):
             given = []
         names += [n for n in given if isinstance(n, str) and n not in names]
     return names
@@ -204,6 +208,7 @@ def site_dirs():
 
 
 def main():
+    found_distributions = distributions()
     found_modules = modules(requested_modules(sys.argv))
     torch_origin = next((m["origin"] for m in found_modules if m["name"] == "torch"), None)
     report = {
@@ -215,7 +220,7 @@ def main():
         "site_dirs": site_dirs(),
         "sys_path": sys.path,
         "pythonpath": os.environ.get("PYTHONPATH", ""),
-        "distributions": distributions(),
+        "distributions": found_distributions,
         "modules": found_modules,
         "torch": torch_build(torch_origin),
         "markers": markers(),

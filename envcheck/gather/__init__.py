@@ -11,7 +11,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 
 from ..model import Facts, Failure, Interpreter
 
@@ -71,14 +71,14 @@ class Gatherers:
     checkout: Callable[..., object] = read_checkout
 
 
-def started(python: str, env: Optional[Mapping[str, str]] = None, modules: Sequence[str] = ()) -> Gatherers:
-    """Gatherers whose slow parts (the probe, NVML) are already running, so the caller can do other work (import
-    the judges) meanwhile. `modules`: what the probe locates (every candidate profile's)."""
-    probe = Probe(python, env, modules)
+def started(python: str, env: Optional[Mapping[str, str]] = None) -> Gatherers:
+    """Gatherers whose slow, policy-free parts (the probe's scan, NVML) are already running, so the caller can do
+    other work (read the policy, import the judges) meanwhile; the probe gets the policy's modules when it is read."""
+    probe = Probe(python, env)
     nvml = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nvml")
     driver = nvml.submit(gather_driver)
     nvml.shutdown(wait=False)
-    return replace(Gatherers(), interpreter=lambda _python, timeout, _env, _modules=(): probe.result(timeout), driver=driver.result)
+    return replace(Gatherers(), interpreter=lambda _python, timeout, _env, modules=(): probe.result(timeout, modules), driver=driver.result)
 
 
 def _settle(name: str, future: Future, deadline: float, timings: dict) -> Union[object, Failure]:
