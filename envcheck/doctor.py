@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 from .errors import UsageError
 from .gather import started
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .model import Facts, ProfileChoice, Report
     from .policy import Candidates, Policy
 
-__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected"]
+__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected", "gather_selected"]
 
 @dataclass(frozen=True)
 class DoctorOptions:
@@ -55,20 +55,32 @@ def diagnose_selected(
     gatherers: Optional[Gatherers] = None, strict: bool = False,
 ) -> tuple[Policy, Report]:
     """Gather once, pick the profile among `candidates` that covers the torch found, and judge by it."""
-    from .gather import Gatherers, Sources, gather
     from .judge import judge
     from .model import Report
 
-    # The checkout is read for the first candidate that has one, and dropped if the chosen profile needs none.
+    policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers)
+    target = getattr(facts.interpreter, "executable", resolve_python(python))
+    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict)
+    return policy, Report(profile=choice, target=target, findings=findings, facts=facts, policy_source=policy.source)
+
+
+def gather_selected(
+    python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, gatherers: Optional[Gatherers] = None,
+    env: Optional[Mapping[str, str]] = None,
+) -> tuple[Policy, ProfileChoice, Facts]:
+    """The facts of a target, and the profile among `candidates` that covers its torch (fix and smoke use this too).
+
+    The probe locates every candidate's modules; the checkout is read for the first candidate that has one and
+    dropped when the chosen profile needs none."""
+    from .gather import Gatherers, Sources, gather
+
     with_checkout = next((p for p in candidates.policies if p.cutlass is not None), candidates.policies[0])
-    sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir), modules=candidates.probe_modules)
+    sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir, env), modules=candidates.probe_modules)
     facts = gather(sources, gatherers or Gatherers())
     policy, choice = candidates.select(_torch_version(facts))
     if policy.cutlass is None:
         facts = replace(facts, checkout=None)
-    target = getattr(facts.interpreter, "executable", sources.python)
-    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict)
-    return policy, Report(profile=choice, target=target, findings=findings, facts=facts, policy_source=policy.source)
+    return policy, choice, facts
 
 
 def _torch_version(facts: Facts) -> Optional[str]:
