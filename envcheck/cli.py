@@ -36,6 +36,11 @@ def _group() -> None:
 # Options shared by several commands.
 PythonOpt = typer.Option(None, "--python", metavar="PATH", help="Target interpreter (default: the one running envcheck).")
 PolicyOpt = typer.Option(None, "--policy", metavar="FILE", help="A policy profile (TOML) or a built-in profile id.")
+ProfileOpt = typer.Option(
+    None, "--profile", metavar="ID",
+    help="A built-in profile id (one per upstream stack, envcheck/profiles/). Default: the one covering the installed torch.",
+)
+StrictOpt = typer.Option(False, "--strict", help="Deviations from the published recipe fail (they warn by default).")
 CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUTLASS checkout to check or fetch into.")
 
 
@@ -43,6 +48,8 @@ CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUT
 def doctor(
     python: Optional[str] = PythonOpt,
     policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
+    strict: bool = StrictOpt,
     cutlass_dir: Optional[str] = CutlassDirOpt,
     output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
@@ -58,6 +65,8 @@ def doctor(
         DoctorOptions(
             python=python,
             policy=policy,
+            profile=profile,
+            strict=strict,
             cutlass_dir=cutlass_dir,
             output_format="json" if as_json else output_format,
             verbose=verbose,
@@ -72,6 +81,7 @@ def doctor(
 def smoke(
     python: Optional[str] = PythonOpt,
     policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
     timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help="Kill the smoke run after this long."),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: a cold compile."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -83,7 +93,7 @@ def smoke(
     """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
     from .smoke import smoke_command
 
-    return smoke_command(python, policy, timeout=timeout, fresh=fresh, as_json=as_json, library=library)
+    return smoke_command(python, policy, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json, library=library)
 
 
 @app.command()
@@ -91,6 +101,7 @@ def lock(
     output: Path = typer.Option(Path("pylock.toml"), "-o", "--output", metavar="FILE", help="Where to write the lock."),
     python: Optional[str] = PythonOpt,
     policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
     find_links: List[Path] = typer.Option([], "--find-links", metavar="DIR", help="Local wheels and sdists to lock (hashed here); repeatable."),
     index_url: str = typer.Option("https://pypi.org/simple", "--index-url", metavar="URL", help="Simple index for hashes (torch also tries the profile's torch.index-url first)."),
     no_index: bool = typer.Option(False, "--no-index", help="Ask no index: files and hashes come from --find-links only."),
@@ -104,6 +115,7 @@ def lock(
         output,
         python=python,
         policy_file=policy,
+        profile=profile,
         find_links=find_links,
         index_url=index_url,
         no_index=no_index,
@@ -127,18 +139,20 @@ def verify(
 def dockerfile(
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Where to write it (default: standard output)."),
     policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
     base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
 ) -> int:
     """Render the Dockerfile template for a profile (with its .dockerignore next to -o FILE)."""
     from .dockerfile import run_dockerfile
 
-    return run_dockerfile(output, policy_file=policy, base_image=base_image)
+    return run_dockerfile(output, policy_file=policy, profile=profile, base_image=base_image)
 
 
 @app.command()
 def fix(
     python: Optional[str] = PythonOpt,
     policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
     cutlass_dir: Optional[str] = CutlassDirOpt,
     cutlass_url: Optional[str] = typer.Option(None, "--cutlass-url", metavar="URL", help="Where to fetch CUTLASS from: https, ssh or file URL, or a local mirror (default: the profile's)."),
     find_links: List[str] = typer.Option([], "--find-links", metavar="DIR", help="A folder of wheels for pip; repeatable."),
@@ -153,15 +167,16 @@ def fix(
     toolkit_prefix: Optional[str] = typer.Option(None, "--toolkit-prefix", metavar="DIR", help="Where --toolkit installs it (default: a per-user cache folder)."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU."),
     break_system_packages: bool = typer.Option(False, "--break-system-packages", help="Allow pip to change an interpreter the OS manages (PEP 668); used only where it is one."),
+    remove: List[str] = typer.Option([], "--remove", metavar="NAME", help="Agree to remove a distribution the profile removes only with consent (e.g. cutlass-api left from the torch 2.11 recipe); repeatable."),
 ) -> int:
     """Turn failing checks into a plan, show it, and apply it (--yes) or stop (--dry-run); --undo gives it back."""
     from .fix import FixOptions, run_fix
 
     return run_fix(FixOptions(
-        python=python, policy=policy, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
+        python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
         index_url=index_url, no_index=no_index, dry_run=dry_run, yes=yes, as_json=as_json, undo=undo,
         no_deps=no_deps, toolkit=toolkit, toolkit_prefix=toolkit_prefix, no_gpu=no_gpu,
-        break_system_packages=break_system_packages,
+        break_system_packages=break_system_packages, remove=tuple(remove),
     ))
 
 

@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 from .errors import UsageError
 from .gather import started
@@ -18,15 +18,17 @@ from .target import resolve_python
 
 if TYPE_CHECKING:
     from .gather import Gatherers
-    from .model import Report
-    from .policy import Policy
+    from .model import Facts, ProfileChoice, Report
+    from .policy import Candidates, Policy
 
-__all__ = ["DoctorOptions", "run_doctor", "diagnose"]
+__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected", "gather_selected"]
 
 @dataclass(frozen=True)
 class DoctorOptions:
     python: Optional[str] = None
     policy: Optional[Path] = None
+    profile: Optional[str] = None  # a built-in profile id (--profile); neither: the one covering the installed torch
+    strict: bool = False  # recipe deviations fail
     cutlass_dir: Optional[str] = None
     output_format: str = "table"
     verbose: bool = False
@@ -37,35 +39,76 @@ class DoctorOptions:
 
 def diagnose(
     python: Optional[str], cutlass_dir: Optional[str], policy: Policy, *, no_gpu: bool = False,
-    gatherers: Optional[Gatherers] = None,
+    gatherers: Optional[Gatherers] = None, strict: bool = False, choice: Optional[ProfileChoice] = None,
 ) -> Report:
-    """Gather and judge: the Report for a target interpreter (the fixer and the smoke stage reuse this).
+    """Gather and judge under one given policy: the Report for a target interpreter (fix and smoke reuse this).
 
     `gatherers`, if given, may already be running (envcheck.gather.started)."""
-    from .gather import Gatherers, Sources, gather
+    from .policy import Candidates
+
+    candidates = Candidates((policy,), choice.reason if choice else "given to this command")
+    return diagnose_selected(python, cutlass_dir, candidates, no_gpu=no_gpu, gatherers=gatherers, strict=strict)[1]
+
+
+def diagnose_selected(
+    python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, no_gpu: bool = False,
+    gatherers: Optional[Gatherers] = None, strict: bool = False,
+) -> tuple[Policy, Report]:
+    """Gather once, pick the profile among `candidates` that covers the torch found, and judge by it."""
     from .judge import judge
     from .model import Report
 
-    sources = Sources.for_policy(resolve_python(python), policy, cutlass_dir)
+    policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers)
+    target = getattr(facts.interpreter, "executable", resolve_python(python))
+    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict)
+    return policy, Report(profile=choice, target=target, findings=findings, facts=facts, policy_source=policy.source)
+
+
+def gather_selected(
+    python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, gatherers: Optional[Gatherers] = None,
+    env: Optional[Mapping[str, str]] = None,
+) -> tuple[Policy, ProfileChoice, Facts]:
+    """The facts of a target, and the profile among `candidates` that covers its torch (fix and smoke use this too).
+
+    The probe locates every candidate's modules; the checkout is read for the first candidate that has one and
+    dropped when the chosen profile needs none."""
+    from .gather import Gatherers, Sources, gather
+
+    with_checkout = next((p for p in candidates.policies if p.cutlass is not None), candidates.policies[0])
+    sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir, env), modules=candidates.probe_modules)
     facts = gather(sources, gatherers or Gatherers())
-    target = getattr(facts.interpreter, "executable", sources.python)
-    return Report(
-        profile=policy.id, target=target, findings=judge(facts, policy, no_gpu=no_gpu), facts=facts,
-        policy_source=policy.source,
-    )
+    policy, choice = candidates.select(_torch_version(facts))
+    if policy.cutlass is None:
+        facts = replace(facts, checkout=None)
+    return policy, choice, facts
+
+
+def _torch_version(facts: Facts) -> Optional[str]:
+    """The installed torch's version: torch/version.py, else its metadata; None without torch."""
+    from .model import Interpreter
+
+    interpreter = facts.interpreter
+    if not isinstance(interpreter, Interpreter):
+        return None
+    if interpreter.torch is not None:
+        return interpreter.torch.version
+    dist = interpreter.dist("torch")
+    return dist.version if dist else None
 
 
 def run_doctor(options: DoctorOptions) -> int:
     python = resolve_python(options.python)  # a bad --python is a usage error before anything runs
     gatherers = started(python)
-    from .policy import resolve
+    from .policy import candidates as policy_candidates
     from .redact import Redactor
     from .render import FORMATS, render
 
     if options.output_format not in FORMATS:
         raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
-    policy = resolve(options.policy)
-    report = diagnose(python, options.cutlass_dir, policy, no_gpu=options.no_gpu, gatherers=gatherers)
+    candidates = policy_candidates(options.policy, options.profile)
+    policy, report = diagnose_selected(
+        python, options.cutlass_dir, candidates, no_gpu=options.no_gpu, gatherers=gatherers, strict=options.strict
+    )
     if options.smoke:
         from .smoke import run_smoke
 

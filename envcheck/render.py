@@ -15,7 +15,7 @@ from .model import Finding, Report, SmokeResult, Status, plain
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: `profile` is an object {id, reason, source, verified}
 FORMATS = ("table", "json", "markdown")
 _LABEL = {Status.PASS: "PASS", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "SKIP", Status.ERROR: "ERROR"}
 _COLOR = {Status.PASS: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: "2", Status.ERROR: "35"}
@@ -41,7 +41,7 @@ def to_json_data(report: Report) -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "envcheck_version": __version__,
-        "profile": report.profile,
+        "profile": _plain(report.profile),
         "policy_source": report.policy_source,
         "target": report.target,
         "status": report.worst.value,
@@ -82,7 +82,10 @@ def table(report: Report, verbose: bool = False, color: bool = False) -> str:
     width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     id_width = max(len(f.id) for f in report.findings) if report.findings else 10
     indent = " " * (2 + 6 + 1 + id_width + 2)
-    lines = [f"envcheck {__version__} doctor — profile {report.profile}{_from(report)}, target {report.target}", ""]
+    lines = [f"envcheck {__version__} doctor — profile {report.profile.id}{_from(report)}, target {report.target}"]
+    if report.profile.reason:
+        lines.extend(textwrap.wrap(f"profile chosen because {_reason(report.profile)}", width, initial_indent="  ", subsequent_indent="    "))
+    lines.append("")
 
     def block(label: str, text: str) -> None:
         lines.extend(textwrap.wrap(f"{label}{text}", width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False))
@@ -120,6 +123,11 @@ def table(report: Report, verbose: bool = False, color: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _reason(choice) -> str:
+    """Why this profile judged the report (the policy file is named by _from)."""
+    return choice.reason + ("" if choice.verified else "; UNVERIFIED for this torch")
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -129,9 +137,10 @@ def markdown(report: Report, verbose: bool = False) -> str:
     lines = [
         f"### envcheck doctor: {report.worst.value}",
         "",
-        f"Profile `{report.profile}`{_from(report, '`')}, target `{report.target}`, envcheck {__version__}. "
+        f"Profile `{report.profile.id}`{_from(report, '`')}, target `{report.target}`, envcheck {__version__}. "
         + ", ".join(f"{n} {s}" for s, n in counts.items() if n),
         "",
+        *([f"Profile chosen because {_reason(report.profile)}.", ""] if report.profile.reason else []),
         "| | check | found | wanted |",
         "|---|---|---|---|",
     ]

@@ -16,15 +16,16 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional, TextIO
 
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
-from ..model import Facts, Finding, Interpreter
+from ..model import Facts, Finding, Interpreter, ProfileChoice
+from ..policy import Candidates, Policy
 from ..paths import cache_dir, default_cutlass_dir
 from ..target import resolve_python
 from . import snapshot as snapshots
 from .apply import Console, Runner, apply, run_command
 from .cutlass import checked_url, read_state
 from .host import externally_managed, find_interpreters, pip_for
-from .pip import PipSources, sources_from_flags
-from .plan import PlanOptions, make_plan
+from .pip import PipSources, checked_name, sources_from_flags
+from .plan import Plan, PlanOptions, make_plan
 from .render import render_outcome, render_plan
 
 __all__ = ["FixOptions", "Io", "run_fix"]
@@ -34,6 +35,7 @@ __all__ = ["FixOptions", "Io", "run_fix"]
 class FixOptions:
     python: Optional[str] = None
     policy: Optional[Path] = None
+    profile: Optional[str] = None  # a built-in profile id (--profile)
     cutlass_dir: Optional[str] = None
     cutlass_url: Optional[str] = None
     find_links: tuple[str, ...] = ()
@@ -48,6 +50,7 @@ class FixOptions:
     toolkit_prefix: Optional[str] = None
     no_gpu: bool = False
     break_system_packages: bool = False
+    remove: tuple[str, ...] = ()  # consent to remove these distributions where the profile asks for it
 
 
 @dataclass
@@ -59,14 +62,14 @@ class Io:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     runner: Runner = run_command
     confirm: Optional[Callable[[str], bool]] = None  # None: ask on the terminal when there is one
-    gather: Optional[Callable[..., Facts]] = None
     judge: Optional[Callable[..., tuple[Finding, ...]]] = None
 
 
-def _gather(io: Io, python: str, cutlass_dir: Optional[str], policy) -> Facts:
-    from ..gather import Sources, gather
+def _gather(io: Io, python: str, cutlass_dir: Optional[str], candidates: Candidates) -> tuple[Policy, ProfileChoice, Facts]:
+    """The target's facts and the profile that covers its torch (or the one the user named)."""
+    from ..doctor import gather_selected
 
-    return (io.gather or gather)(Sources.for_policy(python, policy, cutlass_dir, io.env))
+    return gather_selected(python, cutlass_dir, candidates, env=io.env)
 
 
 def _judge(io: Io, facts: Facts, policy, no_gpu: bool) -> tuple[Finding, ...]:
@@ -99,20 +102,37 @@ def _open_log(state: Path, verb: str) -> tuple[TextIO, Path]:
     return open(path, "a", encoding="utf-8"), path
 
 
+def _consent(io: Io, options: FixOptions, plan: Plan) -> tuple[str, ...]:
+    """Removals the profile makes only with consent, agreed at the terminal (never with --yes, --json or --dry-run:
+    there the flag --remove NAME is the consent)."""
+    if options.yes or options.as_json or options.dry_run or (io.confirm is None and not (sys.stdin and sys.stdin.isatty())):
+        return ()
+    agreed = []
+    for step in plan.offered:
+        if step.kind == "pip-uninstall" and step.offer.startswith("--remove "):
+            name = step.offer.split(" ", 1)[1]
+            if _confirm(io, f"Also {step.what}? ({step.why})"):
+                agreed.append(name)
+    return tuple(agreed)
+
+
 def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     io = io or Io()
-    from ..policy import resolve
+    from ..policy import candidates
 
     python = resolve_python(options.python)
-    policy = resolve(options.policy)
+    named = candidates(options.policy, options.profile)
     sources = sources_from_flags(options.find_links, options.index_url, options.no_index)
-    cutlass_url = checked_url(options.cutlass_url or policy.cutlass.url, "--cutlass-url")
+    if options.cutlass_url is not None:
+        checked_url(options.cutlass_url, "--cutlass-url")
+    for name in options.remove:
+        checked_name(name, "--remove")
     if options.undo and (options.toolkit or options.no_deps):
         raise UsageError("--undo cannot be combined with --toolkit or --no-deps")
     if options.cutlass_dir is not None and (not options.cutlass_dir or options.cutlass_dir.startswith("-")):
         raise UsageError(f"--cutlass-dir {options.cutlass_dir!r}: expected a folder")
 
-    facts = _gather(io, python, options.cutlass_dir, policy)
+    policy, choice, facts = _gather(io, python, options.cutlass_dir, named)
     interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
     if interpreter is None:
         raise UsageError(f"--python {python}: could not be read: {getattr(facts.interpreter, 'message', '?')}")
@@ -123,6 +143,8 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     if options.undo:
         return _undo(options, io, policy, interpreter, state, sources)
 
+    source = policy.cutlass  # None: the profile needs no CUTLASS checkout
+    cutlass_url = checked_url(options.cutlass_url or source.url, "--cutlass-url") if source is not None else ""
     checkout = facts.checkout
     if options.cutlass_dir:
         cutlass_dir = str(Path(options.cutlass_dir).expanduser().absolute())
@@ -133,7 +155,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     toolkit_prefix = options.toolkit_prefix or str(cache_dir(io.env) / f"cuda-{policy.driver_cuda}")
     findings = _judge(io, facts, policy, options.no_gpu)
     needs_python = any(f.id == "python.version" and f.status.is_problem for f in findings)
-    plan = make_plan(findings, facts, policy, PlanOptions(
+    plan_options = PlanOptions(
         python=python,
         pip=pip_for(interpreter),
         state_dir=str(state),
@@ -144,15 +166,20 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         toolkit=options.toolkit,
         toolkit_prefix=str(Path(toolkit_prefix).expanduser().absolute()),
         interpreters=find_interpreters(io.env) if needs_python else (),
-    ))
+        remove=options.remove,
+    )
+    plan = make_plan(findings, facts, policy, plan_options)
+    agreed = _consent(io, options, plan)
+    if agreed:
+        plan = make_plan(findings, facts, policy, replace(plan_options, remove=plan_options.remove + agreed))
     console = Console(io.err, quiet=False)
     if options.as_json:
         document: dict = {
-            "policy": {"id": policy.id, "source": policy.source},
+            "policy": {"id": policy.id, "source": policy.source, "reason": choice.reason, "verified": choice.verified},
             "plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None,
         }
     else:
-        io.out.write(f"Policy: {policy.id} ({policy.source})\n" + render_plan(plan, "envcheck fix") + "\n")
+        io.out.write(f"Policy: {policy.id} ({policy.source}): {choice.reason}\n" + render_plan(plan, "envcheck fix") + "\n")
     problem = EXIT_FAILED if plan.failing else EXIT_OK
 
     if options.dry_run or not plan.runnable or (options.as_json and not options.yes):
@@ -171,13 +198,14 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     with log:
         console.say(f"The full pip and git output goes to {log_path}")
         console.say(snapshots.before_changes(
-            state, interpreter, plan, read_state(cutlass_dir, policy.cutlass.branch), policy.cutlass.branch,
-            policy.cutlass.commit, sources, log,
+            state, interpreter, plan, read_state(cutlass_dir, source.branch) if source is not None else None,
+            source.branch if source is not None else "", source.commit if source is not None else "", sources, log,
         ))
         outcome = apply(plan, log, runner=io.runner, console=console)
         if outcome.ok:
             snapshots.mark(state, "done")
-        after = _judge(io, _gather(io, python, cutlass_dir if options.cutlass_dir else None, policy), policy, options.no_gpu)
+        _, _, again = _gather(io, python, cutlass_dir if options.cutlass_dir else None, Candidates((policy,), choice.reason))
+        after = _judge(io, again, policy, options.no_gpu)
     remaining = [f for f in after if f.status.is_problem]
     if options.as_json:
         document["outcome"] = outcome.to_json()

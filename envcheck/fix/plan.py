@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
@@ -27,6 +27,7 @@ from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
 from ..model import Facts, Failure, Finding, Interpreter, Report, Status, Step, canonical_name
+from ..judge.cutedsl import conflicting
 from ..policy import Policy
 from . import cutlass as cutlass_fetch
 from .pip import PipSources, install_argv, merge_requirements, parse_requirement, redact_argv, uninstall_argv
@@ -53,6 +54,7 @@ class PlanOptions:
     toolkit: bool = False  # apply the toolkit step instead of only offering it
     toolkit_prefix: str = ""
     interpreters: tuple[tuple[str, str], ...] = ()  # (path, version) of other interpreters found on this machine
+    remove: tuple[str, ...] = ()  # distributions the user agreed to remove where the profile asks consent (--remove)
 
     @property
     def pip_command(self) -> tuple[str, ...]:
@@ -80,6 +82,7 @@ class PlannedStep:
     writes: tuple[tuple[str, str], ...] = ()
     params: tuple[tuple[str, str], ...] = ()
     writes_after: tuple[tuple[str, str], ...] = ()  # files written once the commands succeeded
+    offer: str = ""  # for an offered step: the flag that applies it ("--toolkit", "--remove cutlass-api")
 
     def param(self, name: str, default: str = "") -> str:
         return dict(self.params).get(name, default)
@@ -93,6 +96,7 @@ class PlannedStep:
             "command": " ".join(shlex.quote(a) for a in redact_argv(self.commands[0])) if self.commands else "",
             "optional": self.optional,
             "writes": [path for path, _ in self.writes + self.writes_after],
+            "offer": self.offer,
         }
 
 
@@ -305,7 +309,7 @@ def _sort_installs(wanted: Sequence[tuple[Finding, Step]], required: Sequence[tu
         for text in step.args:
             requirement = parse_requirement(text, f"the remedy of {finding.id}")
             key = canonical_name(requirement.name)
-            if any(c.matches(key) for c in policy.conflicts):
+            if any(c.matches(key) and not c.version for c in policy.conflicts):
                 continue  # asked for by what the plan replaces (a newer DSL's split libs): never installed
             if key == "torch":
                 torch.append(requirement)
@@ -329,34 +333,37 @@ def _sort_installs(wanted: Sequence[tuple[Finding, Step]], required: Sequence[tu
 
 
 def _removals(g: Ground) -> Part:
-    """1. uninstall what must go, only what is there, before anything is installed over it."""
+    """1. uninstall what must go, only what is there, before anything is installed over it. What the profile
+    removes only with consent (a conflict with `consent = true`) is offered until the user agrees (--remove NAME)."""
     interpreter, policy = g.interpreter, g.policy
-    names: list[str] = []
-    whys: list[str] = []
+    whys: dict[str, str] = {}
     for finding, step in g.wanted:
         if step.kind != "pip-uninstall":
             continue
         for name in step.args:
             key = canonical_name(name)
-            if interpreter.installed(key) and key not in names:
-                names.append(key)
-                whys.append(step.why or finding.title)
+            if interpreter.installed(key):
+                whys.setdefault(key, step.why or finding.title)
     # Installing the policy's CuTeDSL turns every conflicting distribution still there into a stale one (the
-    # split nvidia-cutlass-dsl-libs-* packages of a newer DSL): they go first, before the DSL is installed.
-    installs_dsl = any(canonical_name(r.name) == policy.cutedsl.name for r in g.installs.pins)
-    if installs_dsl:
-        for dist in interpreter.distributions:
-            if any(c.matches(dist.name) for c in policy.conflicts) and dist.name not in names:
-                names.append(dist.name)
-                whys.append(next(c.why for c in policy.conflicts if c.matches(dist.name)))
-    if not names:
-        return Part()
-    return Part((PlannedStep(
-        "pip-uninstall",
-        f"uninstall {', '.join(names)}",
-        "; ".join(dict.fromkeys(whys)),
-        (uninstall_argv(g.options.pip_command, names, g.options.sources),),
-    ),))
+    # split nvidia-cutlass-dsl-libs-* packages of another DSL): what conflicts once the installed DSL is gone goes
+    # first, before the DSL is installed.
+    if any(canonical_name(r.name) == policy.cutedsl.name for r in g.installs.pins):
+        without_dsl = replace(interpreter, distributions=tuple(
+            d for d in interpreter.distributions if d.name != policy.cutedsl.name))
+        for dist, rule in conflicting(policy, interpreter) + conflicting(policy, without_dsl):
+            whys.setdefault(dist.name, rule.why)
+    consent = {name for name in whys if any(c.consent and c.matches(name) for c in policy.conflicts)}
+    agreed = {canonical_name(n) for n in g.options.remove}
+    now = [name for name in whys if name not in consent or name in agreed]
+    asked = [name for name in whys if name in consent and name not in agreed]
+
+    def step(names: list[str], what: str, offer: str = "") -> PlannedStep:
+        return PlannedStep("pip-uninstall", what, "; ".join(dict.fromkeys(whys[n] for n in names)),
+                           (uninstall_argv(g.options.pip_command, names, g.options.sources),), offer=offer)
+
+    steps = (step(now, f"uninstall {', '.join(now)}"),) if now else ()
+    offered = tuple(step([n], f"uninstall {n}", offer=f"--remove {n}") for n in asked)
+    return Part(steps, offered)
 
 
 def _torch(g: Ground) -> Part:
@@ -426,7 +433,7 @@ def _recommended(g: Ground) -> Part:
 
 def _cutlass_fetch(g: Ground) -> Part:
     """5. the CUTLASS fetch (shallow, blob-filtered, sparse), never into a dirty checkout."""
-    if not any(s.kind == "cutlass-fetch" for _, s in g.wanted):
+    if g.policy.cutlass is None or not any(s.kind == "cutlass-fetch" for _, s in g.wanted):
         return Part()
     source, options, checkout = g.policy.cutlass, g.options, g.facts.checkout
     blocked = ()
@@ -451,7 +458,7 @@ def _cutlass_fetch(g: Ground) -> Part:
 
 def _cutlass_install(g: Ground) -> Part:
     """5b. the editable install of the package from the checkout, under the same constraints."""
-    if not any(s.kind == "cutlass-install" for _, s in g.wanted):
+    if g.policy.cutlass is None or not any(s.kind == "cutlass-install" for _, s in g.wanted):
         return Part()
     source, options = g.policy.cutlass, g.options
     package = os.path.join(options.cutlass_dir, source.subdir)
@@ -484,6 +491,7 @@ def _toolkit(g: Ground) -> Part:
                       upgrade=True),),
         writes_after=((env_file, toolkit_env_text(options.toolkit_prefix)),),
         params=(("prefix", options.toolkit_prefix), ("env_file", env_file)),
+        offer="--toolkit",
     )
     return Part((planned,)) if options.toolkit else Part(offered=(planned,))
 

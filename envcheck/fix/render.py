@@ -31,9 +31,9 @@ def render_plan(plan: Plan, title: str) -> str:
     elif not plan.manual and not plan.blocked:
         lines.append(f"{title}: nothing to do for {plan.target}")
     if plan.offered:
-        lines.append("Offered (applied only with --toolkit):")
+        lines.append("Offered (applied only when you ask):")
         for step in plan.offered:
-            lines.append(f"  - {step.what}")
+            lines.append(f"  - {step.what}" + (f" (with {step.offer})" if step.offer else ""))
             if step.why:
                 lines.append(f"    why: {step.why}")
             for argv in step.commands:

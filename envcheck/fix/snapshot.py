@@ -424,7 +424,7 @@ def plan_prefix(plan: Plan) -> str:
 
 
 def before_changes(
-    state: Path, interpreter: Interpreter, plan: Plan, checkout: CheckoutState, branch: str, commit: str,
+    state: Path, interpreter: Interpreter, plan: Plan, checkout: Optional[CheckoutState], branch: str, commit: str,
     sources: PipSources, log: TextIO,
 ) -> str:
     """Record the environment before fix's first change (the snapshot, and wheels of what may be replaced), unless

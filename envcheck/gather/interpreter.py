@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import os
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 from ..model import Distribution, Interpreter, ModuleLocation, TorchBuild, canonical_name
 
@@ -23,7 +23,9 @@ def probe_source() -> str:
 class Probe:
     """The probe, started in the target interpreter at once; its result is read later.
 
-    Starting it before envcheck's own heavier imports lets the two overlap (doctor's start-up is a measured goal)."""
+    Starting it before envcheck's own heavier imports lets the two overlap (doctor's start-up is a measured goal).
+    The modules to locate (the profile's) are handed over with result(): the probe reads them from stdin after its
+    slow part, so it can start before the profile is read."""
 
     def __init__(self, python: str, env: Optional[Mapping[str, str]] = None):
         self.python = python
@@ -31,8 +33,8 @@ class Probe:
         self.process: Optional[subprocess.Popen] = None
         try:
             self.process = subprocess.Popen(
-                [python, "-c", probe_source()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                env=dict(env) if env is not None else None,
+                [python, "-c", probe_source(), "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, env=dict(env) if env is not None else None,
             )
         except FileNotFoundError:
             self.error = f"no interpreter at {python}"
@@ -41,12 +43,12 @@ class Probe:
         except OSError as exc:
             self.error = f"{python} could not be started: {exc}"
 
-    def result(self, timeout: float = 30.0) -> Interpreter:
-        """The interpreter's facts. Raises on failure; the caller records it as a fact."""
+    def result(self, timeout: float = 30.0, modules: Sequence[str] = ()) -> Interpreter:
+        """The interpreter's facts, `modules` located. Raises on failure; the caller records it as a fact."""
         if self.process is None:
             raise RuntimeError(self.error)
         try:
-            stdout, stderr = self.process.communicate(timeout=timeout)
+            stdout, stderr = self.process.communicate(json.dumps(list(modules)) + "\n", timeout=timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.communicate()
@@ -60,9 +62,12 @@ class Probe:
             raise RuntimeError(f"{self.python} printed something that is not the probe's JSON: {exc}") from None
 
 
-def gather_interpreter(python: str, timeout: float = 30.0, env: Optional[Mapping[str, str]] = None) -> Interpreter:
-    """Run the probe in `python` and read its JSON. Raises on failure; the caller records it as a fact."""
-    return Probe(python, env).result(timeout)
+def gather_interpreter(
+    python: str, timeout: float = 30.0, env: Optional[Mapping[str, str]] = None, modules: Sequence[str] = ()
+) -> Interpreter:
+    """Run the probe in `python` and read its JSON, locating `modules` (the profile's). Raises on failure; the
+    caller records it as a fact."""
+    return Probe(python, env).result(timeout, modules)
 
 
 def parse_probe(data: dict) -> Interpreter:

@@ -38,9 +38,17 @@ def _describe(checkout: Checkout) -> str:
     return f"{checkout.path} at {checkout.commit[:9] if checkout.commit else '?'} ({', '.join(state)})"
 
 
+def not_needed(ctx: Context, check: str, title: str) -> Finding:
+    """The finding of a checkout check under a profile that needs no CUTLASS checkout: a skip, not a failure."""
+    return Finding(check, title, Status.SKIP, f"not needed by this profile ({ctx.policy.id} installs its kernel library from wheels)",
+                   "", "Only a profile with a [cutlass] table installs a package from a CUTLASS checkout.")
+
+
 def cutlass_checkout(ctx: Context) -> Finding:
     check, title = "cutlass.checkout", "CUTLASS checkout"
     source = ctx.policy.cutlass
+    if source is None:
+        return not_needed(ctx, check, title)
     wanted = f"a clean checkout of {source.url} at {source.commit[:9]} (branch {source.branch}) holding {source.subdir}"
     why = source.why
     checkout = ctx.facts.checkout
@@ -52,7 +60,8 @@ def cutlass_checkout(ctx: Context) -> Finding:
         if installed is not None and installed.commit == source.commit:
             return Finding(check, title, Status.SKIP, f"{source.distribution} is installed from {installed.url} at {installed.commit[:9]}; no checkout is needed", wanted, why)
         return Finding(check, title, Status.FAIL,
-                       "no checkout found (looked at --cutlass-dir, ENVCHECK_CUTLASS_DIR, the source of an editable cutlass_api, envcheck's cache)",
+                       "no checkout found (looked at --cutlass-dir, ENVCHECK_CUTLASS_DIR, "
+                       f"the source of an editable {source.distribution}, envcheck's cache)",
                        wanted, why, _fetch(ctx, "no CUTLASS checkout"))
     where = f"{checkout.path} (from {checkout.source})"
     if not checkout.exists:
@@ -93,6 +102,8 @@ def _same_dir(a: str, b: str) -> bool:
 
 def cutlass_api_install(ctx: Context) -> Finding:
     source = ctx.policy.cutlass
+    if source is None:
+        return not_needed(ctx, "cutlass-api.install", "package installed from the CUTLASS checkout")
     check, title = "cutlass-api.install", f"{source.module} installed from the checkout"
     error = interpreter_error(ctx, check, title)
     if error:

@@ -76,14 +76,14 @@ def _tool_table(policy: Policy, interpreter: Interpreter) -> dict:
         },
         "compute-capabilities": supported,
         "compute-capability-floor": f"{policy.gpu_below.capability[0]}.{policy.gpu_below.capability[1]}",
-        "cutlass": {
+        **({"cutlass": {
             "url": policy.cutlass.url,
             "branch": policy.cutlass.branch,
             "commit": policy.cutlass.commit,
             "subdirectory": policy.cutlass.subdir,
             "distribution": canonical_name(policy.cutlass.distribution),
             "extras": list(policy.cutlass.extras),
-        },
+        }} if policy.cutlass else {}),
         "torch-index": policy.torch_index_url,
         "python": interpreter.version_text,
     }
@@ -139,8 +139,8 @@ def build_lock(
             continue
         if root.specifier and not _satisfies(dist.version, root.specifier):
             problems.append(f"{root.name} {dist.version} is installed; the profile asks for {root.specifier} ({root.what})")
-    cutlass_name = canonical_name(policy.cutlass.distribution)
-    cutlass_dist = interpreter.dist(cutlass_name)
+    cutlass_name = canonical_name(policy.cutlass.distribution) if policy.cutlass else None
+    cutlass_dist = interpreter.dist(cutlass_name) if cutlass_name else None
     if cutlass_dist is not None:
         commit = installed_commit(cutlass_dist)
         if commit is not None and commit != policy.cutlass.commit:
@@ -161,7 +161,7 @@ def build_lock(
     for item in walked.packages:
         dist = item.dist
         entry: dict[str, Any] = {"name": dist.name, "version": dist.version}
-        if dist.name == cutlass_name:
+        if cutlass_name and dist.name == cutlass_name:
             entry["vcs"] = {
                 "type": "git",
                 "url": policy.cutlass.url,

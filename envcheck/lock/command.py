@@ -22,6 +22,7 @@ def run_lock(
     *,
     python: Optional[str] = None,
     policy_file: Optional[Path] = None,
+    profile: Optional[str] = None,
     find_links: Sequence[Path] = (),
     index_url: str = PYPI,
     no_index: bool = False,
@@ -42,8 +43,8 @@ def run_lock(
     from ..policy import resolve
     from ..target import read_target
 
-    policy = resolve(policy_file)
     interpreter = read_target(python)
+    policy = resolve(policy_file, profile=profile, torch=interpreter.torch.version if interpreter.torch else None)
     wheelhouse = Wheelhouse([Path(p) for p in find_links]) if find_links else None
     indexes = [] if no_index else [Index(index_url)]
     torch_index = Index(policy.torch_index_url, optional=True) if policy.torch_index_url and not no_index else None

@@ -87,12 +87,9 @@ class SmokeShape:
 
 
 def smoke_backends(policy: Policy, capability: Optional[tuple[int, int]]) -> str:
-    """The backends the smoke run allows: the policy's CuteDSL backend, and on CC 10.x the CUTEDSL grouped-mm
-    path too. Never ATEN or TRITON, so nothing can fall back silently."""
-    backends = [policy.backend]
-    if capability is not None and capability[0] == 10 and "CUTEDSL" not in backends:
-        backends.append("CUTEDSL")
-    return ",".join(backends)
+    """The backends the smoke run allows: the profile's (`[smoke] backends`), plus those it names for this GPU
+    (the CUTEDSL grouped-mm path on CC 10.x). Never ATEN or TRITON, so nothing can fall back silently."""
+    return ",".join(policy.smoke.backends_for(capability))
 
 
 def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) -> dict[str, str]:
@@ -235,6 +232,10 @@ def run_smoke(
         python, str(script), "--m", str(shape.m), "--n", str(shape.n), "--k", str(shape.k),
         "--dtype", shape.dtype, *profile_arguments(policy),
     ]
+    if library and not library_module(policy):
+        return _from_cause(Cause("no-library", f"The profile {policy.id} names no kernel library ([smoke] library), so "
+                                 "there is nothing to call directly.", Remedy(text="Run `envcheck smoke` without --library.")),
+                           **common)
     if library:
         argv += ["--library", library_module(policy)]
         progress(f"running a {shape.text} GEMM through {library_module(policy)} directly in {python}; log: {log_path}")
@@ -284,14 +285,20 @@ def write_child(run_dir: Path, child: Optional[Path] = None) -> Path:
 
 
 def library_module(policy: Policy) -> str:
-    """The module of the profile's kernel library, the one Inductor's NVGEMM backend calls."""
-    return policy.cutlass.module
+    """The module of the profile's kernel library, the one Inductor's NVGEMM backend calls ("" when it names none)."""
+    return policy.smoke.library
 
 
 def profile_arguments(policy: Policy) -> list[str]:
-    """What the child must know of the profile: the modules to import first, and how the generated code names the
-    kernel call and the kernel."""
-    return ["--modules", ",".join((policy.cutedsl_module, library_module(policy)))]
+    """What the child must know of the profile: the modules Inductor looks for (imported first, so that a broken
+    one shows its real error), and how the generated code names the kernel call and the kernel."""
+    modules = policy.inductor_modules or (policy.cutedsl_module, *((library_module(policy),) if library_module(policy) else ()))
+    argv = ["--modules", ",".join(modules)]
+    if policy.smoke.call_pattern:
+        argv += ["--call-pattern", policy.smoke.call_pattern]
+    if policy.smoke.kernel_pattern:
+        argv += ["--kernel-pattern", policy.smoke.kernel_pattern]
+    return argv
 
 
 def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
@@ -389,6 +396,7 @@ def smoke_command(
     python: Optional[str] = None,
     policy_file: Optional[Path] = None,
     *,
+    profile: Optional[str] = None,
     timeout: float = DEFAULT_TIMEOUT,
     fresh: bool = False,
     as_json: bool = False,
@@ -401,18 +409,19 @@ def smoke_command(
     kernel library called directly instead of Inductor."""
     out = out or sys.stdout
     err = err or sys.stderr
-    from .. import policy as policy_module
-    from ..gather import Gatherers, Sources, gather
-
+    from ..doctor import gather_selected
+    from ..gather import Gatherers
+    from ..policy import candidates
     from ..target import resolve_python
 
     target = resolve_python(python)  # a bad --python is a usage error, GPU or not
-    chosen = policy_module.resolve(policy_file)
-    # The smoke run needs the interpreter and the GPUs; nvcc and the CUTLASS checkout are doctor's business.
-    facts = gather(
-        Sources.for_policy(target, chosen),
-        Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None),
+    # The profile that covers the installed torch, unless one is named. The smoke run needs the interpreter and the
+    # GPUs; nvcc and the CUTLASS checkout are doctor's business.
+    chosen, choice, facts = gather_selected(
+        target, None, candidates(policy_file, profile),
+        gatherers=Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None),
     )
+    err.write(f"envcheck: profile {choice.id}: {choice.reason}\n")
 
     def say(message: str) -> None:
         print(f"envcheck: {message}", file=err, flush=True)
