@@ -41,7 +41,7 @@ def to_json_data(report: Report) -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "envcheck_version": __version__,
-        "profile": _plain(report.profile),
+        "profile": plain(report.profile),
         "policy_source": report.policy_source,
         "target": report.target,
         "status": report.worst.value,

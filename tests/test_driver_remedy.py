@@ -12,8 +12,8 @@ from envcheck.fix.plan import PlanOptions, make_plan
 from envcheck.model import Failure
 from envcheck.smoke.causes import Evidence, context_from, diagnose
 
-OLD = fb.driver(version="580.159.04", cuda="13.0", gpus=[fb.gpu((9, 0), "NVIDIA H200")])
-CONSUMER = fb.driver(version="580.159.04", cuda="13.0", gpus=[fb.gpu((12, 0), "NVIDIA GeForce RTX 5090")])
+OLD = fb.driver(version="570.86.10", cuda="12.8", gpus=[fb.gpu((9, 0), "NVIDIA H200")])
+CONSUMER = fb.driver(version="570.86.10", cuda="12.8", gpus=[fb.gpu((12, 0), "NVIDIA GeForce RTX 5090")])
 
 
 def doctor_remedy(policy, facts):
