@@ -47,7 +47,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .errors import UsageError
-from .gitsafe import checked_url
+from .gitsafe import checked_index_url, checked_url
 from .model import ProfileChoice, Status, canonical_name
 
 if sys.version_info >= (3, 11):
@@ -586,6 +586,13 @@ def _url(value: Any) -> str:
         raise ValueError from None
 
 
+def _index_url(value: Any) -> str:
+    try:
+        return checked_index_url(_string(value))
+    except UsageError:
+        raise ValueError from None
+
+
 def _git_ref(value: Any) -> str:
     ref = _string(value)
     if not _GIT_REF.fullmatch(ref) or ".." in ref:
@@ -833,7 +840,7 @@ def _build(data: dict, source: str) -> Policy:
         torch_verified=torch.get("verified", _specifier, "a version specifier such as '>=2.14,<2.16'", torch_range),
         torch_cuda=torch.get("cuda", _specifier, "a CUDA version specifier such as '>=13,<14'"),
         torch_requirement=torch.get("requirement", _requirement, "a requirement such as 'torch>=2.11'"),
-        torch_index_url=torch.get("index-url", _url, "an https or file URL of a package index", ""),
+        torch_index_url=torch.get("index-url", _index_url, "an https or file URL of a package index", ""),
         torch_why=torch.text("why", ""),
         toolkit=cuda.get("toolkit", _specifier, "a CUDA version specifier such as '>=13.1,<14'"),
         toolkit_level=cuda.get("toolkit-level", _level, "'required' or 'recommended'", "required"),

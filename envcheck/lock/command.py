@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from ..errors import UsageError
+from ..gitsafe import checked_index_url
 from .build import build_lock
 from .export import requirements
 from .lockfile import read_lock, write_lock
@@ -38,8 +39,7 @@ def run_lock(
         if output_format == "pylock":
             raise UsageError("--from LOCK re-reads a lock: pass --format requirements to export it")
         return _write_text(output, requirements(lock, Path(from_lock).parent), "requirements")
-    if not index_url.startswith(("https://", "http://", "file://")):
-        raise UsageError(f"--index-url {index_url!r}: expected an https, http or file URL of a simple index")
+    checked_index_url(index_url, "--index-url")
     from ..policy import resolve
     from ..target import read_target
 
