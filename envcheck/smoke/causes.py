@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from ..judge.cuda import driver_remedy
+from ..judge.cutlass import fetch_remedy
 from ..model import Facts, Failure, Interpreter, Remedy, Status, Step
 from ..policy import Policy
 
@@ -96,20 +97,8 @@ def _dsl_remedy(ctx: Context, text: str) -> Remedy:
 
 
 def _cutlass_api_remedy(ctx: Context, text: str) -> Remedy:
-    source = ctx.policy.cutlass
-    extras = f"[{','.join(source.extras)}]" if source.extras else ""
-    return Remedy(
-        text=text,
-        commands=(
-            ("envcheck", "fix", "--python", ctx.python),
-            ("git", "clone", "--branch", source.branch, "--filter=blob:none", "--sparse", source.url, "cutlass"),
-            ("git", "-C", "cutlass", "checkout", source.commit),
-            ("git", "-C", "cutlass", "sparse-checkout", "set", source.subdir),
-            _pip(ctx, "install", "-e", f"cutlass/{source.subdir}{extras}"),
-        ),
-        steps=(Step("cutlass-fetch", why="cutlass_api has no wheel"), Step("cutlass-install")),
-        link=ctx.policy.link or RECIPE_LINK,
-    )
+    remedy = fetch_remedy(ctx.policy.cutlass, ctx.python, f"{ctx.library} has no wheel", text)
+    return replace(remedy, link=ctx.policy.link or RECIPE_LINK)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The driver remedy is written once: doctor's finding, fix's manual instruction and smoke's cause say the same words,
-with the driver version as NVIDIA writes it (590.44.01, never PEP 440's 590.44.1)."""
+"""Remedies written once. The driver remedy: doctor's finding, fix's manual instruction and smoke's cause say the same
+words, with the driver version as NVIDIA writes it (590.44.01, never PEP 440's 590.44.1). The CUTLASS fetch: doctor's
+and smoke's remedies give by hand the very git commands fix runs."""
 
 from __future__ import annotations
 
@@ -52,3 +53,18 @@ def test_no_driver_at_all_says_install(policy):
 
 def test_a_lead_sentence_comes_first(policy):
     assert driver_remedy(policy, lead="Seen: error 35.").text.startswith("Seen: error 35. Upgrade")
+
+
+def test_doctor_and_smoke_give_the_git_commands_fix_runs(policy):
+    from envcheck.fix.cutlass import git_commands
+    from envcheck.smoke.causes import preflight
+
+    source = policy.cutlass
+    facts = fb.facts(checkout=None, interpreter=fb.interpreter(modules={"cutlass_api": None},
+                                                                dists={k: v for k, v in fb.GOOD_DISTS.items() if k != "cutlass-api"}))
+    doctor = next(f for f in judge(facts, policy) if f.id == "cutlass.checkout").remedy
+    smoke = preflight(facts, policy, context_from(facts, policy, "/opt/venv/bin/python")).remedy
+    by_hand = git_commands("cutlass", source.url, source.branch, source.commit, source.subdir)
+    for remedy in (doctor, smoke):
+        assert remedy.commands[1:-1] == by_hand
+        assert remedy.commands[-1][-1] == f"cutlass/{source.subdir}[torch]"
