@@ -122,3 +122,59 @@ def test_library_adapters_import_only_the_standard_library_at_module_level():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.fixture(scope="module")
+def operators_policy():
+    from envcheck.policy import load_builtin
+
+    return load_builtin("torch-2.14-operators")
+
+
+def operators_facts():
+    modules = {"cutlass.operators": f"{fb.SITE}/nvidia_cutlass_dsl/dsl_packages/cutlass/operators/__init__.py",
+               "cutlass_api": None}
+    return fb.facts(driver=fb.driver(gpus=[H200]), interpreter=fb.interpreter(modules=modules))
+
+
+def test_the_operators_profile_runs_its_library_with_its_own_modules(no_device_python, tmp_path, operators_policy):
+    result = run_smoke(str(no_device_python), operators_facts(), operators_policy, cache_dir=tmp_path / "c", library=True,
+                       timeout=60)
+    log = Path(result.log).read_text()
+    assert "--library cutlass.operators" in log and "--modules cutlass,cutlass.operators" in log
+    assert result.library == "cutlass.operators" and result.status is Status.FAIL and "SmokeNoCuda" in log
+
+
+def test_the_inductor_smoke_of_the_operators_profile_looks_for_its_patterns(no_device_python, tmp_path, operators_policy):
+    result = run_smoke(str(no_device_python), operators_facts(), operators_policy, cache_dir=tmp_path / "c", timeout=60)
+    log = Path(result.log).read_text()
+    assert "--call-pattern" in log and "--kernel-pattern" in log and "--backends NVGEMM" in log
+    assert "--library" not in log
+
+
+def test_a_missing_operators_library_is_named_with_its_wheel(tmp_path, operators_policy):
+    facts = fb.facts(driver=fb.driver(gpus=[H200]), interpreter=fb.interpreter(modules={"cutlass.operators": None}))
+    result = run_smoke(sys.executable, facts, operators_policy, cache_dir=tmp_path / "c", library=True, timeout=60)
+    assert result.cause_id == "cutlass-operators-missing"
+    assert "cutlass.operators is not importable" in result.cause
+    assert [s.args for s in result.remedy.steps] == [("nvidia-cutlass-operators>=0.3.0",)]
+
+
+# What torch 2.14.1's Inductor writes (codegen/nv_universal_gemm/nv_universal_gemm_scheduling.py and
+# nv_universal_gemm_kernel.py): the call, and the operator's name in the kernel module.
+CODE_2_14 = '''
+_KERNEL_NAME = 'cutedsl.Sm90StaticPersistentGemmOperator_tnt_ABFloat16_BBFloat16_outBFloat16_accFloat32_cluster1x1x1_tile128x128x64'
+nv_universal_gemm_fused_mm_0 = async_compile.nv_universal_gemm('nv_universal_gemm_fused_mm_0', r\'\'\'
+import cutlass
+\'\'\')
+'''
+
+
+def test_the_operators_profiles_patterns_find_the_kernel_in_torch_2_14_code(operators_policy):
+    from envcheck.smoke.child import find_kernel
+
+    call, kernel, fallbacks = find_kernel(CODE_2_14, operators_policy.smoke.call_pattern, operators_policy.smoke.kernel_pattern)
+    assert call == "nv_universal_gemm_fused_mm_0" and kernel.startswith("cutedsl.Sm90StaticPersistentGemmOperator_")
+    assert fallbacks == []
+    assert find_kernel("extern_kernels.mm(a, b)", operators_policy.smoke.call_pattern, operators_policy.smoke.kernel_pattern) == (
+        None, None, ["cuBLAS (extern_kernels.mm)"])
