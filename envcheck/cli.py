@@ -51,8 +51,10 @@ def doctor(
     profile: Optional[str] = ProfileOpt,
     strict: bool = StrictOpt,
     cutlass_dir: Optional[str] = CutlassDirOpt,
-    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    output_format: str = typer.Option("table", "--format", help="table, json, markdown, prom (node-exporter textfile) or npd (node-problem-detector plugin: one line, exit 0/1/2)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of standard output."),
+    anonymize: bool = typer.Option(False, "--anonymize", help="Put a hash of the hostname in the report's host object."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every finding's details."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU (CI builders, image builds)."),
     smoke: bool = typer.Option(False, "--smoke", help="Also compile and run a real CuteDSL GEMM (needs a GPU)."),
@@ -73,6 +75,8 @@ def doctor(
             no_gpu=no_gpu,
             smoke=smoke,
             junit=junit,
+            output=output,
+            anonymize=anonymize,
         )
     )
 
@@ -85,6 +89,8 @@ def smoke(
     timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help="Kill the smoke run after this long."),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: a cold compile."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    allow_skip: bool = typer.Option(False, "--allow-skip", help="Exit 0 when there is no GPU to run on (a skip proves nothing: exit 1 otherwise)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the result to FILE (atomically) instead of standard output."),
     library: bool = typer.Option(
         False, "--library",
         help="Run one GEMM through the profile's kernel library directly (no Inductor), name the kernel and check it.",
@@ -93,34 +99,45 @@ def smoke(
     """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
     from .smoke import smoke_command
 
-    return smoke_command(python, policy, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json, library=library)
+    return smoke_command(python, policy, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip, output=output,
+                         library=library)
 
 
 @app.command()
 def lock(
     output: Path = typer.Option(Path("pylock.toml"), "-o", "--output", metavar="FILE", help="Where to write the lock."),
-    python: Optional[str] = PythonOpt,
-    policy: Optional[Path] = PolicyOpt,
-    profile: Optional[str] = ProfileOpt,
+    policy: Optional[Path] = typer.Option(None, "--profile", "--policy", metavar="ID|FILE", help="A built-in profile id or a policy file (TOML)."),
+    python_version: Optional[str] = typer.Option(None, "--python-version", metavar="X.Y", help="Resolve for this CPython (default 3.12)."),
+    platform: Optional[str] = typer.Option(None, "--platform", metavar="NAME", help="Resolve for this uv platform (default x86_64-manylinux_2_28)."),
+    torch_index_url: Optional[str] = typer.Option(None, "--torch-index-url", metavar="URL", help="Index searched first (default: the profile's torch.index-url; '' for none)."),
+    without: List[str] = typer.Option([], "--without", metavar="NAME", help="Leave a package of the profile out of the resolution; repeatable."),
+    from_env: bool = typer.Option(False, "--from-env", help="Lock the live environment (--python, default this one) instead of resolving."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="The live environment to lock (implies --from-env)."),
     find_links: List[Path] = typer.Option([], "--find-links", metavar="DIR", help="Local wheels and sdists to lock (hashed here); repeatable."),
-    index_url: str = typer.Option("https://pypi.org/simple", "--index-url", metavar="URL", help="Simple index for hashes (torch also tries the profile's torch.index-url first)."),
+    index_url: str = typer.Option("https://pypi.org/simple", "--index-url", metavar="URL", help="The package index (torch also tries the profile's torch.index-url first)."),
     no_index: bool = typer.Option(False, "--no-index", help="Ask no index: files and hashes come from --find-links only."),
     from_lock: Optional[Path] = typer.Option(None, "--from", metavar="LOCK", help="Re-read this lock instead of locking the target (with --format requirements)."),
     output_format: str = typer.Option("pylock", "--format", help="pylock (PEP 751) or requirements (hash-pinned, for any pip)."),
 ) -> int:
-    """Write a PEP 751 pylock.toml of the target's stack: exact versions, sources, hashes, and the profile's facts."""
-    from .lock import run_lock
+    """Write a PEP 751 pylock.toml of a profile's stack, resolved for a target platform (or --from-env: as installed)."""
+    from .lock import Target, run_lock
 
+    target = None
+    if python_version is not None or platform is not None:
+        target = Target(python_version or Target.python_version, platform or Target.platform)
     return run_lock(
         output,
         python=python,
         policy_file=policy,
-        profile=profile,
         find_links=find_links,
         index_url=index_url,
         no_index=no_index,
         from_lock=from_lock,
         output_format=output_format,
+        from_env=from_env,
+        target=target,
+        torch_index_url=torch_index_url,
+        without=without,
     )
 
 
@@ -180,6 +197,33 @@ def fix(
     ))
 
 
+@app.command()
+def diff(
+    a: Path = typer.Argument(..., metavar="A", help="The environment that works: a doctor --json report or a pylock.toml."),
+    b: Path = typer.Argument(..., metavar="B", help="The environment to compare with it: a doctor --json report (or a lock)."),
+    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
+) -> int:
+    """What changed from A to B, most important first; exit 1 when B regresses against A."""
+    from .fleet import run_diff
+
+    return run_diff(a, b, output_format=output_format, as_json=as_json, output=output)
+
+
+@app.command()
+def fleet(
+    reports: List[Path] = typer.Argument(..., metavar="REPORT...", help="doctor --json reports, or folders of them (one per node)."),
+    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
+) -> int:
+    """Many nodes' reports as one view: groups by outcome, per-check counts, outliers; exit 1 if any node fails."""
+    from .fleet import run_fleet
+
+    return run_fleet(reports, output_format=output_format, as_json=as_json, output=output)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the CLI and map every way it can end to an exit code."""
     try:
@@ -193,16 +237,23 @@ def main(argv: Optional[List[str]] = None) -> int:
         exc.show()
         return EXIT_USAGE
     except UsageError as exc:
-        print(f"envcheck: error: {exc}", file=sys.stderr)
+        print(_redacted(f"envcheck: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("envcheck: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - a crash inside envcheck: exit 3 with a log
         log = write_crash_log(exc)
-        print(f"envcheck: internal error: {type(exc).__name__}: {exc}\nThe full traceback is in {log}", file=sys.stderr)
+        print(_redacted(f"envcheck: internal error: {type(exc).__name__}: {exc}\nThe full traceback is in {log}"), file=sys.stderr)
         return EXIT_CRASH
     return result if isinstance(result, int) else 0
+
+
+def _redacted(text: str) -> str:
+    """An error message with the secrets a flag or a file put in it masked (a URL's password, a token)."""
+    from .redact import Redactor
+
+    return Redactor()(text)
 
 
 def run() -> None:

@@ -16,6 +16,7 @@ from typing import Callable, Mapping, Optional
 from . import __version__
 from .errors import UsageError
 from .policy import Policy, driver_text, spec_text
+from .redact import Redactor, has_credentials
 
 __all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "template_text", "values", "fill", "render_dockerfile", "render_dockerignore", "run_dockerfile"]
 
@@ -48,6 +49,13 @@ def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
     image = base_image or default_base_image(policy)
     if not _IMAGE.match(image):
         raise UsageError(f"--base-image {image!r}: expected an image reference such as nvidia/cuda:13.1.0-devel-ubuntu24.04")
+    if has_credentials(policy.cutlass.url):
+        # A build ARG is kept in the image's history for anyone who pulls it: a secret never goes there.
+        raise UsageError(
+            f"{policy.source}: key 'cutlass.url' = {Redactor(paths=False)(policy.cutlass.url)!r}: carries credentials, "
+            "which the Dockerfile would keep in the image's history; expected a URL without them (a public or "
+            "ssh:// mirror)"
+        )
     torch_cuda = spec_text(policy.torch_cuda, ",") or "any version"
     return {
         "cutlass_step": _cutlass_step(policy),

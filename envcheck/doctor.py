@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Mapping, Optional
 
 from .errors import UsageError
 from .gather import started
-from .target import resolve_python
+from .target import require_interpreter, resolve_python
 
 if TYPE_CHECKING:
     from .gather import Gatherers
@@ -35,6 +35,8 @@ class DoctorOptions:
     no_gpu: bool = False
     smoke: bool = False
     junit: Optional[Path] = None
+    output: Optional[Path] = None  # -o FILE: written atomically instead of standard output
+    anonymize: bool = False  # the host object's hostname as a hash
 
 
 def diagnose(
@@ -96,19 +98,53 @@ def _torch_version(facts: Facts) -> Optional[str]:
     return dist.version if dist else None
 
 
+NODE_FORMATS = ("prom", "npd")
+
+
 def run_doctor(options: DoctorOptions) -> int:
+    if options.output_format == "npd":
+        return _run_npd(options)
     python = resolve_python(options.python)  # a bad --python is a usage error before anything runs
     gatherers = started(python)
-    from .policy import candidates as policy_candidates
+    from .policy import candidates
     from .redact import Redactor
     from .render import FORMATS, render
 
-    if options.output_format not in FORMATS:
-        raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS)}")
-    candidates = policy_candidates(options.policy, options.profile)
+    if options.output_format not in FORMATS + NODE_FORMATS:
+        raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS + NODE_FORMATS)}")
+    policy, report = _report(python, candidates(options.policy, options.profile), options, gatherers)
+    redact = Redactor()
+    shown = redact.deep(report)
+    if options.output_format == "prom":
+        import time
+
+        from .nodeformats import prom
+
+        text = prom(shown, policy.cutedsl.name, now=time.time())
+    else:
+        color = options.output_format == "table" and options.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        text = render(shown, options.output_format, options.verbose, color)
+    _emit(redact(text), options.output)
+    if options.junit is not None or os.environ.get("GITHUB_ACTIONS") == "true":
+        from .ci import emit_github, write_junit
+
+        if options.junit is not None:
+            write_junit(shown, options.junit, redact)
+        # Workflow commands on stderr when stdout carries JSON, so that the JSON stays parseable.
+        emit_github(shown, os.environ, sys.stderr if options.output_format in ("json", "prom") else sys.stdout, redact)
+    return report.exit_code
+
+
+def _report(
+    python: str, candidates: Candidates, options: DoctorOptions, gatherers: Optional[Gatherers] = None
+) -> tuple[Policy, Report]:
+    """The chosen profile, and its report: diagnose, the smoke run when asked, and the host object."""
+    from .host import host_of
+
     policy, report = diagnose_selected(
         python, options.cutlass_dir, candidates, no_gpu=options.no_gpu, gatherers=gatherers, strict=options.strict
     )
+    require_interpreter(python, report.facts.interpreter)  # not Python, or hung: nothing to report on (exit 2)
     if options.smoke:
         from .smoke import run_smoke
 
@@ -116,16 +152,31 @@ def run_doctor(options: DoctorOptions) -> int:
             print(f"envcheck: {message}", file=sys.stderr, flush=True)
 
         report = replace(report, smoke=run_smoke(python, report.facts, policy, progress=say))
-    redact = Redactor()
-    shown = redact.deep(report)
-    color = options.output_format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    sys.stdout.write(redact(render(shown, options.output_format, options.verbose, color)))
-    sys.stdout.flush()
-    if options.junit is not None or os.environ.get("GITHUB_ACTIONS") == "true":
-        from .ci import emit_github, write_junit
+    return policy, replace(report, host=host_of(report.facts, anonymize=options.anonymize))
 
-        if options.junit is not None:
-            write_junit(shown, options.junit, redact)
-        # Workflow commands on stderr when stdout carries JSON, so that the JSON stays parseable.
-        emit_github(shown, os.environ, sys.stderr if options.output_format == "json" else sys.stdout, redact)
-    return report.exit_code
+
+def _emit(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        from .atomic import write_text_atomic
+
+        write_text_atomic(output, text)
+
+
+def _run_npd(options: DoctorOptions) -> int:
+    """node-problem-detector's custom plugin: one line, exit 0 OK, 1 problem, 2 unknown (doctor could not tell)."""
+    from .nodeformats import NPD_UNKNOWN, NPD_WIDTH, npd
+    from .redact import Redactor
+
+    try:
+        from .policy import candidates
+
+        python = resolve_python(options.python)
+        report = _report(python, candidates(options.policy, options.profile), options)[1]
+        code, line = npd(Redactor().deep(report))
+    except Exception as exc:  # noqa: BLE001 - the contract has no crash code: anything unforeseen is "unknown"
+        code, line = NPD_UNKNOWN, f"UNKNOWN: {type(exc).__name__}: {exc}"[:NPD_WIDTH]
+    _emit(Redactor()(line) + "\n", options.output)
+    return code

@@ -26,14 +26,17 @@ def log_dir() -> Path:
 
 
 def write_crash_log(exc: BaseException) -> Path:
-    """Write the traceback of a crash inside envcheck to a log and return its path."""
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    """Write the traceback of a crash inside envcheck to a log (redacted, readable by its owner only); its path."""
+    from .redact import Redactor
+
+    text = Redactor()("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     for folder in (log_dir(), Path(tempfile.gettempdir())):
         try:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"crash-{stamp}-{os.getpid()}.log"
-            path.write_text(text, encoding="utf-8")
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as log:
+                log.write(text)
             return path
         except OSError:
             continue

@@ -206,6 +206,7 @@ class Gpu:
     capability: tuple[int, int]
     memory_bytes: Optional[int] = None
     mig: Optional[bool] = None  # None: not supported or unknown
+    uuid: Optional[str] = None  # "GPU-..." (NVML), for telling nodes' GPUs apart in a fleet
 
     @property
     def capability_text(self) -> str:
@@ -330,7 +331,8 @@ class SmokeResult:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.status.is_problem else 0
+        """0 when the GEMM ran and was proved; a skip proved nothing, so it is 1 like a failure."""
+        return 1 if self.status.is_problem or self.status is Status.SKIP else 0
 
     def to_dict(self) -> dict:
         return {
@@ -354,7 +356,6 @@ class SmokeResult:
         }
 
 
-
 @dataclass(frozen=True)
 class ProfileChoice:
     """Which profile a report was judged by, and why (the table header, JSON `profile`, markdown)."""
@@ -369,6 +370,17 @@ class ProfileChoice:
 
 
 @dataclass(frozen=True)
+class Host:
+    """The machine a report was made on, for a fleet: its name (or a hash of it), driver and GPUs."""
+
+    hostname: str  # "sha256:..." with --anonymize
+    driver: Optional[str] = None
+    driver_cuda: Optional[str] = None
+    gpus: tuple[str, ...] = ()  # names, in index order
+    gpu_uuids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Report:
     """One run of doctor: the findings in a fixed order, and what they were made from."""
 
@@ -378,6 +390,7 @@ class Report:
     facts: Optional[Facts] = None
     smoke: Optional[SmokeResult] = None  # when --smoke ran
     policy_source: str = ""  # the file (or built-in profile) the verdicts came from: a parent pyproject.toml is no secret
+    host: Optional[Host] = None  # doctor fills it in for the JSON a fleet reads
 
     def __post_init__(self) -> None:
         if isinstance(self.profile, str):
@@ -392,8 +405,9 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        """0: every required check passed (warnings allowed); 1: a required check failed."""
-        return 1 if self.worst.is_problem else 0
+        """0: every required check passed (warnings allowed); 1: a required check failed, or a smoke that was asked
+        for proved nothing (skipped)."""
+        return 1 if self.worst.is_problem or (self.smoke is not None and self.smoke.exit_code) else 0
 
     def finding(self, check_id: str) -> Optional[Finding]:
         return next((f for f in self.findings if f.id == check_id), None)

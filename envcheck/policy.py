@@ -37,7 +37,6 @@ Everything that differs between stacks is profile data; code never branches on a
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -48,12 +47,8 @@ from packaging.version import InvalidVersion, Version
 
 from .errors import UsageError
 from .gitsafe import checked_index_url, checked_url
+from .userfile import parse_toml, read_toml
 from .model import ProfileChoice, Status, canonical_name
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -90,11 +85,19 @@ class PolicyError(UsageError):
 
     def __init__(self, source: str, key: str, value: Any, expected: str):
         self.source, self.key, self.value, self.expected = source, key, value, expected
-        shown = "(missing)" if value is _MISSING else repr(value)
+        shown = "(missing)" if value is _MISSING else _shown(value)
         super().__init__(f"{source}: key '{key}' = {shown}: expected {expected}")
 
 
 _MISSING = object()
+_SHOWN_CHARS = 200  # of a bad value, in an error message
+_MAX_TEXT = 4096  # characters of any one value: a branch name or a URL is far shorter, a why a paragraph
+
+
+def _shown(value: Any) -> str:
+    """A value as an error message shows it: its repr, cut short so that a huge value is not echoed in full."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]}... ({len(text)} characters)"
 
 
 @dataclass(frozen=True)
@@ -404,18 +407,11 @@ def _nearest_pyproject(start: Path) -> Optional[Path]:
 
 
 def _read_toml(path: Path) -> dict:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the policy file: {exc.strerror or exc}") from None
-    return _parse_toml(text, str(path))
+    return read_toml(path, f"policy file {path}")
 
 
 def _parse_toml(text: str, source: str) -> dict:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{source}: not valid TOML: {exc}") from None
+    return parse_toml(text, source)
 
 
 def _with_base(data: dict, source: str, folder: Path, depth: int = 0) -> dict:
@@ -510,6 +506,8 @@ class _Table:
             self.used.add(name)
             return default
         value = self.raw(name)
+        if isinstance(value, str) and len(value) > _MAX_TEXT:
+            raise PolicyError(self.source, self.key(name), value, f"{expected}, of at most {_MAX_TEXT} characters")
         try:
             return parse(value)
         except (TypeError, ValueError, InvalidSpecifier, InvalidVersion, InvalidRequirement):

@@ -168,9 +168,11 @@ def torch_build(origin):
         else:
             continue
         try:
-            values[target] = ast.literal_eval(value)
-        except ValueError:
+            literal = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
+        if isinstance(literal, str):  # a set, a number or a None is not a version: JSON must stay writable
+            values[target] = literal
     return {
         "version": values.get("__version__"),
         "cuda": values.get("cuda"),

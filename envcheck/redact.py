@@ -8,11 +8,11 @@ import enum
 import json
 import os
 import re
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, TextIO
 
-__all__ = ["Redactor"]
+__all__ = ["Redactor", "RedactedStream", "has_credentials", "without_credentials"]
 
-_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|ACCESS_KEY|PRIVATE_KEY|AUTH)", re.I)
+_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|KEY|AUTH)", re.I)
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/@\s\"']+)@")
 _URL_QUERY_SECRET = re.compile(r"(?P<key>[?&](?:token|access_token|auth|key|password|sig|signature)=)[^&\s\"']+", re.I)
 _HOME = re.compile(r"(?P<root>/(?:home|Users))/(?P<user>[^/\s\"']+)")
@@ -22,8 +22,10 @@ MASK = "***"
 class Redactor:
     """Masks secrets in text. Built once from the environment, then applied to each output."""
 
-    def __init__(self, env: Optional[Mapping[str, str]] = None, home: Optional[str] = None):
+    def __init__(self, env: Optional[Mapping[str, str]] = None, home: Optional[str] = None, paths: bool = True):
+        """paths=False masks secrets only: home paths stay as they are (a log, an error naming the user's file)."""
         env = os.environ if env is None else env
+        self.paths = paths
         self.home = (home if home is not None else os.path.expanduser("~")).rstrip("/")
         values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 6}
         # In JSON output a secret may appear escaped: mask that spelling too.
@@ -34,6 +36,8 @@ class Redactor:
             text = text.replace(secret, MASK)
         text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
         text = _URL_QUERY_SECRET.sub(lambda m: f"{m['key']}{MASK}", text)
+        if not self.paths:
+            return text
         if self.home and self.home not in ("", "/"):
             text = re.sub(re.escape(self.home) + r"(?=/|\b|$)", "~", text)
         return _HOME.sub(lambda m: f"{m['root']}/<user>", text)
@@ -56,3 +60,37 @@ class Redactor:
             changes = {f.name: self.deep(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
             return dataclasses.replace(value, **changes)
         return value
+
+
+class RedactedStream:
+    """A text stream that masks secrets in everything written to it: fix's output, its log."""
+
+    def __init__(self, stream: TextIO, redact: Optional[Redactor] = None):
+        self.stream = stream
+        self.redact = redact or Redactor(paths=False)
+
+    def write(self, text: str) -> int:
+        return self.stream.write(self.redact(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+    def __enter__(self) -> "RedactedStream":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stream.close()
+
+
+def without_credentials(url: str) -> str:
+    """The URL with its `user:password@` part taken out (not masked: what is left still works without them)."""
+    return _URL_USERINFO.sub(lambda m: m["scheme"], url, count=1) if has_credentials(url) else url
+
+
+def has_credentials(url: str) -> bool:
+    """Whether a URL carries a secret: a password (`user:password@`), a token as an http(s) user name
+    (`https://TOKEN@host`), or a token in its query. ssh's plain `git@host` is a user name, not a secret."""
+    found = _URL_USERINFO.match(url)
+    if found and (":" in found["userinfo"] or found["scheme"].lower().startswith("http")):
+        return True
+    return bool(_URL_QUERY_SECRET.search(url))

@@ -49,6 +49,7 @@ def to_json_data(report: Report) -> dict:
         "summary": summary_counts(report),
         "checks": [plain(f) for f in report.findings],
         "smoke": report.smoke.to_dict() if report.smoke is not None else None,
+        "host": plain(report.host) if report.host is not None else None,
         "facts": plain(report.facts) if report.facts is not None else None,
     }
 

@@ -12,7 +12,7 @@ from .errors import UsageError
 if TYPE_CHECKING:
     from .model import Interpreter
 
-__all__ = ["resolve_python", "read_target"]
+__all__ = ["resolve_python", "read_target", "unreadable", "require_interpreter"]
 
 
 def resolve_python(flag: Optional[str]) -> str:
@@ -39,4 +39,18 @@ def read_target(flag: Optional[str]) -> Interpreter:
     try:
         return gather_interpreter(python)
     except RuntimeError as exc:
-        raise UsageError(f"--python {python}: {exc}") from None
+        raise unreadable(python, str(exc)) from None
+
+
+def unreadable(python: str, why: str) -> UsageError:
+    """The usage error for a target interpreter that could not be read at all: nothing can be checked in it."""
+    return UsageError(f"--python {python}: the target interpreter could not be read: {why}")
+
+
+def require_interpreter(python: str, found: object) -> "Interpreter":
+    """The gathered interpreter facts, or the usage error when gathering could not read the target."""
+    from .model import Interpreter
+
+    if isinstance(found, Interpreter):
+        return found
+    raise unreadable(python, getattr(found, "message", None) or "no answer")

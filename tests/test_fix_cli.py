@@ -67,3 +67,24 @@ def test_json_plan_then_a_real_sigkill_between_steps_then_finish(tmp_path, wheel
     done = cli("--undo", "--yes", "--python", str(python))
     assert done.returncode == 0, done.stdout + done.stderr
     assert freeze(python) == original
+
+
+def test_the_fix_log_and_the_snapshot_may_hold_credentials_so_they_are_private(tmp_path):
+    """An index URL's password: masked in the log, left out of the snapshot; both readable by their owner only."""
+    import stat
+
+    import factsbuilder as fb
+
+    from envcheck.fix import snapshot as snapshots
+    from envcheck.fix.command import _open_log
+    from envcheck.fix.pip import PipSources
+
+    state = tmp_path / "state"
+    log, path = _open_log(state, "fix", "ENVCHECK_STATE_DIR")
+    with log:
+        log.write("$ python -m pip install --index-url https://me:log-secret-1@host/simple torch\n")
+    assert "log-secret-1" not in path.read_text() and "https://***@host/simple" in path.read_text()
+    taken = snapshots.record(fb.interpreter(), None, "cutlass_api", sources=PipSources(index_url="https://me:pw-2@host/simple"))
+    saved = snapshots.save(taken, state)
+    assert snapshots.load(state).sources.index_url == "https://host/simple" and "pw-2" not in saved.read_text()
+    assert [stat.S_IMODE(p.stat().st_mode) for p in (path, saved, path.parent)] == [0o600, 0o600, 0o700]

@@ -221,14 +221,14 @@ def test_parse_simple_json_takes_urls_hashes_sizes_and_upload_times():
 
 
 def test_parse_simple_html_takes_hash_fragments_and_skips_unhashed_links():
-    body = b"""<html><body>
-    <a href="/whl/cu130/torch-2.11.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=00ff">torch-2.11.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl</a>
+    body = f"""<html><body>
+    <a href="/whl/cu130/torch-2.11.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl#sha256={"00ff" * 16}">torch-2.11.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl</a>
     <a href="torch-2.11.0%2Bcu130-cp313-cp313-win_amd64.whl">no hash</a>
-    </body></html>"""
+    </body></html>""".encode()
     (record,) = parse_simple_html(body, "https://download.pytorch.org/whl/cu130/torch/")
     assert record.filename == "torch-2.11.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"
     assert record.url == "https://download.pytorch.org/whl/cu130/torch-2.11.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl"
-    assert record.hashes == (("sha256", "00ff"),)
+    assert record.hashes == (("sha256", "00ff" * 16),)
 
 
 def test_lock_from_a_file_index_records_the_index_and_urls(policy, stack_wheels, tmp_path):
@@ -280,7 +280,7 @@ def test_toml_writer_round_trips_awkward_strings(value):
 @pytest.mark.parametrize(
     "content, message",
     [
-        (None, "cannot read the lock"),
+        (None, "cannot read it"),
         ("lock-version = ", "not valid TOML"),
         ('lock-version = "1.0"\ncreated-by = "x"\n', "not a valid PEP 751 lock: Missing required value in 'packages'"),
         ('lock-version = "2.0"\ncreated-by = "x"\npackages = []\n', "not supported"),
@@ -479,3 +479,43 @@ def test_pypi_json_api_gives_hashes_when_reachable():
         pytest.skip(f"PyPI not reachable: {exc}")
     assert files and all(f.url.startswith("https://") and dict(f.hashes).get("sha256") for f in files)
     assert all(f.size and f.upload_time for f in files)  # PEP 700 fields from the JSON API
+
+
+def test_an_index_url_with_credentials_sends_them_as_a_header_and_keeps_them_out_of_the_lock():
+    """`https://user:pass@host/simple` as pip takes it: urllib would read `user:pass@host` as the host name."""
+    import base64
+    import http.server
+    import threading
+
+    seen: list = []
+    page = json.dumps({"files": [{"filename": "foo-1.0-py3-none-any.whl", "url": "foo-1.0-py3-none-any.whl",
+                                  "hashes": {"sha256": "ab" * 32, "md5": "not-hex"}}]}).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            seen.append(self.headers.get("Authorization"))
+            if self.headers.get("Authorization") != "Basic " + base64.b64encode(b"me:p@ss word").decode():
+                self.send_response(401)
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        index = Index(f"http://me:p%40ss%20word@127.0.0.1:{server.server_port}/simple")
+        (record,) = index.files("foo", "1.0")
+        refused = Index(f"http://me:wrong-pass@127.0.0.1:{server.server_port}/simple")
+        with pytest.raises(UsageError) as caught:
+            refused.files("foo", "1.0")
+    finally:
+        server.shutdown()
+    assert seen[0] is not None and record.hashes == (("sha256", "ab" * 32),)  # the unusable md5 is left out
+    assert record.url == f"http://127.0.0.1:{server.server_port}/simple/foo/foo-1.0-py3-none-any.whl"
+    assert "p@ss" not in index.url and "wrong-pass" not in str(caught.value) and "HTTP 401" in str(caught.value)

@@ -57,7 +57,7 @@ def test_skip_without_a_gpu_in_a_second(policy, tmp_path):
     began = time.monotonic()
     result = run_smoke(PY, facts, policy, timeout=60, cache_dir=cache(tmp_path))
     assert time.monotonic() - began < 1
-    assert result.status is Status.SKIP and result.exit_code == 0
+    assert result.status is Status.SKIP and result.exit_code == 1  # a skip proved nothing
     assert result.cause_id == "no-gpu" and "NVML library not found" in result.cause
     assert result.log is None and not (cache(tmp_path) / "smoke").exists()  # no child was started
 
@@ -232,14 +232,16 @@ def test_render_text_of_a_pass_and_a_failure(policy, tmp_path):
     assert "FAIL" in text and "fix" in text and failed.log in text
 
 
-def test_smoke_command_here_skips_and_exits_0(capsys, monkeypatch):
-    """This machine has no NVIDIA driver: the real gatherers, the real command, a skip."""
+def test_smoke_command_here_skips_and_a_skip_is_not_a_pass(capsys, monkeypatch):
+    """This machine has no NVIDIA driver: the real gatherers, the real command, a skip that exits 1, 0 only when
+    --allow-skip says a skip is fine."""
     pytest.importorskip("pynvml")
     code = smoke_command(None, None, timeout=30, as_json=True)
     data = json.loads(capsys.readouterr().out)
     if data["smoke"]["cause"] is None or data["smoke"]["cause"]["id"] != "no-gpu":
         pytest.skip("this machine has a GPU")
-    assert code == 0 and data["schema_version"] == 1 and data["smoke"]["status"] == "skip"
+    assert code == 1 and data["schema_version"] == 1 and data["smoke"]["status"] == "skip"
+    assert smoke_command(None, None, timeout=30, as_json=True, allow_skip=True) == 0
 
 
 def test_cli_smoke_json(capsys):

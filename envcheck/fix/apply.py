@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
+from .. import proc
 from .cutlass import CheckoutRefused, CheckoutState, fetch, restore
 from .pip import redact_argv
 from .plan import Plan, PlannedStep
@@ -35,31 +35,22 @@ def run_command(argv: Sequence[str], log: TextIO, on_line: Callable[[str], None]
     log.write(f"$ {' '.join(shlex.quote(a) for a in redact_argv(argv))}\n")
     log.flush()
     env = dict(os.environ, PIP_NO_INPUT="1", PYTHONUNBUFFERED="1", GIT_TERMINAL_PROMPT="0")
+
+    def line(text: str) -> None:
+        log.write(text + "\n")
+        on_line(text)
+
     # `python -m pip` puts its working directory first on sys.path: it runs in an empty folder of its own, so that
     # nothing in the user's folder (a pip/ or json.py) is imported. Every path in argv is absolute.
     with tempfile.TemporaryDirectory(prefix="envcheck-cwd-") as empty:
         try:
-            process = subprocess.Popen(
-                list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                text=True, errors="replace", env=env, cwd=empty,
-            )
+            end = proc.run(argv, timeout, env=env, cwd=empty, merge_stderr=True, on_line=line)
         except OSError as exc:
             log.write(f"could not start: {exc}\n")
             return 127
-        return _follow(process, log, on_line, timeout)
-
-
-def _follow(process: subprocess.Popen, log: TextIO, on_line: Callable[[str], None], timeout: float) -> int:
-    deadline = time.monotonic() + timeout
-    assert process.stdout is not None
-    for line in process.stdout:
-        log.write(line)
-        on_line(line.rstrip("\n"))
-        if time.monotonic() > deadline:
-            process.kill()
-            log.write(f"killed after {timeout:.0f} s\n")
-            break
-    status = process.wait()
+    if end.timed_out:
+        log.write(f"killed after {timeout:.0f} s (its whole process group)\n")
+    status = end.returncode if end.returncode is not None else -9
     log.write(f"(exit {status})\n")
     log.flush()
     return status
@@ -149,7 +140,7 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) 
             raise RuntimeError(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - git's failure is the step's failure; the log has the detail
             log.write(f"fetch failed: {type(exc).__name__}: {exc}\n")
-            raise RuntimeError(f"the fetch from {step.param('url')} failed: {str(exc).strip().splitlines()[-1:] or [type(exc).__name__]}") from None
+            raise RuntimeError(f"the fetch from {step.param('url')} failed: {git_error_line(exc)}") from None
         return f"{result.action}: {result.path} at {result.commit[:12]} ({result.bytes_received / 1e6:.2f} MB in {result.seconds:.1f} s)"
     if step.kind == "checkout-restore":
         import json
@@ -167,6 +158,20 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) 
             raise RuntimeError(f"{Path(argv[0]).name} {' '.join(argv[1:4])} ... exited with {status}")
     _write_files(step.writes_after)
     return ""
+
+
+def git_error_line(exc: BaseException) -> str:
+    """git's own first error line ("fatal: repository '...' not found"), else the exception's last line."""
+    stderr = getattr(exc, "stderr", None)
+    if isinstance(stderr, bytes):
+        stderr = stderr.decode("utf-8", "replace")
+    for text in (stderr, str(exc)):
+        lines = [ln.strip().removeprefix("stderr:").strip().strip("'") for ln in (text or "").splitlines()]
+        lines = [ln for ln in lines if ln]
+        errors = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+        if errors or lines:
+            return (errors[0] if errors else lines[-1])[:300]
+    return type(exc).__name__
 
 
 def apply(

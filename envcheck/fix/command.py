@@ -17,9 +17,10 @@ from typing import Callable, Mapping, Optional, TextIO
 
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..model import Facts, Finding, Interpreter, ProfileChoice
+from ..paths import cache_dir, default_cutlass_dir, folder_origin, usable_folder
 from ..policy import Candidates, Policy
-from ..paths import cache_dir, default_cutlass_dir
-from ..target import resolve_python
+from ..redact import RedactedStream, Redactor, has_credentials
+from ..target import require_interpreter, resolve_python
 from . import snapshot as snapshots
 from .apply import Console, Runner, apply, run_command
 from .cutlass import checked_url, read_state
@@ -94,12 +95,28 @@ def _confirm(io: Io, question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def _open_log(state: Path, verb: str) -> tuple[TextIO, Path]:
-    folder = state / "logs"
-    folder.mkdir(parents=True, exist_ok=True)
+def _open_log(state: Path, verb: str, what: str) -> tuple[TextIO, Path]:
+    """A new log in the state folder: its owner's only, secrets masked (pip's and git's output name index URLs)."""
+    folder = usable_folder(state / "logs", what, create=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = folder / f"{verb}-{stamp}-{os.getpid()}.log"
-    return open(path, "a", encoding="utf-8"), path
+    try:
+        handle = open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a", encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot write the log {path}: {exc.strerror or exc}") from None
+    return RedactedStream(handle), path
+
+
+def _no_credentials(url: str, flag_value: Optional[str]) -> str:
+    """The CUTLASS URL, refused when it carries a secret: git would keep it in the checkout's .git/config."""
+    if has_credentials(url):
+        where = "--cutlass-url" if flag_value else "the policy's cutlass.url"
+        raise UsageError(
+            f"{where} {Redactor(paths=False)(url)!r}: carries credentials, which git would keep in the checkout's "
+            "configuration and its output would show; fetch over ssh:// with your key, or from a local mirror "
+            "(--cutlass-url DIR)"
+        )
+    return url
 
 
 def _consent(io: Io, options: FixOptions, plan: Plan) -> tuple[str, ...]:
@@ -118,13 +135,15 @@ def _consent(io: Io, options: FixOptions, plan: Plan) -> tuple[str, ...]:
 
 def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     io = io or Io()
+    # pip's output, git's and fix's own carry index URLs: whatever reaches the user or the log is masked.
+    io = replace(io, out=RedactedStream(io.out), err=RedactedStream(io.err))
     from ..policy import candidates
 
     python = resolve_python(options.python)
     named = candidates(options.policy, options.profile)
     sources = sources_from_flags(options.find_links, options.index_url, options.no_index)
     if options.cutlass_url is not None:
-        checked_url(options.cutlass_url, "--cutlass-url")
+        checked_url(_no_credentials(options.cutlass_url, options.cutlass_url), "--cutlass-url")
     for name in options.remove:
         checked_name(name, "--remove")
     if options.undo and (options.toolkit or options.no_deps):
@@ -133,18 +152,21 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         raise UsageError(f"--cutlass-dir {options.cutlass_dir!r}: expected a folder")
 
     policy, choice, facts = _gather(io, python, options.cutlass_dir, named)
-    interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
-    if interpreter is None:
-        raise UsageError(f"--python {python}: could not be read: {getattr(facts.interpreter, 'message', '?')}")
-    state = snapshots.state_dir(interpreter.prefix, io.env)
+    interpreter = require_interpreter(python, facts.interpreter)
+    state_what = " ".join(filter(None, (folder_origin(io.env, "ENVCHECK_STATE_DIR"), "(envcheck fix's state folder)")))
+    # A run that may change things needs its state folder before the first change: checked (made) here.
+    state = usable_folder(
+        snapshots.state_dir(interpreter.prefix, io.env), state_what, create=(options.yes or options.undo) and not options.dry_run
+    )
     # pip refuses to change an interpreter its distribution manages (PEP 668) unless told; the flag is the consent,
     # passed to pip only where it matters.
     sources = replace(sources, break_system_packages=options.break_system_packages and externally_managed(interpreter))
     if options.undo:
-        return _undo(options, io, policy, interpreter, state, sources)
+        return _undo(options, io, policy, interpreter, state, sources, state_what)
 
     source = policy.cutlass  # None: the profile needs no CUTLASS checkout
-    cutlass_url = checked_url(options.cutlass_url or source.url, "--cutlass-url") if source is not None else ""
+    cutlass_url = (checked_url(_no_credentials(options.cutlass_url or source.url, options.cutlass_url), "--cutlass-url")
+                   if source is not None else "")
     checkout = facts.checkout
     if options.cutlass_dir:
         cutlass_dir = str(Path(options.cutlass_dir).expanduser().absolute())
@@ -194,7 +216,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         io.err.write("Nothing was changed (run with --yes to apply without asking).\n")
         return EXIT_FAILED
 
-    log, log_path = _open_log(state, "fix")
+    log, log_path = _open_log(state, "fix", state_what)
     with log:
         console.say(f"The full pip and git output goes to {log_path}")
         console.say(snapshots.before_changes(
@@ -221,7 +243,9 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     return EXIT_OK if outcome.ok and not remaining else EXIT_FAILED
 
 
-def _undo(options: FixOptions, io: Io, policy, interpreter: Interpreter, state: Path, sources: PipSources) -> int:
+def _undo(
+    options: FixOptions, io: Io, policy, interpreter: Interpreter, state: Path, sources: PipSources, state_what: str
+) -> int:
     taken = snapshots.load(state)
     if taken is None:
         io.out.write(f"Nothing to undo: envcheck fix has not changed {interpreter.executable} (no snapshot in {state}).\n")
@@ -244,7 +268,7 @@ def _undo(options: FixOptions, io: Io, policy, interpreter: Interpreter, state: 
         io.err.write("Nothing was changed (run with --yes to apply without asking).\n")
         return EXIT_FAILED
     console = Console(io.err)
-    log, log_path = _open_log(state, "undo")
+    log, log_path = _open_log(state, "undo", state_what)
     with log:
         console.say(f"The full pip and git output goes to {log_path}")
         outcome = apply(plan, log, runner=io.runner, console=console)

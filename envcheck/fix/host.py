@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Mapping
 
+from .. import proc
 from ..errors import UsageError
 from ..model import Interpreter
 from .pip import pip_prefix
@@ -59,11 +59,8 @@ def find_interpreters(env: Mapping[str, str], timeout: float = 5.0) -> tuple[tup
             continue
         seen.add(real)
         try:
-            done = subprocess.run(
-                [candidate, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
-                capture_output=True, text=True, timeout=timeout, check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
+            done = proc.run([candidate, "-I", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout)
+        except OSError:
             continue
         if done.returncode == 0 and done.stdout.strip():
             out.append((candidate, done.stdout.strip()))

@@ -29,6 +29,7 @@ from packaging.requirements import Requirement
 from .. import __version__
 from ..model import Distribution, Interpreter, canonical_name
 from ..paths import cache_dir
+from ..redact import without_credentials
 from .cutlass import CheckoutState
 from .pip import PipSources, install_argv, uninstall_argv
 from .plan import Plan, PlannedStep
@@ -118,7 +119,8 @@ class Snapshot:
             "created": list(self.created),
             "sources": {
                 "find_links": list(self.sources.find_links),
-                "index_url": self.sources.index_url,
+                # Never a password on disk: undo from an index that needs one takes --index-url again.
+                "index_url": without_credentials(self.sources.index_url),
                 "no_index": self.sources.no_index,
             },
         }
@@ -175,7 +177,8 @@ def record(
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
+    # Readable by its owner only: the recorded sources may carry an index URL's password, which undo needs.
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as handle:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())

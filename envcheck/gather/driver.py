@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Optional
 
 from ..model import Driver, Gpu
 
@@ -66,7 +67,11 @@ def _gpu(pynvml, index: int) -> Gpu:
         mig = bool(current)
     except pynvml.NVMLError:
         mig = None  # not supported on this GPU
-    return Gpu(index=index, name=_text(pynvml.nvmlDeviceGetName(handle)), capability=(major, minor), memory_bytes=memory, mig=mig)
+    try:
+        uuid: Optional[str] = _text(pynvml.nvmlDeviceGetUUID(handle))
+    except pynvml.NVMLError:
+        uuid = None
+    return Gpu(index=index, name=_text(pynvml.nvmlDeviceGetName(handle)), capability=(major, minor), memory_bytes=memory, mig=mig, uuid=uuid)
 
 
 def _text(value) -> str:

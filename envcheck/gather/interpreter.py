@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import os
 from typing import Mapping, Optional, Sequence
 
 from ..model import Distribution, Interpreter, ModuleLocation, TorchBuild, canonical_name
+from ..proc import Child
 
 __all__ = ["Probe", "gather_interpreter", "probe_source"]
 
@@ -24,42 +24,58 @@ class Probe:
     """The probe, started in the target interpreter at once; its result is read later.
 
     Starting it before envcheck's own heavier imports lets the two overlap (doctor's start-up is a measured goal).
-    The modules to locate (the profile's) are handed over with result(): the probe reads them from stdin after its
-    slow part, so it can start before the profile is read."""
+    It runs in a process group of its own: when it ends or its time is up, whatever it started is killed, so a
+    child holding its stdout open cannot keep envcheck waiting. The modules to locate (the profile's) are handed
+    over with result(): the probe reads them from stdin after its slow part, so it can start before the profile is
+    read."""
 
     def __init__(self, python: str, env: Optional[Mapping[str, str]] = None):
         self.python = python
         self.error: Optional[str] = None
-        self.process: Optional[subprocess.Popen] = None
+        self.child: Optional[Child] = None
         try:
-            self.process = subprocess.Popen(
-                [python, "-c", probe_source(), "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                text=True, env=dict(env) if env is not None else None,
-            )
+            self.child = Child([python, "-c", probe_source(), "-"], env=env, input=b"")
         except FileNotFoundError:
             self.error = f"no interpreter at {python}"
         except PermissionError:
             self.error = f"{python} is not executable"
         except OSError as exc:
-            self.error = f"{python} could not be started: {exc}"
+            self.error = f"{python} could not be started: {exc.strerror or exc}"
 
     def result(self, timeout: float = 30.0, modules: Sequence[str] = ()) -> Interpreter:
         """The interpreter's facts, `modules` located. Raises on failure; the caller records it as a fact."""
-        if self.process is None:
+        if self.child is None:
             raise RuntimeError(self.error)
+        self.child.feed((json.dumps(list(modules)) + "\n").encode())
+        end = self.child.finish(timeout)
+        if end.timed_out:
+            raise RuntimeError(f"the probe did not finish within {timeout:.0f} s in {self.python} (it was killed)")
+        if end.returncode != 0:
+            tail = (end.stderr or end.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise RuntimeError(
+                f"{self.python} did not run envcheck's probe (exit {end.returncode}: {_quoted(tail[0])}); "
+                f"expected a Python interpreter"
+            )
         try:
-            stdout, stderr = self.process.communicate(json.dumps(list(modules)) + "\n", timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.communicate()
-            raise RuntimeError(f"the probe did not finish within {timeout:.0f} s in {self.python}") from None
-        if self.process.returncode != 0:
-            tail = (stderr or stdout).strip().splitlines()[-1:] or ["no output"]
-            raise RuntimeError(f"the probe failed in {self.python} (exit {self.process.returncode}): {tail[0]}")
-        try:
-            return parse_probe(json.loads(stdout))
+            return parse_probe(json.loads(end.stdout))
         except (ValueError, KeyError, TypeError) as exc:
-            raise RuntimeError(f"{self.python} printed something that is not the probe's JSON: {exc}") from None
+            raise RuntimeError(
+                f"{self.python} printed something that is not the probe's JSON ({_short(str(exc))}); "
+                f"expected a Python interpreter"
+            ) from None
+
+
+def _short(text: str, limit: int = 160) -> str:
+    """A line of a program's output as a message quotes it: cut short."""
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def _quoted(line: str) -> str:
+    """A line of the target's output for a message; a program that is not Python may echo the probe's source
+    back (`ls -c SOURCE`: "cannot access '...'"), which is not worth showing."""
+    if any(len(source) >= 24 and source in line for source in probe_source().splitlines()):
+        return "it printed the probe's source back"
+    return _short(line)
 
 
 def gather_interpreter(

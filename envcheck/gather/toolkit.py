@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import Mapping, Optional
 
 from ..model import Interpreter, Nvcc, Toolkit
+from ..proc import run
 
 __all__ = ["gather_toolkit", "nvcc_locations", "parse_nvcc_version"]
 
@@ -55,9 +55,11 @@ def _run_nvcc(path: str, source: str, timeout: float) -> Nvcc:
     if not os.path.isfile(path):
         return Nvcc(path=path, source=source, error="no nvcc there")
     try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return Nvcc(path=path, source=source, error=f"could not run: {exc}")
+        done = run([path, "--version"], timeout)
+    except OSError as exc:
+        return Nvcc(path=path, source=source, error=f"could not run: {exc.strerror or exc}")
+    if done.timed_out:
+        return Nvcc(path=path, source=source, error=f"--version did not finish within {timeout:g} s (it was killed)")
     version = parse_nvcc_version(done.stdout)
     if version is None:
         return Nvcc(path=path, source=source, error=f"--version printed no release (exit {done.returncode})")

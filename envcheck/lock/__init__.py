@@ -1,6 +1,12 @@
 """lock: a PEP 751 `pylock.toml` for the stack of a profile, and what can be done with one.
 
-Where each part of a lock comes from:
+Two kinds of lock, one format:
+
+- *resolved* (the default, `--profile ID`): the profile's stack resolved for a target platform (default CPython 3.12
+  on Linux x86_64) by uv, on any machine; no torch, GPU or CUTLASS checkout needed. resolve.py says why uv.
+- *live* (`--from-env`, implied by `--python`): what a working environment has installed, as below.
+
+Where each part of a live lock comes from:
 
 - *which packages, at which versions*: the live target interpreter (`--python`). Its installed distributions are
   walked from the stack's roots (torch, the DSL, every package of the profile, cutlass_api with its extras) along
@@ -18,9 +24,10 @@ The lock is checked with `packaging.pylock` before it is written and again as re
 `verify` compares a target with a lock; `requirements` turns a lock into a hash-pinned pip requirements file
 (pip < 26.1 cannot read pylock.toml), which the Dockerfile installs with `--no-deps --require-hashes`.
 
+  resolve.py   resolve: a profile's stack for a Target through uv; Resolution.wheels for a bundle
   sources.py   FileRecord, Wheelhouse (--find-links), Index (the simple API) and its parsers: files and hashes
   stack.py     the profile's roots and the walk along Requires-Dist through the target's installed distributions
-  build.py     build_lock: the lock's packages, sources and [tool.envcheck] table, validated with packaging.pylock
+  build.py     build_lock (live), build_resolved_lock (resolved): the lock's packages, sources and [tool.envcheck] table, validated with packaging.pylock
   toml.py      to_toml: the TOML writer (the standard library only reads TOML)
   lockfile.py  write_lock and read_lock: the lock on disk, checked again as read back
   verify.py    verify and render_drift: a live environment against a lock
@@ -28,10 +35,11 @@ The lock is checked with `packaging.pylock` before it is written and again as re
   command.py   run_lock and run_verify: `envcheck lock` and `envcheck verify`
 """
 
-from .build import LockResult, build_lock, public_url
+from .build import LockResult, build_lock, build_resolved_lock, public_url
 from .command import run_lock, run_verify
 from .export import requirements
 from .lockfile import read_lock, write_lock
+from .resolve import Resolution, Target, Wheel, resolve
 from .sources import PYPI, FileRecord, Index, Wheelhouse, parse_simple_html, parse_simple_json
 from .stack import stack_roots, walk
 from .toml import to_toml
@@ -47,6 +55,11 @@ __all__ = [
     "stack_roots",
     "walk",
     "build_lock",
+    "build_resolved_lock",
+    "resolve",
+    "Resolution",
+    "Target",
+    "Wheel",
     "to_toml",
     "write_lock",
     "read_lock",

@@ -5,21 +5,23 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from packaging.pylock import Pylock, PylockValidationError
 from packaging.version import InvalidVersion, Version
 
-from .. import __version__, gitsafe
+from .. import __version__, gitsafe, proc
 from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
 from ..policy import Policy, driver_text, spec_text
-from .sources import FileRecord, Index, Wheelhouse
+from .sources import FileRecord, Index, Wheelhouse, hash_problem
 from .stack import stack_roots, walk
+
+if TYPE_CHECKING:
+    from .resolve import Resolution
 
 LOCK_VERSION = "1.0"
 
@@ -34,11 +36,8 @@ class LockResult:
 def git_head(path: str, timeout: float = 10.0) -> Optional[str]:
     """The commit checked out in the repository holding path, or None."""
     try:
-        done = subprocess.run(
-            ["git", "-C", path, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=timeout, check=False,
-            stdin=subprocess.DEVNULL, env={**os.environ, **gitsafe.environment(path)},
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = proc.run(["git", "-C", path, "rev-parse", "HEAD"], timeout, env={**os.environ, **gitsafe.environment(path)})
+    except OSError:
         return None
     head = done.stdout.strip()
     return head if done.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", head) else None
@@ -60,8 +59,7 @@ def environment_marker(interpreter: Interpreter) -> str:
     return " and ".join(f'{key} == "{markers[key]}"' for key in keys if markers.get(key))
 
 
-def _tool_table(policy: Policy, interpreter: Interpreter) -> dict:
-    torch = interpreter.torch
+def _tool_table(policy: Policy, python: str, torch_cuda: str) -> dict:
     supported = [f"{g.capability[0]}.{g.capability[1]}" for g in policy.gpus if g.status.value != "fail"]
     return {
         "profile": policy.id,
@@ -72,7 +70,7 @@ def _tool_table(policy: Policy, interpreter: Interpreter) -> dict:
             "toolkit-requirement": str(policy.toolkit_requirement),
             "driver-cuda": str(policy.driver_cuda),
             "driver-floor": driver_text(policy.driver_floor),
-            "torch-cuda": (torch.cuda if torch and torch.cuda else ""),
+            "torch-cuda": torch_cuda,
         },
         "compute-capabilities": supported,
         "compute-capability-floor": f"{policy.gpu_below.capability[0]}.{policy.gpu_below.capability[1]}",
@@ -85,7 +83,18 @@ def _tool_table(policy: Policy, interpreter: Interpreter) -> dict:
             "extras": list(policy.cutlass.extras),
         }} if policy.cutlass else {}),
         "torch-index": policy.torch_index_url,
-        "python": interpreter.version_text,
+        "python": python,
+    }
+
+
+def cutlass_vcs(policy: Policy) -> dict:
+    """The lock's VCS source of the profile's CUTLASS checkout (cutlass_api has no wheel)."""
+    return {
+        "type": "git",
+        "url": policy.cutlass.url,
+        "requested-revision": policy.cutlass.branch,
+        "commit-id": policy.cutlass.commit,
+        "subdirectory": policy.cutlass.subdir,
     }
 
 
@@ -162,13 +171,7 @@ def build_lock(
         dist = item.dist
         entry: dict[str, Any] = {"name": dist.name, "version": dist.version}
         if cutlass_name and dist.name == cutlass_name:
-            entry["vcs"] = {
-                "type": "git",
-                "url": policy.cutlass.url,
-                "requested-revision": policy.cutlass.branch,
-                "commit-id": policy.cutlass.commit,
-                "subdirectory": policy.cutlass.subdir,
-            }
+            entry["vcs"] = cutlass_vcs(policy)
         elif dist.editable:
             entry.pop("version")  # a source tree: its version is not guaranteed by the lock (PEP 751)
             entry["directory"] = {"path": dist.editable, "editable": True}
@@ -207,9 +210,54 @@ def build_lock(
         "requires-python": str(policy.python),
         "created-by": f"envcheck {__version__}",
         "packages": packages,
-        "tool": {"envcheck": _tool_table(policy, interpreter)},
+        "tool": {"envcheck": _tool_table(policy, interpreter.version_text, (interpreter.torch.cuda or "") if interpreter.torch else "")},
     }
     return LockResult(data, validate(data, "the new lock"), tuple(notes))
+
+
+def build_resolved_lock(policy: Policy, resolution: "Resolution", without: Sequence[str] = ()) -> LockResult:
+    """The lock of a resolution (resolve.py): the resolver's packages, the profile's CUTLASS checkout as a VCS
+    package, and the same [tool.envcheck] table as a live lock, checked with packaging.pylock."""
+    from .resolve import torch_cuda
+
+    notes: list[str] = []
+    packages = [_with_index(dict(p), resolution.indexes) for p in resolution.packages]
+    cutlass_name = canonical_name(policy.cutlass.distribution) if policy.cutlass else ""
+    if policy.cutlass and policy.cutlass.commit and cutlass_name not in {canonical_name(n) for n in without}:
+        packages.append({"name": cutlass_name, "vcs": cutlass_vcs(policy)})
+        notes.append(f"{cutlass_name} is locked as {policy.cutlass.url} at {policy.cutlass.commit[:12]} ({policy.cutlass.subdir})")
+    for package in packages:
+        if not package.get("wheels") and "vcs" not in package:
+            notes.append(f"{package['name']} {package.get('version', '')} has no wheel for the target: locked from its sdist")
+    torch_name = canonical_name(policy.torch_requirement.name)
+    target = resolution.target
+    tool = _tool_table(policy, target.python_version, torch_cuda(resolution.version_of(torch_name)))
+    tool["resolved"] = {
+        "python-version": target.python_version,
+        "platform": target.platform,
+        "resolver": resolution.resolver,
+        "requirements": list(resolution.requirements),
+    }
+    data: dict[str, Any] = {
+        "lock-version": LOCK_VERSION,
+        "environments": [target.environment],
+        "requires-python": str(policy.python),
+        "created-by": f"envcheck {__version__}",
+        "packages": packages,
+        "tool": {"envcheck": tool},
+    }
+    return LockResult(data, validate(data, "the resolved lock"), tuple(notes))
+
+
+def _with_index(package: dict, indexes: Sequence[str]) -> dict:
+    """A resolved package with the index its wheels came from (uv does not say; the export needs it for pip):
+    the first index on the wheels' host; PyPI's files live on files.pythonhosted.org."""
+    hosts = {urllib.parse.urlsplit(w.get("url", "")).hostname for w in package.get("wheels", [])}
+    for index in indexes:
+        host = urllib.parse.urlsplit(index).hostname
+        if host in hosts or (host == "pypi.org" and "files.pythonhosted.org" in hosts):
+            return {**package, "index": public_url(index)}
+    return package
 
 
 def _satisfies(version: str, specifier: str) -> bool:
@@ -238,6 +286,15 @@ def _locate(
 
 def validate(data: Mapping[str, Any], what: str) -> Pylock:
     try:
-        return Pylock.from_dict(data)
+        lock = Pylock.from_dict(data)
     except PylockValidationError as exc:
         raise UsageError(f"{what} is not a valid PEP 751 lock: {exc}") from None
+    for package in lock.packages:
+        for file in (package.archive, package.sdist, *(package.wheels or ())):
+            for algorithm, digest in ((file.hashes or {}).items() if file is not None else ()):
+                problem = hash_problem(algorithm, digest)
+                if problem:
+                    name = getattr(file, "name", None) or package.name
+                    raise UsageError(f"{what}: package {package.name}: {name}: hash {algorithm} = {str(digest)[:80]!r}: {problem}")
+    return lock
+

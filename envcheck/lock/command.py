@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..errors import UsageError
 from ..gitsafe import checked_index_url
 from .build import build_lock
 from .export import requirements
 from .lockfile import read_lock, write_lock
+from .resolve import Target
 from .sources import PYPI, Index, Wheelhouse
 from .verify import _applies, render_drift, verify
 
+
+if TYPE_CHECKING:
+    from ..model import Interpreter
+    from ..policy import Policy
+    from .build import LockResult
 
 FORMATS = ("pylock", "requirements")
 
@@ -23,15 +29,19 @@ def run_lock(
     *,
     python: Optional[str] = None,
     policy_file: Optional[Path] = None,
-    profile: Optional[str] = None,
     find_links: Sequence[Path] = (),
     index_url: str = PYPI,
     no_index: bool = False,
     from_lock: Optional[Path] = None,
     output_format: str = "pylock",
+    from_env: bool = False,
+    target: Optional[Target] = None,
+    torch_index_url: Optional[str] = None,
+    without: Sequence[str] = (),
     err: Callable[[str], None] = lambda text: print(text, file=sys.stderr),
 ) -> int:
-    """`envcheck lock`: lock the target's stack (or re-read --from LOCK) and write it as pylock.toml or requirements."""
+    """`envcheck lock`: resolve the profile's stack for a target (default), lock the live target (--from-env, implied
+    by --python), or re-read --from LOCK; write it as pylock.toml or requirements."""
     if output_format not in FORMATS:
         raise UsageError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
     if from_lock is not None:
@@ -39,20 +49,29 @@ def run_lock(
         if output_format == "pylock":
             raise UsageError("--from LOCK re-reads a lock: pass --format requirements to export it")
         return _write_text(output, requirements(lock, Path(from_lock).parent), "requirements")
+    live = from_env or python is not None
+    if live and (target is not None or torch_index_url is not None or without):
+        raise UsageError("--from-env (or --python) locks the live environment: --python-version, --platform, "
+                         "--torch-index-url and --without apply to a resolved lock only")
     checked_index_url(index_url, "--index-url")
     from ..policy import resolve
-    from ..target import read_target
 
-    interpreter = read_target(python)
-    policy = resolve(policy_file, profile=profile, torch=interpreter.torch.version if interpreter.torch else None)
-    wheelhouse = Wheelhouse([Path(p) for p in find_links]) if find_links else None
-    indexes = [] if no_index else [Index(index_url)]
-    torch_index = Index(policy.torch_index_url, optional=True) if policy.torch_index_url and not no_index else None
-    if no_index and wheelhouse is None:
-        raise UsageError("--no-index leaves nowhere to find files and hashes: add --find-links DIR")
-    result = build_lock(
-        interpreter, policy, wheelhouse=wheelhouse, indexes=indexes, torch_index=torch_index, lock_dir=Path(output).parent
-    )
+    if live:
+        from ..target import read_target
+
+        interpreter = read_target(python)  # without --profile, the profile that covers its torch
+        policy = resolve(policy_file, torch=interpreter.torch.version if interpreter.torch else None)
+        result = _lock_live(policy, interpreter, find_links, index_url, no_index, Path(output).parent)
+    else:
+        policy = resolve(policy_file)
+        from .build import build_resolved_lock
+        from .resolve import resolve as resolve_stack
+
+        resolution = resolve_stack(
+            policy, target or Target(), index_url=index_url, torch_index_url=torch_index_url,
+            find_links=[Path(p) for p in find_links], no_index=no_index, without=without,
+        )
+        result = build_resolved_lock(policy, resolution, without)
     from ..redact import Redactor
 
     redact = Redactor()
@@ -63,6 +82,15 @@ def run_lock(
     write_lock(result, Path(output))
     err(f"envcheck lock: wrote {output}: {len(result.pylock.packages)} packages for profile {policy.id}")
     return 0
+
+
+def _lock_live(policy: "Policy", interpreter: "Interpreter", find_links: Sequence[Path], index_url: str, no_index: bool, lock_dir: Path) -> "LockResult":
+    wheelhouse = Wheelhouse([Path(p) for p in find_links]) if find_links else None
+    indexes = [] if no_index else [Index(index_url)]
+    torch_index = Index(policy.torch_index_url, optional=True) if policy.torch_index_url and not no_index else None
+    if no_index and wheelhouse is None:
+        raise UsageError("--no-index leaves nowhere to find files and hashes: add --find-links DIR")
+    return build_lock(interpreter, policy, wheelhouse=wheelhouse, indexes=indexes, torch_index=torch_index, lock_dir=lock_dir)
 
 
 def _write_text(path: Path, text: str, what: str) -> int:

@@ -9,6 +9,7 @@ from packaging.pylock import Pylock
 
 from .. import __version__
 from ..errors import UsageError
+from ..userfile import read_toml
 from .build import LockResult, validate
 from .toml import to_toml
 
@@ -19,7 +20,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 
 HEADER = """\
-PEP 751 lock for profile {profile}, written by envcheck {version} from the target interpreter's installed stack.
+PEP 751 lock for profile {profile}, written by envcheck {version} {origin}.
 Install (pip 26.1 and later):  pip install --no-deps -r pylock.toml
 Install (any pip):             envcheck lock --from pylock.toml --format requirements -o requirements.txt
                                pip install --no-deps --require-hashes -r requirements.txt{cutlass}
@@ -30,9 +31,13 @@ def write_lock(result: LockResult, path: Path) -> str:
     """Write the lock and read it back through packaging.pylock; returns the text written."""
     profile = result.data["tool"]["envcheck"]["profile"]
     source = result.data["tool"]["envcheck"].get("cutlass")  # absent: the profile needs no CUTLASS checkout
-    cutlass = (f"\n                               ({source['distribution']} is a VCS package: fetch the commit and "
+    cutlass = (f"
+                               ({source['distribution']} is a VCS package: fetch the commit and "
                f"`pip install --no-deps -e` it.)") if source else ""
-    text = to_toml(result.data, HEADER.format(profile=profile, version=__version__, cutlass=cutlass))
+    resolved = result.data["tool"]["envcheck"].get("resolved")
+    origin = (f"for CPython {resolved['python-version']} on {resolved['platform']} ({resolved['resolver']})" if resolved
+              else "from the target interpreter's installed stack")
+    text = to_toml(result.data, HEADER.format(profile=profile, version=__version__, cutlass=cutlass, origin=origin))
     again = validate(tomllib.loads(text), f"{path} (as written)")
     if again != result.pylock:  # pragma: no cover - a bug in the TOML writer
         raise RuntimeError(f"{path}: the written lock does not read back as the lock that was built")
@@ -46,12 +51,4 @@ def write_lock(result: LockResult, path: Path) -> str:
 
 def read_lock(path: Path, flag: str = "--lock") -> Pylock:
     """A lock file, validated. Every way it can be unusable is a UsageError naming the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot read the lock: {exc.strerror or exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{flag} {path}: not valid TOML: {exc}") from None
-    return validate(data, f"{flag} {path}")
+    return validate(read_toml(path, f"{flag} {path}"), f"{flag} {path}")

@@ -3,8 +3,11 @@ indexes read through the simple API (PEP 691 JSON, PEP 503 HTML as a fallback)."
 
 from __future__ import annotations
 
+import base64
 import datetime
+import functools
 import hashlib
+import re
 import html.parser
 import json
 import urllib.error
@@ -23,6 +26,7 @@ from ..model import canonical_name
 
 PYPI = "https://pypi.org/simple"
 TIMEOUT = 20.0
+_HEX = re.compile(r"[0-9a-f]+")
 _SIMPLE_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
 
 
@@ -96,12 +100,16 @@ class Wheelhouse:
 Fetch = Callable[[str], tuple[str, bytes]]  # url -> (content type, body); raises LookupError for "not there"
 
 
-def fetch_url(url: str, timeout: float = TIMEOUT) -> tuple[str, bytes]:
-    """GET a simple-API page. A 404 is LookupError (the index has no such project); other failures are OSError."""
+def fetch_url(url: str, timeout: float = TIMEOUT, authorization: Optional[str] = None) -> tuple[str, bytes]:
+    """GET a simple-API page. A 404 is LookupError (the index has no such project); other failures are OSError.
+
+    `authorization` (an Authorization header value) goes to this URL's host only, never along a redirect."""
     parsed = urllib.parse.urlparse(url)
     if parsed.scheme == "file" and url.endswith("/"):
         url += "index.html"  # a simple index on disk, as pip reads one
     request = urllib.request.Request(url, headers={"Accept": _SIMPLE_ACCEPT, "User-Agent": f"envcheck/{__version__}"})
+    if authorization:
+        request.add_unredirected_header("Authorization", authorization)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http(s)/file index URLs only
             return response.headers.get("Content-Type", ""), response.read()
@@ -115,8 +123,33 @@ def fetch_url(url: str, timeout: float = TIMEOUT) -> tuple[str, bytes]:
         raise OSError(f"{url}: {exc.reason}") from None
 
 
+def split_credentials(url: str) -> tuple[str, Optional[str]]:
+    """(the URL without `user:password@`, the HTTP Basic Authorization header for them, or None).
+
+    urllib would take `user:password@host` for a host name; pip's index URLs carry credentials that way."""
+    parsed = urllib.parse.urlsplit(url)
+    if "@" not in parsed.netloc:
+        return url, None
+    userinfo, _, host = parsed.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode("ascii")
+    return urllib.parse.urlunsplit(parsed._replace(netloc=host)), f"Basic {token}"
+
+
+def hash_problem(algorithm: str, digest: Any) -> Optional[str]:
+    """Why a file hash cannot be checked (None when it can): a fixed-length hashlib algorithm, a hex digest of its size."""
+    if algorithm not in hashlib.algorithms_guaranteed or algorithm.startswith("shake"):
+        return "expected a fixed-length hashlib algorithm such as sha256"
+    size = hashlib.new(algorithm).digest_size * 2
+    if not isinstance(digest, str) or len(digest) != size or not _HEX.fullmatch(digest):
+        return f"expected {size} lowercase hex digits"
+    return None
+
+
 def _hashes_of(mapping: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((str(k).lower(), str(v).lower()) for k, v in mapping.items() if isinstance(v, str) and v))
+    """The usable hashes of an index's file entry (one an installer cannot check is left out)."""
+    pairs = ((str(k).lower(), v.lower()) for k, v in mapping.items() if isinstance(v, str))
+    return tuple(sorted((k, v) for k, v in pairs if hash_problem(k, v) is None))
 
 
 def _datetime(text: Any) -> Optional[datetime.datetime]:
@@ -181,7 +214,7 @@ def parse_simple_html(body: bytes, page_url: str) -> list[FileRecord]:
         url, _, fragment = urllib.parse.urljoin(page_url, href).partition("#")
         algorithm, _, digest = fragment.partition("=")
         filename = urllib.parse.unquote(url.rsplit("/", 1)[-1]) or text
-        if algorithm and digest and algorithm.lower() in hashlib.algorithms_guaranteed:
+        if hash_problem(algorithm.lower(), digest.lower()) is None:
             records.append(FileRecord(filename, ((algorithm.lower(), digest.lower()),), url=url))
     return records
 
@@ -195,6 +228,12 @@ class Index:
     optional: bool = False  # unreachable: a note, not an error (the profile's torch index: PyPI may have the same files)
     problems: list = field(default_factory=list)
     _pages: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Credentials in the URL travel in a header only: never into a file URL of the lock, an error or a note.
+        self.url, authorization = split_credentials(self.url)
+        if authorization:
+            self.fetch = functools.partial(self.fetch, authorization=authorization)
 
     def files(self, name: str, version: str) -> list[FileRecord]:
         return [

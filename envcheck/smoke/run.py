@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import shutil
 import signal
@@ -29,8 +30,10 @@ from typing import Callable, Mapping, Optional, TextIO
 from packaging.version import InvalidVersion, Version
 
 from .. import paths
+from ..errors import UsageError
 from ..model import Facts, Remedy, SmokeResult, Status, Toolkit
 from ..policy import Policy
+from ..proc import kill_group
 from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from .child import PHASE_PREFIX, RESULT_PREFIX
 
@@ -143,25 +146,18 @@ def run_child(argv: list[str], env: Mapping[str, str], cwd: Path, log: TextIO, t
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(process, signal.SIGTERM)
+        kill_group(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=KILL_GRACE)
         except subprocess.TimeoutExpired:
-            _kill_group(process, signal.SIGKILL)
+            kill_group(process.pid, signal.SIGKILL)
             process.wait()
     finally:
         if process.poll() is None:  # interrupted while waiting: take the child down with us
-            _kill_group(process, signal.SIGKILL)
+            kill_group(process.pid, signal.SIGKILL)
             process.wait()
-        _kill_group(process, signal.SIGKILL)  # helpers it left behind (Inductor's compile workers)
+        kill_group(process.pid, signal.SIGKILL)  # helpers it left behind (Inductor's compile workers)
     return ChildEnd(None if timed_out else process.returncode, timed_out, round(time.monotonic() - began, 3))
-
-
-def _kill_group(process: subprocess.Popen, how: int) -> None:
-    try:
-        os.killpg(process.pid, how)  # the child leads its own session, so its group id is its pid
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def parse_child_output(text: str) -> tuple[Optional[dict], Optional[str]]:
@@ -400,19 +396,33 @@ def smoke_command(
     timeout: float = DEFAULT_TIMEOUT,
     fresh: bool = False,
     as_json: bool = False,
+    allow_skip: bool = False,
     cache_dir: Optional[Path] = None,
     library: bool = False,
     out: Optional[TextIO] = None,
     err: Optional[TextIO] = None,
+    output: Optional[Path] = None,
 ) -> int:
-    """`envcheck smoke`: gather, run, print. 0 pass, warn or skip; 1 fail. library: `--library`, the profile's
-    kernel library called directly instead of Inductor."""
+    """`envcheck smoke`: gather, run, print (or write `output` atomically). 0 pass or warn; 1 fail, or skipped
+    (no GPU) unless allow_skip. library: `--library`, the profile's kernel library called directly, not Inductor."""
+    if not (timeout > 0 and math.isfinite(timeout)):
+        raise UsageError(f"--timeout {timeout:g}: expected a number of seconds above 0")
+    if output is not None:
+        import io
+
+        from ..atomic import write_text_atomic
+
+        buffer = io.StringIO()
+        code = smoke_command(python, policy_file, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json,
+                             cache_dir=cache_dir, out=buffer, err=err, allow_skip=allow_skip, library=library)
+        write_text_atomic(output, buffer.getvalue())
+        return code
     out = out or sys.stdout
     err = err or sys.stderr
     from ..doctor import gather_selected
     from ..gather import Gatherers
     from ..policy import candidates
-    from ..target import resolve_python
+    from ..target import require_interpreter, resolve_python
 
     target = resolve_python(python)  # a bad --python is a usage error, GPU or not
     # The profile that covers the installed torch, unless one is named. The smoke run needs the interpreter and the
@@ -421,6 +431,7 @@ def smoke_command(
         target, None, candidates(policy_file, profile),
         gatherers=Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None),
     )
+    require_interpreter(target, facts.interpreter)  # not Python, or hung: nothing to prove anything in (exit 2)
     err.write(f"envcheck: profile {choice.id}: {choice.reason}\n")
 
     def say(message: str) -> None:
@@ -432,6 +443,8 @@ def smoke_command(
         out.write("\n")
     else:
         out.write(render_text(result) + "\n")
+    if allow_skip and result.status is Status.SKIP:
+        return 0
     return result.exit_code
 
 

@@ -1,0 +1,43 @@
+"""The commands: `envcheck diff A B` and `envcheck fleet REPORT...`. Exit 1: B regresses / a node fails."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..errors import UsageError
+from .diff import diff
+from .merge import merge
+from .node import read_node, read_nodes
+from .render import FORMATS, render_diff, render_fleet
+
+
+def _format(output_format: str, as_json: bool) -> str:
+    fmt = "json" if as_json else output_format
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def _emit(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        from ..atomic import write_text_atomic
+
+        write_text_atomic(output, text)
+
+
+def run_diff(a: Path, b: Path, *, output_format: str = "table", as_json: bool = False, output: Optional[Path] = None) -> int:
+    fmt = _format(output_format, as_json)
+    result = diff(read_node(a), read_node(b))
+    _emit(render_diff(result, fmt), output)
+    return result.exit_code
+
+
+def run_fleet(reports: Sequence[Path], *, output_format: str = "table", as_json: bool = False, output: Optional[Path] = None) -> int:
+    fmt = _format(output_format, as_json)
+    fleet = merge(read_nodes(list(reports)))
+    _emit(render_fleet(fleet, fmt), output)
+    return fleet.exit_code

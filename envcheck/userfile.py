@@ -1,0 +1,73 @@
+"""Reading a file the user named (a policy, a lock): regular files only, under a size cap, UTF-8, TOML.
+
+Every way such a file can be unusable is a UsageError that names the flag and the file: a FIFO or a device is never
+opened for a blocking read, /dev/zero is not read to the end, and deeply nested TOML is not a crash."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Union
+
+from .errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = ["MAX_BYTES", "read_text", "parse_toml", "read_toml"]
+
+MAX_BYTES = 1 << 20  # 1 MiB: the largest profile or lock envcheck reads is a few dozen KiB
+
+
+def read_text(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> str:
+    """The text of a regular file of at most `limit` bytes; `what` names it in errors ("--policy x.toml")."""
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it before any read.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot read it: {exc.strerror or exc}") from None
+    kind = os.fstat(fd).st_mode
+    if not stat.S_ISREG(kind):
+        os.close(fd)
+        raise UsageError(f"{what}: not a regular file ({_kind(kind)}); expected a file of at most {_size(limit)}")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise UsageError(f"{what}: cannot read it: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise UsageError(f"{what}: larger than {_size(limit)}; expected a small text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what}: not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x})") from None
+
+
+def parse_toml(text: str, what: str) -> dict:
+    """TOML text as a dict; invalid or too deeply nested TOML is a UsageError naming `what`."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{what}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{what}: not usable TOML: nested too deeply") from None
+
+
+def read_toml(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> dict:
+    return parse_toml(read_text(path, what, limit), what)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def _size(limit: int) -> str:
+    return f"{limit // (1 << 20)} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"

@@ -1,0 +1,244 @@
+"""The bad-input corpus: every input a user (or an attacker) can get wrong, through the real CLI in a subprocess.
+
+Each one exits 2 with a message that names the input, never 3 (a crash), never a traceback, and never hangs (each
+run has a hard limit far below the time a hang would take). Secrets given anywhere never come back out.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+SECRET = "sekrit-Pa55w0rd-42"
+LIMIT_S = 25  # a run that takes this long has hung: the corpus's inputs are all refused within a second or two
+
+
+def envcheck(*args: str, cwd: Path, env: dict | None = None, limit: float = LIMIT_S) -> subprocess.CompletedProcess:
+    # A bare PATH and HOME: fix's advice on other interpreters would otherwise run every python of this machine.
+    environment = {**os.environ, "ENVCHECK_CACHE_DIR": str(cwd / "cache"), "XDG_STATE_HOME": str(cwd / "state"),
+                   "HOME": str(cwd / "home"), "PATH": "/usr/bin:/bin", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "envcheck", *args], capture_output=True, text=True, cwd=cwd, env=environment,
+        timeout=limit, stdin=subprocess.DEVNULL,
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The inputs. Each maker writes what the case needs into a folder and returns the name the message must carry.
+
+NESTED = "a = " + "[" * 5000 + "]" * 5000 + "\n"
+HEX64 = "ab" * 32
+
+
+def _lock(digest: str) -> str:
+    return textwrap.dedent(f"""\
+        lock-version = "1.0"
+        created-by = "a test"
+        [[packages]]
+        name = "foo"
+        version = "1.0"
+        [packages.archive]
+        path = "foo-1.0.tar.gz"
+        hashes = {{sha256 = "{digest}"}}
+        """)
+
+
+def _file(name: str, content: bytes | str):
+    def make(folder: Path) -> str:
+        path = folder / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return name
+    return make
+
+
+def _fifo(folder: Path) -> str:
+    os.mkfifo(folder / "pipe.toml")
+    return "pipe.toml"
+
+
+def _folder(folder: Path) -> str:
+    (folder / "adir.toml").mkdir()
+    return "adir.toml"
+
+
+def _given(name: str):
+    return lambda folder: name
+
+
+def _lock_and(name: str):
+    def make(folder: Path) -> str:
+        (folder / "pylock.toml").write_text(_lock(HEX64))
+        return name
+    return make
+
+
+NOT_UTF8 = b'schema = 1\ntitle = "caf\xe9"\n'
+HUGE = "# filler\n" * 250_000  # 2.25 MB: over the cap, so never parsed
+
+CASES = [
+    # --policy: only regular files, under a size cap, UTF-8, TOML that does not nest without end
+    ("policy-not-utf8", _file("bad.toml", NOT_UTF8), ["doctor", "--policy", "{}"]),
+    ("policy-nested", _file("nested.toml", NESTED), ["doctor", "--policy", "{}"]),
+    ("policy-dev-zero", _given("/dev/zero"), ["doctor", "--policy", "{}"]),
+    ("policy-fifo", _fifo, ["doctor", "--policy", "{}"]),
+    ("policy-directory", _folder, ["doctor", "--policy", "{}"]),
+    ("policy-too-big", _file("big.toml", HUGE), ["doctor", "--policy", "{}"]),
+    ("policy-fifo-fix", _fifo, ["fix", "--dry-run", "--policy", "{}"]),
+    ("policy-fifo-dockerfile", _fifo, ["dockerfile", "--policy", "{}"]),
+    ("policy-not-utf8-smoke", _file("bad.toml", NOT_UTF8), ["smoke", "--policy", "{}"]),
+    ("pyproject-not-utf8", _file("pyproject.toml", b"[tool.envcheck]\nx = '\xff'\n"), ["doctor"]),
+    # locks: verify --lock and lock --from
+    ("lock-not-utf8", _file("bad.toml", NOT_UTF8), ["verify", "--lock", "{}"]),
+    ("lock-nested", _file("nested.toml", NESTED), ["verify", "--lock", "{}"]),
+    ("lock-fifo", _fifo, ["verify", "--lock", "{}"]),
+    ("lock-dev-zero", _given("/dev/zero"), ["verify", "--lock", "{}"]),
+    ("lock-sha256-not-hex", _file("pylock.toml", _lock("zz" * 32)), ["verify", "--lock", "{}"]),
+    ("lock-sha256-short", _file("pylock.toml", _lock(HEX64[:40])), ["verify", "--lock", "{}"]),
+    ("lock-sha256-upper", _file("pylock.toml", _lock(HEX64.upper())), ["verify", "--lock", "{}"]),
+    ("lock-from-sha256", _file("pylock.toml", _lock("not-a-hash")), ["lock", "--from", "{}", "--format", "requirements"]),
+    ("lock-from-nested", _file("nested.toml", NESTED), ["lock", "--from", "{}", "--format", "requirements"]),
+    ("lock-from-fifo", _fifo, ["lock", "--from", "{}", "--format", "requirements"]),
+    # smoke's time limit
+    ("smoke-timeout-negative", _given("--timeout"), ["smoke", "--timeout", "-5"]),
+    ("smoke-timeout-nan", _given("--timeout"), ["smoke", "--timeout", "nan"]),
+    ("smoke-timeout-zero", _given("--timeout"), ["smoke", "--timeout", "0"]),
+    ("smoke-timeout-word", _given("--timeout"), ["smoke", "--timeout", "soon"]),
+    # an executable that is not Python
+    ("python-ls-doctor", _given("/bin/ls"), ["doctor", "--python", "{}"]),
+    ("python-ls-smoke", _given("/bin/ls"), ["smoke", "--python", "{}"]),
+    ("python-ls-fix", _given("/bin/ls"), ["fix", "--dry-run", "--python", "{}"]),
+    ("python-ls-lock", _given("/bin/ls"), ["lock", "--python", "{}"]),
+    ("python-ls-verify", _lock_and("/bin/ls"), ["verify", "--lock", "pylock.toml", "--python", "{}"]),
+    ("python-true-doctor", _given("/bin/true"), ["doctor", "--json", "--python", "{}"]),
+    # URLs
+    ("cutlass-url-bad-scheme", _given("--cutlass-url"), ["fix", "--dry-run", "--cutlass-url", "ftp://u:" + SECRET + "@host/cutlass"]),
+]
+
+
+@pytest.mark.parametrize("name, make, argv", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_exits_2_naming_it(tmp_path, name, make, argv):
+    named = make(tmp_path)
+    done = envcheck(*[a.replace("{}", named) for a in argv], cwd=tmp_path)
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output[-2000:]
+    assert named in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in output and "internal error" not in output
+    assert len(done.stderr) < 3000, "an error message echoes its input in full"
+    assert SECRET not in output
+
+
+def test_not_python_is_not_offered_to_fix_and_its_output_is_not_echoed(tmp_path):
+    done = envcheck("doctor", "--python", "/bin/ls", cwd=tmp_path)
+    assert done.returncode == 2 and "expected a Python interpreter" in done.stderr
+    assert "fix --python /bin/ls" not in done.stdout + done.stderr
+    assert "Standard library only" not in done.stderr  # the probe's source, echoed back by ls
+
+
+# --------------------------------------------------------------------------------------------------------------
+# No hang: a --python whose child keeps stdout open
+
+
+def _lingering_python(folder: Path) -> Path:
+    """An interpreter that starts a child which keeps the probe's stdout open long after the probe is done."""
+    script = folder / "python"
+    script.write_text(f"#!/bin/sh\nsleep 120 &\nexec {sys.executable} \"$@\"\n")
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize("argv", [["doctor", "--json", "--no-gpu"], ["verify", "--lock", "pylock.toml"],
+                                  ["lock", "--no-index", "--find-links", "."]], ids=["doctor", "verify", "lock"])
+def test_a_child_holding_stdout_open_does_not_keep_envcheck_waiting(tmp_path, argv):
+    (tmp_path / "pylock.toml").write_text(_lock(HEX64))
+    python = _lingering_python(tmp_path)
+    done = envcheck(*argv, "--python", str(python), cwd=tmp_path, limit=20)  # waited 120 s before
+    assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr
+    assert "could not be read" not in done.stderr, done.stderr  # the probe's answer was read, not lost
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Writable state: fix --yes with a state folder it cannot use
+
+
+@pytest.mark.parametrize("variable", ["ENVCHECK_STATE_DIR", "ENVCHECK_CACHE_DIR"])
+def test_fix_yes_with_an_unusable_state_folder_exits_2_naming_the_variable(tmp_path, variable):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    for where in (str(a_file / "below"), "/proc/envcheck-state"):  # under a file; where nothing can be made
+        done = envcheck("fix", "--yes", "--no-gpu", cwd=tmp_path, env={variable: where})
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert variable in done.stderr and where in done.stderr and "Traceback" not in done.stderr
+
+
+# --------------------------------------------------------------------------------------------------------------
+# What a target environment holds is data: odd values are facts, not crashes
+
+
+def _odd_site(folder: Path) -> Path:
+    site = folder / "site"
+    for name in ("torch", "nvidia_cutlass_dsl", "foo"):
+        info = site / f"{name}-1.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: not a version!\n\n")
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("")
+    (site / "torch" / "version.py").write_text("__version__ = {'2.11.0'}\ncuda = {1, 2}\ngit_version = 3\n")
+    return site
+
+
+@pytest.mark.parametrize("argv", [["doctor", "--json", "--no-gpu"], ["fix", "--dry-run", "--no-gpu"],
+                                  ["verify", "--lock", "pylock.toml"]], ids=["doctor", "fix", "verify"])
+def test_invalid_versions_and_a_set_literal_in_torch_version_py_are_facts(tmp_path, argv):
+    (tmp_path / "pylock.toml").write_text(_lock(HEX64))
+    done = envcheck(*argv, cwd=tmp_path, env={"PYTHONPATH": str(_odd_site(tmp_path))})
+    assert done.returncode in (0, 1), done.stdout[-1500:] + done.stderr[-1500:]
+    if argv[0] == "doctor":
+        import json
+
+        statuses = {f["id"]: f["status"] for f in json.loads(done.stdout)["checks"]}
+        assert statuses["python.version"] != "error" and list(statuses.values()).count("error") == 0, statuses
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Secrets stay secret
+
+
+def test_credentials_in_the_cutlass_url_are_refused_and_never_shown(tmp_path):
+    for url in (f"https://user:{SECRET}@github.com/NVIDIA/cutlass", f"https://{SECRET}@github.com/NVIDIA/cutlass"):
+        done = envcheck("fix", "--dry-run", "--json", "--cutlass-url", url, cwd=tmp_path)
+        assert done.returncode == 2 and "--cutlass-url" in done.stderr and "credentials" in done.stderr
+        assert SECRET not in done.stdout + done.stderr
+
+
+def test_credentials_in_the_policys_cutlass_url_never_reach_the_dockerfile(tmp_path):
+    policy = tmp_path / "site.toml"
+    policy.write_text(f'extends = "torch-2.11-nvgemm"\n[cutlass]\nurl = "https://x:{SECRET}@git.example/cutlass.git"\n')
+    done = envcheck("dockerfile", "--policy", str(policy), cwd=tmp_path)
+    assert done.returncode == 2 and "cutlass.url" in done.stderr and str(policy) in done.stderr
+    assert SECRET not in done.stdout + done.stderr
+
+
+def test_an_index_password_never_shows_in_fixs_plan(tmp_path):
+    done = envcheck("fix", "--dry-run", "--no-gpu", "--index-url", f"https://me:{SECRET}@pypi.example/simple", cwd=tmp_path)
+    assert done.returncode in (0, 1) and "pypi.example" in done.stdout
+    assert SECRET not in done.stdout + done.stderr
+
+
+def test_key_variables_are_masked_in_doctors_json(tmp_path):
+    done = envcheck("doctor", "--json", "--no-gpu", cwd=tmp_path,
+                    env={"OPENAI_KEY": SECRET, "PYTHONPATH": f"/opt/{SECRET}/lib"})
+    assert done.returncode in (0, 1) and '"pythonpath"' in done.stdout
+    assert SECRET not in done.stdout + done.stderr
+
+
+def test_a_huge_policy_value_is_not_echoed_in_full(tmp_path):
+    policy = tmp_path / "site.toml"
+    for value in ("x" * 900_000, "not a ref " * 90_000):  # valid but huge; invalid and huge
+        policy.write_text('extends = "torch-2.11-nvgemm"\n[cutlass]\nbranch = "' + value + '"\n')
+        done = envcheck("doctor", "--policy", str(policy), cwd=tmp_path)
+        assert done.returncode == 2 and "cutlass.branch" in done.stderr and len(done.stderr) < 3000, done.stderr[:3000]

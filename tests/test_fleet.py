@@ -1,0 +1,174 @@
+"""diff and fleet on real reports: real doctor runs on real venvs (the stack's small wheels, a real cutlass_api
+checkout), varied one package at a time; plus the node formats (prom, npd) read by their consumers' own parsers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import git, python312
+from wheelfactory import pip
+
+from envcheck.cli import main
+from envcheck.errors import UsageError
+from envcheck.fleet import diff, merge, read_node, read_nodes
+
+# Each test builds its own real venv with an editable cutlass_api (about 30 s on a 2-core machine).
+pytestmark = pytest.mark.slow
+
+STACK = ("torch==2.11.0+cu130", "nvidia-cutlass-dsl==4.3.5", "apache-tvm-ffi==0.1.7", "torch-c-dlpack-ext==0.1.5",
+         "nvidia-matmul-heuristics==0.1.0.27", "cuda-python==13.3.1")
+
+
+@pytest.fixture
+def node_venv(venv_factory, cutlass_repo, build_backend, tmp_path):
+    """A venv where every check doctor can run without a GPU passes, and the profile that says so (this machine's
+    nvcc is 13.0, so the toolkit is a recommendation here)."""
+    python = python312()
+    if python is None:
+        pytest.skip("cutlass_api needs Python >= 3.12 and none is on this machine")
+    target = venv_factory(*STACK, python=python)
+    pip(target, "install", "--no-deps", "--no-index", "--find-links", str(build_backend), "-e", str(cutlass_repo / "python" / "cutlass_api"))
+    commit = git("rev-parse", "HEAD", cwd=cutlass_repo)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\n\n[cuda]\ntoolkit-level = "recommended"\n\n'
+                       f'[cutlass]\nurl = "{cutlass_repo.as_uri()}"\ncommit = "{commit}"\n')
+    return target, profile
+
+
+def doctor(target: Path, profile: Path, out: Path, *extra: str) -> int:
+    return main(["doctor", "--json", "--no-gpu", "--python", str(target), "--policy", str(profile), "-o", str(out), *extra])
+
+
+@pytest.fixture
+def reports(node_venv, wheelhouse, tmp_path):
+    """Five nodes: three identical good ones, one with an older tvm-ffi, one with DSL 4.4.0 (and its split libs)."""
+    target, profile = node_venv
+    folder = tmp_path / "reports"
+    assert doctor(target, profile, folder / "node1.json") == 0
+    shutil.copy(folder / "node1.json", folder / "node2.json")
+    shutil.copy(folder / "node1.json", folder / "node3.json")
+    pip(target, "install", "--no-deps", "--no-index", "--find-links", str(wheelhouse), "apache-tvm-ffi==0.1.6")
+    assert doctor(target, profile, folder / "node4.json") == 1
+    pip(target, "install", "--no-deps", "--no-index", "--find-links", str(wheelhouse), "apache-tvm-ffi==0.1.7",
+        "nvidia-cutlass-dsl==4.4.0", "nvidia-cutlass-dsl-libs-base==4.4.0")
+    assert doctor(target, profile, folder / "node5.json") == 1
+    return folder
+
+
+def test_doctor_writes_a_host_object_and_anonymizes_the_hostname(node_venv, tmp_path):
+    target, profile = node_venv
+    assert doctor(target, profile, tmp_path / "a.json", "--anonymize") == 0
+    host = json.loads((tmp_path / "a.json").read_text())["host"]
+    assert host["hostname"].startswith("sha256:") and len(host["hostname"]) == 23
+    assert set(host) >= {"hostname", "driver", "gpus", "gpu_uuids"}
+    assert doctor(target, profile, tmp_path / "b.json") == 0
+    import socket
+    assert json.loads((tmp_path / "b.json").read_text())["host"]["hostname"] == socket.gethostname()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left behind
+
+
+def test_fleet_groups_nodes_by_outcome_counts_checks_and_names_outliers(reports, capsys):
+    fleet = merge(read_nodes([reports]))
+    assert [(len(g.nodes), g.failed) for g in fleet.groups] == [(3, False), (1, True), (1, True)]
+    assert fleet.groups[0].outcome == "all pass" and fleet.groups[0].nodes == ("node1", "node2", "node3")
+    outcomes = {g.nodes: g.outcome for g in fleet.groups[1:]}
+    assert "nvgemm.deps fail" in outcomes[("node4",)] and "0.1.6" in outcomes[("node4",)]
+    assert "cutedsl.version fail" in outcomes[("node5",)]
+    assert fleet.failed == ("node4", "node5") and fleet.exit_code == 1
+    assert dict(dict(fleet.checks)["cutedsl.version"]) == {"pass": 4, "fail": 1}
+    assert [(o.node, o.fact, o.value, o.majority) for o in fleet.outliers] == [("node5", "dsl", "4.4.0", "4.3.5")]
+    assert dict(fleet.smoke) == {"none": 5}
+
+    assert main(["fleet", str(reports)]) == 1
+    out = capsys.readouterr().out
+    assert "3 nodes: all pass" in out and "node5: dsl 4.4.0 (majority: 4.3.5)" in out and "2 of 5 nodes fail." in out
+    assert main(["fleet", "--json", *(str(reports / f"node{i}.json") for i in (1, 2))]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["groups"] == [{"outcome": "all pass", "failed": False, "count": 2, "nodes": ["node1", "node2"]}]
+    assert main(["fleet", "--format", "markdown", str(reports)]) == 1
+    assert "### envcheck fleet: 2 of 5 nodes fail" in capsys.readouterr().out
+
+
+def test_diff_names_the_regressions_first(reports, capsys):
+    result = diff(read_node(reports / "node1.json"), read_node(reports / "node5.json"))
+    assert result.exit_code == 1
+    first = result.changes[0]
+    assert (first.kind, first.before, first.after, first.regression) == ("outcome", "0", "1", True)
+    regressed = {c.subject for c in result.regressions}
+    assert {"cutedsl.version", "doctor exit code"} <= regressed
+    dsl = next(c for c in result.changes if c.kind == "dsl")
+    assert (dsl.before, dsl.after) == ("4.3.5", "4.4.0")
+    added = next(c for c in result.changes if c.subject == "nvidia-cutlass-dsl-libs-base")
+    assert (added.before, added.after, added.regression) == ("", "4.4.0", False)
+    # The other way round, B is the better one: nothing regresses.
+    assert diff(read_node(reports / "node5.json"), read_node(reports / "node1.json")).exit_code == 0
+    assert main(["diff", str(reports / "node1.json"), str(reports / "node2.json")]) == 0
+    assert "no differences" in capsys.readouterr().out
+    assert main(["diff", "--format", "markdown", str(reports / "node1.json"), str(reports / "node4.json")]) == 1
+    assert "| ❌ regression | `nvgemm.deps` | pass | fail |" in capsys.readouterr().out
+
+
+def test_diff_a_report_against_a_lock_names_the_drift(reports, node_venv, wheelhouse, tmp_path, capsys):
+    lock = tmp_path / "pylock.toml"
+    target, profile = node_venv
+    # node1's environment, locked live (the venv now has DSL 4.4.0: lock from a copy of node1's stack instead).
+    assert main(["lock", "--profile", str(profile), "--no-index", "--find-links", str(wheelhouse), "-o", str(lock)]) == 0
+    assert main(["diff", "--json", str(lock), str(reports / "node5.json")]) == 1
+    data = json.loads(capsys.readouterr().out)
+    regressions = {(c["kind"], c["subject"]) for c in data["changes"] if c["regression"]}
+    assert ("dsl", "nvidia-cutlass-dsl") in regressions
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [("{", "not valid JSON"), ("[]", "not a doctor report"), ('{"checks": [], "exit_code": "x"}', "key exit_code"),
+     ('{"checks": [{"id": 1}], "exit_code": 0}', "key checks")],
+)
+def test_a_file_that_is_not_a_report_is_a_usage_error_naming_it(tmp_path, content, message, capsys):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(UsageError, match=message):
+        read_node(path)
+    assert main(["fleet", str(path)]) == 2
+    assert str(path) in capsys.readouterr().err
+
+
+def test_an_empty_folder_is_a_usage_error(tmp_path, capsys):
+    assert main(["fleet", str(tmp_path)]) == 2
+    assert "no *.json reports" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Node formats
+
+
+def test_prom_textfile_reads_with_prometheus_clients_parser(node_venv, tmp_path):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    target, profile = node_venv
+    out = tmp_path / "envcheck.prom"
+    assert main(["doctor", "--format", "prom", "--no-gpu", "--python", str(target), "--policy", str(profile), "-o", str(out)]) == 0
+    families = {f.name: f for f in text_string_to_metric_families(out.read_text())}
+    statuses = {(s.labels["check"], s.labels["status"]): s.value for s in families["envcheck_check_status"].samples}
+    assert statuses[("cutedsl.version", "pass")] == 1 and statuses[("cutedsl.version", "fail")] == 0
+    assert families["envcheck_ok"].samples[0].value == 1
+    info = families["envcheck_info"].samples[0].labels
+    assert info["torch"] == "2.11.0+cu130" and info["dsl"] == "4.3.5" and info["profile"] == "torch-2.11-nvgemm"
+
+
+def test_npd_mode_prints_one_line_and_exits_0_1_or_2(node_venv, wheelhouse, tmp_path, capfd):
+    target, profile = node_venv
+    args = ["doctor", "--format", "npd", "--no-gpu", "--python", str(target), "--policy", str(profile)]
+    assert main(args) == 0
+    line = capfd.readouterr().out
+    assert line.startswith("OK: ") and line.count("\n") == 1 and len(line) <= 81
+    pip(target, "install", "--no-deps", "--no-index", "--find-links", str(wheelhouse), "apache-tvm-ffi==0.1.6")
+    assert main(args) == 1
+    line = capfd.readouterr().out
+    assert line.startswith("nvgemm.deps fail") and line.count("\n") == 1
+    assert main(["doctor", "--format", "npd", "--policy", str(tmp_path / "missing.toml")]) == 2
+    assert capfd.readouterr().out.startswith("UNKNOWN: ")
