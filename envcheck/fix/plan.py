@@ -351,7 +351,8 @@ def _removals(g: Ground) -> Part:
         without_dsl = replace(interpreter, distributions=tuple(
             d for d in interpreter.distributions if d.name != policy.cutedsl.name))
         for dist, rule in conflicting(policy, interpreter) + conflicting(policy, without_dsl):
-            whys.setdefault(dist.name, rule.why)
+            if not rule.unless:  # a rule with `unless` is met by installing what it names (the judge's remedy does)
+                whys.setdefault(dist.name, rule.why)
     consent = {name for name in whys if any(c.consent and c.matches(name) for c in policy.conflicts)}
     agreed = {canonical_name(n) for n in g.options.remove}
     now = [name for name in whys if name not in consent or name in agreed]
