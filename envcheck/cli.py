@@ -104,6 +104,19 @@ def smoke(
 
 
 @app.command()
+def explain(
+    log: Optional[str] = typer.Argument(None, metavar="[FILE|-]", help="The log or traceback to read (default: standard input)."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="Also show what doctor sees in this interpreter."),
+    policy: Optional[Path] = PolicyOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the causes as JSON."),
+) -> int:
+    """Find known failures of the stack in a log or traceback: cause, evidence line, remedy, checks to run."""
+    from .explain import run_explain
+
+    return run_explain(log, python, policy, as_json)
+
+
+@app.command()
 def lock(
     output: Path = typer.Option(Path("pylock.toml"), "-o", "--output", metavar="FILE", help="Where to write the lock."),
     policy: Optional[Path] = typer.Option(None, "--profile", "--policy", metavar="ID|FILE", help="A built-in profile id or a policy file (TOML)."),
@@ -153,6 +166,31 @@ def verify(
 
 
 @app.command()
+def bundle(
+    output: Path = typer.Option(..., "-o", "--output", metavar="DIR|FILE.tar", help="A new folder, or one tar file."),
+    policy: Optional[Path] = typer.Option(None, "--profile", "--policy", metavar="ID|FILE", help="The profile (a built-in id or a TOML file)."),
+    lock_file: Optional[Path] = typer.Option(None, "--lock", metavar="FILE", help="The lock to bundle (default: the profile resolved for the target, as `envcheck lock --profile` does)."),
+    python_version: str = typer.Option("3.12", "--python-version", metavar="X.Y", help="CPython version of the target."),
+    without: List[str] = typer.Option([], "--without", metavar="NAME", help="Leave a package out, and what only it needs (--without torch); repeatable."),
+    only_missing: bool = typer.Option(False, "--only-missing", help="Only what --python lacks (as doctor sees it)."),
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="With --only-missing: the target interpreter."),
+    split: Optional[str] = typer.Option(None, "--split", metavar="SIZE", help="Cut FILE.tar into parts of at most SIZE (40M, 1G)."),
+    index_url: Optional[str] = typer.Option(None, "--index-url", metavar="URL", help="The package index pip downloads from."),
+    no_index: bool = typer.Option(False, "--no-index", help="Download from --find-links only."),
+    find_links: List[str] = typer.Option([], "--find-links", metavar="DIR", help="Local wheels; repeatable."),
+    cutlass_url: Optional[str] = typer.Option(None, "--cutlass-url", metavar="URL", help="Where to fetch the CUTLASS commit (a local mirror works)."),
+) -> int:
+    """Everything the profile's stack needs, for a machine with no network: wheels, CUTLASS, lock, manifest."""
+    from .bundle.command import run_bundle
+
+    return run_bundle(
+        output, profile=policy, lock=lock_file, python_version=python_version, without=without,
+        only_missing=only_missing, python=python, split=split, index_url=index_url, no_index=no_index,
+        find_links=find_links, cutlass_url=cutlass_url,
+    )
+
+
+@app.command()
 def dockerfile(
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Where to write it (default: standard output)."),
     policy: Optional[Path] = PolicyOpt,
@@ -185,6 +223,7 @@ def fix(
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU."),
     break_system_packages: bool = typer.Option(False, "--break-system-packages", help="Allow pip to change an interpreter the OS manages (PEP 668); used only where it is one."),
     remove: List[str] = typer.Option([], "--remove", metavar="NAME", help="Agree to remove a distribution the profile removes only with consent (e.g. cutlass-api left from the torch 2.11 recipe); repeatable."),
+    bundle: Optional[str] = typer.Option(None, "--bundle", metavar="DIR|FILE", help="Install from an `envcheck bundle` (folder, FILE.tar or its parts) with no network."),
 ) -> int:
     """Turn failing checks into a plan, show it, and apply it (--yes) or stop (--dry-run); --undo gives it back."""
     from .fix import FixOptions, run_fix
@@ -193,7 +232,7 @@ def fix(
         python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
         index_url=index_url, no_index=no_index, dry_run=dry_run, yes=yes, as_json=as_json, undo=undo,
         no_deps=no_deps, toolkit=toolkit, toolkit_prefix=toolkit_prefix, no_gpu=no_gpu,
-        break_system_packages=break_system_packages, remove=tuple(remove),
+        break_system_packages=break_system_packages, remove=tuple(remove), bundle=bundle,
     ))
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .model import Facts, ProfileChoice, Report
     from .policy import Candidates, Policy
 
-__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected", "gather_selected"]
+__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected", "gather_selected", "libraries_finding"]
 
 @dataclass(frozen=True)
 class DoctorOptions:
@@ -98,6 +98,21 @@ def _torch_version(facts: Facts) -> Optional[str]:
     return dist.version if dist else None
 
 
+def libraries_finding(smoke, report: Report):
+    """smoke.libraries: what the smoke child really loaded, judged against the target environment."""
+    from .model import Interpreter
+    from .smoke.forensics import judge_process
+
+    interpreter = report.facts.interpreter if report.facts is not None else None
+    roots: tuple[str, ...] = ()
+    torch_cuda = None
+    if isinstance(interpreter, Interpreter):
+        folders = interpreter.site_dirs + ((interpreter.prefix,) if interpreter.in_venv else ())
+        roots = tuple(dict.fromkeys(folders + tuple(os.path.realpath(f) for f in folders)))
+        torch_cuda = interpreter.torch.cuda if interpreter.torch else None
+    return judge_process(smoke.process, torch_cuda, roots)
+
+
 NODE_FORMATS = ("prom", "npd")
 
 
@@ -151,7 +166,8 @@ def _report(
         def say(message: str) -> None:
             print(f"envcheck: {message}", file=sys.stderr, flush=True)
 
-        report = replace(report, smoke=run_smoke(python, report.facts, policy, progress=say))
+        result = run_smoke(python, report.facts, policy, progress=say)
+        report = replace(report, smoke=result, findings=report.findings + (libraries_finding(result, report),))
     return policy, replace(report, host=host_of(report.facts, anonymize=options.anonymize))
 
 

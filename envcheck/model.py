@@ -8,7 +8,10 @@ from __future__ import annotations
 import enum
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+if TYPE_CHECKING:
+    from .smoke.forensics import ProcessRecord
 
 __all__ = [
     "Status",
@@ -328,6 +331,7 @@ class SmokeResult:
     cache_dir: Optional[str] = None
     versions: tuple[tuple[str, str], ...] = ()
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
+    process: Optional["ProcessRecord"] = None  # what the child really loaded (envcheck/smoke/forensics.py)
 
     @property
     def exit_code(self) -> int:
@@ -350,6 +354,7 @@ class SmokeResult:
             "remedy": plain(self.remedy),
             "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
             "versions": dict(self.versions),
+            "process": self.process.to_dict() if self.process is not None else None,
             "library": None if self.library is None else {
                 "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
             "log": self.log,

@@ -240,3 +240,22 @@ def test_plan_json_has_what_why_and_the_exact_command(tmp_path, policy):
     assert data["schema_version"] == 1
     for step in data["steps"]:
         assert step["what"] and step["why"] and step["commands"] and step["command"]
+
+
+def test_from_a_bundle_every_locked_package_is_pinned_where_it_differs_and_what_it_lacks_is_not_planned(tmp_path, policy):
+    """fix --bundle: the locked stack exactly (a locked package missing or at another version is pinned, one at its
+    locked version is left alone), and a recommended package the bundle does not carry is not planned."""
+    target = interpreter(("torch", "2.11.0+cu130"), ("typing-extensions", "4.16.0"), ("cuda-bindings", "13.0.0"))
+    findings = (
+        finding("nvgemm.deps", Status.FAIL, Step("pip-install", ("apache-tvm-ffi==0.1.7",), "deps")),
+        finding("packages.consistency", Status.WARN, Step("pip-install", ("cuda-python>=12.8",), "missing")),
+    )
+    locked = ("apache-tvm-ffi==0.1.7", "cuda-bindings==13.3.1", "typing-extensions==4.16.0")
+    plan = make_plan(findings, facts(target), policy, opts(tmp_path, locked=locked, no_deps=True))
+    installs = [s for s in plan.steps if s.kind == "pip-install"]
+    assert len(installs) == 1  # the recommended cuda-python is not in the bundle: no step that must fail
+    argv = installs[0].commands[0]
+    assert "apache-tvm-ffi==0.1.7" in argv and "cuda-bindings==13.3.1" in argv and "--no-deps" in argv
+    assert not any(a.startswith("typing-extensions") for a in argv)
+    unbundled = make_plan(findings, facts(target), policy, opts(tmp_path))
+    assert any("cuda-python>=12.8" in s.commands[0] for s in unbundled.steps)

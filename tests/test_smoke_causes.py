@@ -86,6 +86,9 @@ def test_timeout_names_the_phase_it_was_in(policy):
 
 EXAMPLES = [
     ("AttributeError: module 'cutlass.cute.arch' has no attribute 'ProxyKind'", "dsl-too-new"),
+    ("TypeError: make_kwargs_wrapper() got an unexpected keyword argument 'map_dataclass_to_tuple'", "tvm-ffi-too-old"),
+    ("RuntimeError: No CTK flavor installed: expected one or more of /venv/lib/python3.12/site-packages/"
+     "nvidia_cutlass_dsl/lib/_cutlass_ir.cu{N}.cpython-312-x86_64-linux-gnu.so", "dsl-libs-missing"),
     ("ModuleNotFoundError: No module named 'torch'", "torch-missing"),
     ("ModuleNotFoundError: No module named 'cutlass_api'", "cutlass-api-missing"),
     ("ModuleNotFoundError: No module named 'cutlass_api.providers'", "cutlass-api-missing"),
@@ -241,3 +244,20 @@ def test_context_from_facts(policy):
     assert ctx.capability == (9, 0) and ctx.gpu == "NVIDIA H200 (9.0)"
     assert ctx.cutedsl_version == "4.3.5" and ctx.split_packages == ("nvidia-cutlass-dsl-libs-base",)
     assert ctx.backends == policy.backend
+
+
+def test_tvm_ffi_too_old_names_the_version_that_works(policy):
+    ctx = ctx_for(policy, cutedsl_version="4.8.1")
+    result = {"ok": False, "error": {"type": "TypeError", "message": EXAMPLES[1][0].split(": ", 1)[1], "traceback": ""}}
+    cause = diagnose(Evidence(result=result, log="", returncode=1), ctx)
+    assert cause.id == "tvm-ffi-too-old" and "4.8.1" in cause.text and "map_dataclass_to_tuple" in cause.text
+    assert cause.remedy.steps[0].args == ("apache-tvm-ffi>=0.1.15",)
+
+
+@pytest.mark.parametrize("torch_cuda, flavor", [("13.0", "cu13"), ("12.8", "cu12"), (None, "cu13")])
+def test_dsl_libs_missing_picks_the_flavour_of_torch(policy, torch_cuda, flavor):
+    ctx = ctx_for(policy, cutedsl_version="4.8.1", torch_cuda=torch_cuda)
+    result = {"ok": False, "error": {"type": "RuntimeError", "message": "No CTK flavor installed: expected ...", "traceback": ""}}
+    cause = diagnose(Evidence(result=result, log="", returncode=1), ctx)
+    assert cause.id == "dsl-libs-missing"
+    assert cause.remedy.steps[0].args == (f"nvidia-cutlass-dsl[{flavor}]==4.8.1",)

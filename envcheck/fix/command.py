@@ -52,6 +52,7 @@ class FixOptions:
     no_gpu: bool = False
     break_system_packages: bool = False
     remove: tuple[str, ...] = ()  # consent to remove these distributions where the profile asks for it
+    bundle: Optional[str] = None  # a bundle folder, FILE.tar or its parts: packages and CUTLASS, with no network
 
 
 @dataclass
@@ -146,6 +147,10 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         checked_url(_no_credentials(options.cutlass_url, options.cutlass_url), "--cutlass-url")
     for name in options.remove:
         checked_name(name, "--remove")
+    if options.bundle is not None and (options.undo or options.find_links or options.index_url or options.no_index
+                                       or options.cutlass_url):
+        raise UsageError("--bundle brings its own packages and CUTLASS: it takes no --undo, --find-links, "
+                         "--index-url, --no-index or --cutlass-url")
     if options.undo and (options.toolkit or options.no_deps):
         raise UsageError("--undo cannot be combined with --toolkit or --no-deps")
     if options.cutlass_dir is not None and (not options.cutlass_dir or options.cutlass_dir.startswith("-")):
@@ -153,6 +158,15 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
 
     policy, choice, facts = _gather(io, python, options.cutlass_dir, named)
     interpreter = require_interpreter(python, facts.interpreter)
+    offline = None
+    if options.bundle is not None:  # opened for the profile chosen: its lock must be that profile's
+        from .offline import open_for_fix
+
+        offline = open_for_fix(Path(options.bundle), policy, cache_dir(io.env))
+        io.err.write(offline.summary + "\n")
+        sources = offline.sources
+        options = replace(options, no_deps=True)  # the lock is the whole closure: install exactly it
+        offline.check_target(interpreter)
     state_what = " ".join(filter(None, (folder_origin(io.env, "ENVCHECK_STATE_DIR"), "(envcheck fix's state folder)")))
     # A run that may change things needs its state folder before the first change: checked (made) here.
     state = usable_folder(
@@ -167,6 +181,8 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     source = policy.cutlass  # None: the profile needs no CUTLASS checkout
     cutlass_url = (checked_url(_no_credentials(options.cutlass_url or source.url, options.cutlass_url), "--cutlass-url")
                    if source is not None else "")
+    if offline is not None and offline.cutlass_url:
+        cutlass_url = offline.cutlass_url
     checkout = facts.checkout
     if options.cutlass_dir:
         cutlass_dir = str(Path(options.cutlass_dir).expanduser().absolute())
@@ -189,6 +205,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         toolkit_prefix=str(Path(toolkit_prefix).expanduser().absolute()),
         interpreters=find_interpreters(io.env) if needs_python else (),
         remove=options.remove,
+        locked=offline.locked if offline is not None else (),
     )
     plan = make_plan(findings, facts, policy, plan_options)
     agreed = _consent(io, options, plan)

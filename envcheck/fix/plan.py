@@ -55,6 +55,7 @@ class PlanOptions:
     toolkit_prefix: str = ""
     interpreters: tuple[tuple[str, str], ...] = ()  # (path, version) of other interpreters found on this machine
     remove: tuple[str, ...] = ()  # distributions the user agreed to remove where the profile asks consent (--remove)
+    locked: tuple[str, ...] = ()  # `name==version` of a bundle's packages: installed exactly, wherever they differ
 
     @property
     def pip_command(self) -> tuple[str, ...]:
@@ -297,7 +298,10 @@ def torch_range(policy: Policy) -> Requirement:
     return Requirement(f"torch{specifier}")
 
 
-def _sort_installs(wanted: Sequence[tuple[Finding, Step]], required: Sequence[tuple[Finding, Step]], policy: Policy) -> Installs:
+def _sort_installs(
+    wanted: Sequence[tuple[Finding, Step]], required: Sequence[tuple[Finding, Step]], policy: Policy,
+    interpreter: Interpreter, locked: Sequence[str] = (),
+) -> Installs:
     torch: list[Requirement] = []
     torch_index, torch_reinstall, torch_why = "", False, []
     pins, pins_why, extra, extra_why, renew = [], [], [], [], []
@@ -324,8 +328,17 @@ def _sort_installs(wanted: Sequence[tuple[Finding, Step]], required: Sequence[tu
             else:
                 extra.append(requirement)
                 extra_why.append(step.why or finding.title)
+    for text in locked:  # a bundle's locked stack: every package at its locked version
+        requirement = parse_requirement(text, "the bundle's lock")
+        have = interpreter.dist(requirement.name)
+        if have is None or not requirement.specifier.contains(have.version, prereleases=True):
+            pins.append(requirement)
+            pins_why.append("the bundle's locked version")
     required_names = {canonical_name(r.name) for r in pins}
     extra = [r for r in extra if canonical_name(r.name) not in required_names]
+    if locked:  # from a bundle, a recommended package it does not carry cannot be had: not planned
+        carried = {canonical_name(parse_requirement(text, "the bundle's lock").name) for text in locked}
+        extra = [r for r in extra if canonical_name(r.name) in carried]
     if torch:
         torch.append(torch_range(policy))  # whatever a remedy asked, never a torch outside the profile's range
     return Installs(tuple(torch), torch_index, torch_reinstall, tuple(torch_why), tuple(pins), tuple(pins_why),
@@ -521,7 +534,7 @@ def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options
     required = tuple(_remedy_steps(failing))
     optional = tuple(_remedy_steps(f for f in findings if f.status is Status.WARN))
     ground = Ground(policy, options, facts, interpreter, required, optional,
-                    _sort_installs(required + optional, required, policy))
+                    _sort_installs(required + optional, required, policy, interpreter, options.locked))
     parts = [planner(ground) for planner in PLANNERS]
     return Plan(
         options.python,

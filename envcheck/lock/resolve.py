@@ -197,6 +197,7 @@ def resolve(
     find_links: Sequence[Path] = (),
     no_index: bool = False,
     without: Sequence[str] = (),
+    exclude: Sequence[str] = (),
     uv: Optional[str] = None,
     timeout: float = TIMEOUT,
 ) -> Resolution:
@@ -205,6 +206,8 @@ def resolve(
     torch_index_url: an index searched before index_url (uv's first-index strategy, so torch and what that index
     hosts come from it); default the profile's `torch.index-url`, "" for none. Raises UsageError for bad flags, for
     a target the profile does not support, and when the stack cannot be resolved (uv's reason is in the message).
+    exclude: packages kept out of the resolution altogether (uv --excludes), with what only they would bring: a
+    bundle --without torch for a target that has torch wants neither torch nor the CUDA wheels it pulls in.
     """
     target.check()
     if not policy.python.contains(Version(target.python_version), prereleases=True):
@@ -240,6 +243,10 @@ def resolve(
             command += ["--index-url", index_url] + (["--extra-index-url", torch_index] if torch_index else [])
         for folder in find_links:
             command += ["--find-links", str(Path(folder).resolve())]
+        excluded = sorted({canonical_name(n) for n in (*without, *exclude)})
+        if excluded:
+            (Path(scratch) / "excludes.txt").write_text("\n".join(excluded) + "\n", encoding="utf-8")
+            command += ["--excludes", str(Path(scratch) / "excludes.txt")]
         command += ["--", str(asked)]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_environment(), cwd=scratch, check=False)

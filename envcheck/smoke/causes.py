@@ -16,11 +16,15 @@ from ..judge.cuda import driver_remedy
 from ..judge.cutlass import fetch_remedy
 from ..model import Facts, Failure, Interpreter, Remedy, Status, Step
 from ..policy import Policy
+from .signatures import SignatureRow, load_signatures
 
-__all__ = ["Cause", "Context", "Evidence", "Signature", "SIGNATURES", "context_from", "diagnose", "preflight"]
+__all__ = [
+    "Cause", "Context", "Evidence", "Signature", "SIGNATURES", "context_from", "diagnose", "explain_match", "preflight",
+]
 
 RECIPE_LINK = "https://github.com/NVIDIA/cutlass/tree/cutlass_api/python/cutlass_api"
 DSL_LIBS_PREFIX = "nvidia-cutlass-dsl-libs-"
+TVM_FFI_FOR_NEW_DSL = "apache-tvm-ffi>=0.1.15"  # the first seen to work with DSL 4.8 (STACK.md section 6)
 
 
 @dataclass(frozen=True)
@@ -47,10 +51,12 @@ class Context:
     cutlass_found: bool = True
     cutedsl_version: Optional[str] = None
     cutedsl_location: Optional[str] = None
+    torch_cuda: Optional[str] = None  # torch's CUDA build, "13.0"; None: a CPU build or not known
     site_dirs: tuple[str, ...] = ()
     split_packages: tuple[str, ...] = ()  # nvidia-cutlass-dsl-libs-* installed
     backends: str = "NVGEMM"
     dtype: str = "bfloat16"
+    known: bool = True  # the target's facts were gathered; False (a log read alone): claim nothing about it
 
 
 @dataclass(frozen=True)
@@ -71,11 +77,21 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Signature:
-    """A failure as it shows in output: a pattern, and how to explain a match of it."""
+    """A failure as it shows in output (a row of the shared table), and how to explain a match of it."""
 
-    id: str
-    pattern: "re.Pattern[str]"
+    row: SignatureRow
     explain: Callable[[str, Context], tuple[str, Optional[Remedy]]]  # (the match's first group, or the match)
+
+    @property
+    def id(self) -> str:
+        return self.row.id
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        return self.row.checks
+
+    def search(self, text: str) -> Optional["re.Match[str]"]:
+        return self.row.search(text)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -114,6 +130,40 @@ def _dsl_too_new(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     )
 
 
+def _tvm_ffi_too_old(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
+    found = f"nvidia-cutlass-dsl {ctx.cutedsl_version}" if ctx.cutedsl_version else "the installed nvidia-cutlass-dsl"
+    requirement = TVM_FFI_FOR_NEW_DSL
+    return (
+        f"{found} calls apache-tvm-ffi with `{said}`, which apache-tvm-ffi 0.1.7 (cutlass_api's declared pin) does "
+        f"not know: DSL >= 4.8 needs a newer tvm-ffi. Seen on an H200: with {requirement} the same stack compiles "
+        f"and runs. Or go back to the policy's DSL ({ctx.policy.cutedsl.requirement}), which works with 0.1.7.",
+        Remedy(
+            text=f"Install {requirement} (against cutlass_api's declared ==0.1.7 pin), or the policy's DSL.",
+            commands=(_pip(ctx, "install", requirement), _pip(ctx, "install", ctx.policy.cutedsl.requirement)),
+            steps=(Step("pip-install", (requirement,), why="DSL >= 4.8 needs tvm-ffi >= 0.1.15"),),
+            link=ctx.policy.link or RECIPE_LINK,
+        ),
+    )
+
+
+def _dsl_libs_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
+    major = (ctx.torch_cuda or "13").split(".")[0]
+    flavor = f"cu{major}" if major in ("12", "13") else "cu13"
+    version = f"=={ctx.cutedsl_version}" if ctx.cutedsl_version else ""
+    requirement = f"nvidia-cutlass-dsl[{flavor}]{version}"
+    which = (f"torch here is a CUDA {ctx.torch_cuda} build, so the {flavor} flavour is the one" if ctx.torch_cuda
+             else "a CUDA 13 torch (cu130) wants the cu13 flavour, a CUDA 12 torch the cu12 one")
+    return (
+        "nvidia-cutlass-dsl is installed without its CUDA libraries: DSL >= 4.4 ships its compiler in "
+        f"nvidia-cutlass-dsl-libs-cu12 / -libs-cu13, and neither is there ({said[:200]}); {which}.",
+        Remedy(
+            text=f"Install {requirement} (the extra brings nvidia-cutlass-dsl-libs-{flavor}).",
+            commands=(_pip(ctx, "install", requirement),),
+            steps=(Step("pip-install", (requirement,), why=f"the DSL's {flavor} libraries"),),
+        ),
+    )
+
+
 def _cutlass_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     module = said
     if ctx.split_packages:
@@ -138,6 +188,13 @@ def _cutlass_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
             "that puts `cutlass` on the path (a `pip install --target` plus PYTHONPATH install).",
             _dsl_remedy(ctx, "Install the DSL into the interpreter's own site-packages (no --target), and drop the "
                         "--target directory from PYTHONPATH."),
+        )
+    if not ctx.known:
+        return (
+            f"`import {module}` fails: nvidia-cutlass-dsl is not installed, or installed with `pip install --target` "
+            "(its .pth file, which puts `cutlass` on the path, is read only in site directories), or broken by "
+            "split packages (nvidia-cutlass-dsl-libs-*) of another DSL version. `--python PY` tells which.",
+            _dsl_remedy(ctx, "Install the DSL the policy names into the interpreter's own site-packages."),
         )
     if ctx.cutedsl_version is not None:
         return (
@@ -189,8 +246,9 @@ def _torch_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
 def _no_cuda(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     if "not compiled with CUDA" in said or "CUDA build None" in said:
         return _cpu_torch(ctx)
+    listed = f" although NVML lists {ctx.gpu or 'a GPU'}" if ctx.known else ""
     return (
-        f"torch sees no CUDA device although NVML lists {ctx.gpu or 'a GPU'}: CUDA_VISIBLE_DEVICES hides it, the "
+        f"torch sees no CUDA device{listed}: CUDA_VISIBLE_DEVICES hides it, the "
         "device nodes are not in this container, or the driver cannot start CUDA.",
         Remedy(text="Check CUDA_VISIBLE_DEVICES and `nvidia-smi`; in a container, run it with the GPU (--gpus all).",
                commands=(("nvidia-smi",),)),
@@ -244,6 +302,14 @@ def _no_valid_choices(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
             f"{ctx.policy.gpu_below.capability[0]}.{ctx.policy.gpu_below.capability[1]} or newer).",
             Remedy(text="Run on a GPU of compute capability 8.0 or newer."),
         )
+    if not ctx.known:
+        return (
+            "Inductor found no CuteDSL kernel: cutlass_api is not importable, the GPU's compute capability has no "
+            "kernels, the dtype or layout is not supported, or the CUTEDSL backend (Blackwell, CC 10.x only) was "
+            "asked for on another GPU. `--python PY` on the machine that ran it tells which.",
+            _dsl_remedy(ctx, "Check the stack with `envcheck doctor`; an earlier error in the log names the candidate "
+                        "that failed."),
+        )
     if ctx.dtype not in ("bfloat16", "float16"):
         return (
             f"Inductor found no kernel: {ctx.library} has no {ctx.dtype} GEMM for compute capability {cc_text}.",
@@ -274,35 +340,29 @@ def _wrong_result(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     )
 
 
-# Order is priority: the first signature that matches explains the failure. A specific cause comes before the
-# generic one that it also triggers (a ProxyKind error makes every candidate fail: NoValidChoicesError follows).
-SIGNATURES: tuple[Signature, ...] = (
-    Signature("dsl-too-new", re.compile(r"has no attribute 'ProxyKind'"), _dsl_too_new),
-    Signature("torch-missing", re.compile(r"No module named '(torch)'"), _torch_missing),
-    Signature("cutlass-api-missing", re.compile(r"No module named '(cutlass_api(?:\.[\w.]+)?)'"), _cutlass_api_missing),
-    Signature("cutlass-not-importable", re.compile(r"No module named '(cutlass(?:\.[\w.]+)?)'"), _cutlass_missing),
-    Signature(
-        "cuda-driver",
-        re.compile(
-            r"cudaErrorUnsupportedPtxVersion|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|"
-            r"PTX was compiled with an unsupported toolchain|"
-            r"CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver|"
-            r"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|forward compatibility was attempted on non supported HW|"
-            r"The NVIDIA driver on your system is too old|cudaErrorSystemDriverMismatch|"
-            r"system has unsupported display driver / cuda driver combination"
-        ),
-        _driver,
-    ),
-    Signature("cuda-out-of-memory", re.compile(r"CUDA out of memory|OutOfMemoryError"), _out_of_memory),
-    Signature(
-        "no-cuda",
-        re.compile(r"SmokeNoCuda[^\n]*|Torch not compiled with CUDA enabled|No CUDA GPUs are available|Found no NVIDIA driver"),
-        _no_cuda,
-    ),
-    Signature("no-valid-choices", re.compile(r"NoValidChoicesError|No choices (?:exist|to select)"), _no_valid_choices),
-    Signature("fell-back", re.compile(r"SmokeFellBack[^\n]*"), _fell_back),
-    Signature("wrong-result", re.compile(r"SmokeWrongResult[^\n]*"), _wrong_result),
-)
+EXPLANATIONS: dict[str, Callable[[str, Context], tuple[str, Optional[Remedy]]]] = {
+    "dsl-too-new": _dsl_too_new,
+    "tvm-ffi-too-old": _tvm_ffi_too_old,
+    "dsl-libs-missing": _dsl_libs_missing,
+    "torch-missing": _torch_missing,
+    "cutlass-api-missing": _cutlass_api_missing,
+    "cutlass-not-importable": _cutlass_missing,
+    "cuda-driver": _driver,
+    "cuda-out-of-memory": _out_of_memory,
+    "no-cuda": _no_cuda,
+    "no-valid-choices": _no_valid_choices,
+    "fell-back": _fell_back,
+    "wrong-result": _wrong_result,
+}
+
+# The table's order is priority (envcheck/smoke/signatures.toml); each row gets its explanation here by id.
+SIGNATURES: tuple[Signature, ...] = tuple(Signature(row, EXPLANATIONS[row.id]) for row in load_signatures())
+
+
+def explain_match(signature: Signature, found: "re.Match[str]", text: str, ctx: Context) -> Cause:
+    """The Cause one signature's match stands for, its evidence the line it was found on."""
+    said, remedy = signature.explain(found.group(1) if found.re.groups else found.group(0), ctx)
+    return Cause(signature.id, said, remedy, evidence=_line_of(text, found))
 
 
 def diagnose(evidence: Evidence, ctx: Context) -> Cause:
@@ -317,10 +377,9 @@ def diagnose(evidence: Evidence, ctx: Context) -> Cause:
     head = f"{error.get('type', '')}: {error.get('message', '')}" if error else ""
     for signature in SIGNATURES:
         for text in (head, error.get("traceback", ""), evidence.log):
-            found = signature.pattern.search(text or "")
+            found = signature.search(text or "")
             if found:
-                said, remedy = signature.explain(found.group(1) if found.re.groups else found.group(0), ctx)
-                return Cause(signature.id, said, remedy, evidence=_line_of(text, found))
+                return explain_match(signature, found, text, ctx)
     if evidence.result is None:
         tail = _last_lines(evidence.log, 1)
         return Cause(
@@ -422,6 +481,7 @@ def context_from(facts: Facts, policy: Policy, python: str, backends: str = "", 
         cutlass_found=bool(cutlass and cutlass.origin) if interpreter else True,
         cutedsl_version=dsl.version if dsl else None,
         cutedsl_location=dsl.location if dsl else None,
+        torch_cuda=interpreter.torch.cuda if interpreter and interpreter.torch else None,
         site_dirs=interpreter.site_dirs if interpreter else (),
         split_packages=tuple(sorted({d.name for d in interpreter.distributions if d.name.startswith(DSL_LIBS_PREFIX)}))
         if interpreter

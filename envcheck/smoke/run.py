@@ -31,11 +31,12 @@ from packaging.version import InvalidVersion, Version
 
 from .. import paths
 from ..errors import UsageError
-from ..model import Facts, Remedy, SmokeResult, Status, Toolkit
+from ..model import Facts, Remedy, SmokeResult, Status, Toolkit, plain
 from ..policy import Policy
 from ..proc import kill_group
 from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from .child import PHASE_PREFIX, RESULT_PREFIX
+from .forensics import process_from, summary
 
 __all__ = [
     "SmokeResult",
@@ -46,6 +47,7 @@ __all__ = [
     "parse_child_output",
     "smoke_backends",
     "DEFAULT_TIMEOUT",
+    "remedy_dict",
 ]
 
 SCHEMA_VERSION = 1
@@ -83,6 +85,9 @@ class SmokeShape:
     @property
     def text(self) -> str:
         return f"{self.m}x{self.n}x{self.k} {self.dtype}"
+
+
+remedy_dict = plain  # the one JSON shape of a remedy (explain uses it too)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -322,6 +327,7 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
         "tried": tuple((str(t.get("kernel")), str(t.get("error"))) for t in (result.get("tried") or []) if isinstance(t, dict)),
         "versions": versions,
         "timings": tuple((str(p), float(t)) for p, t in (result.get("timings") or [])),
+        "process": process_from(result),
     }
 
 
@@ -468,6 +474,8 @@ def render_text(result: SmokeResult) -> str:
         lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
     for kernel, error in result.tried:
         lines.append(f"  tried     {kernel}: {error}")
+    if result.process is not None and result.process.libraries:
+        lines.append(f"  loaded    {summary(result.process)}")
     if result.evidence:
         lines.append(f"  seen      {result.evidence}")
     if result.remedy is not None:

@@ -1,0 +1,151 @@
+"""`envcheck bundle`: read the flags, find the lock, choose what goes in, and write the bundle."""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from ..errors import UsageError
+from .make import BundleRequest, make_bundle
+from .manifest import Platform
+from .parts import parse_size
+
+__all__ = ["run_bundle"]
+
+_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")  # a distribution name (PEP 508)
+
+
+def run_bundle(
+    output: Path,
+    *,
+    profile: Optional[Path] = None,
+    lock: Optional[Path] = None,
+    python_version: str = "3.12",
+    machine: str = "x86_64",
+    without: Sequence[str] = (),
+    only_missing: bool = False,
+    python: Optional[str] = None,
+    split: Optional[str] = None,
+    index_url: Optional[str] = None,
+    no_index: bool = False,
+    find_links: Sequence[str] = (),
+    cutlass_url: Optional[str] = None,
+    err: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True),
+) -> int:
+    from packaging.utils import canonicalize_name
+
+    from ..gitsafe import checked_url
+    from ..fix.pip import check_index_url
+    from ..policy import resolve
+
+    if only_missing and python is None:
+        raise UsageError("--only-missing needs --python PY: the interpreter whose missing packages the bundle carries")
+    if python is not None and not only_missing:
+        raise UsageError("--python is read only with --only-missing")
+    part_size = None
+    if split is not None:
+        try:
+            part_size = parse_size(split)
+        except ValueError as exc:
+            raise UsageError(f"--split {exc}") from None
+        if Path(output).suffix != ".tar":
+            raise UsageError(f"--split needs -o FILE.tar (got -o {output}): a folder cannot be cut into parts")
+    if not python_version.count(".") == 1 or not all(p.isdigit() for p in python_version.split(".")):
+        raise UsageError(f"--python-version {python_version!r}: expected MAJOR.MINOR such as 3.12")
+    if index_url is not None:
+        check_index_url(index_url, "--index-url")
+    if cutlass_url is not None:
+        cutlass_url = checked_url(cutlass_url, "--cutlass-url")
+    links = []
+    for link in find_links:
+        if not Path(link).is_dir():
+            raise UsageError(f"--find-links {link}: expected a directory of wheels")
+        links.append(str(Path(link).absolute()))
+    for name in without:
+        if not _NAME.fullmatch(name):
+            raise UsageError(f"--without {name!r}: expected a package name such as torch")
+    policy = resolve(profile)
+    dropped = tuple(canonicalize_name(n) for n in without)
+    with tempfile.TemporaryDirectory(prefix="envcheck-bundle-lock-") as scratch:
+        pylock, lock_path = _lock_for(
+            policy, lock, Path(scratch), python_version=python_version, without=dropped, index_url=index_url,
+            no_index=no_index, find_links=links, err=err,
+        )
+        locked_profile = ((pylock.tool or {}).get("envcheck") or {}).get("profile")
+        if locked_profile and locked_profile != policy.id:
+            raise UsageError(f"--lock {lock_path}: is a lock of profile {locked_profile!r}, not {policy.id!r}")
+        present: frozenset[str] = frozenset()
+        skip_cutlass = False
+        if only_missing:
+            present, skip_cutlass = _present(python, policy, err)
+        request = BundleRequest(
+            lock=pylock, lock_text=lock_path.read_text(encoding="utf-8"), lock_dir=lock_path.parent.absolute(),
+            profile=policy.id, output=Path(output), platform=Platform.linux(python_version, machine),
+            without=dropped, present=present, skip_cutlass=skip_cutlass, split=part_size, index_url=index_url,
+            no_index=no_index, find_links=tuple(links), cutlass_url=cutlass_url,
+        )
+        return make_bundle(request, say=lambda text: err(f"envcheck bundle: {text}"))
+
+
+def _lock_for(policy, lock: Optional[Path], scratch: Path, *, python_version: str, without: tuple[str, ...],
+              index_url: Optional[str], no_index: bool, find_links: list[str], err) -> tuple:
+    """(the lock, its file): --lock FILE as given, or the profile resolved for the target the way `envcheck lock
+    --profile` does it (uv, no live stack), written to scratch. --without names that are the profile's own roots
+    are left out of the resolution too; every --without is applied to what the bundle carries."""
+    from packaging.utils import canonicalize_name
+
+    from ..lock import read_lock
+
+    if lock is not None:
+        return read_lock(lock, "--lock"), Path(lock)
+    from ..lock.build import build_resolved_lock
+    from ..lock.lockfile import write_lock
+    from ..lock.resolve import Target, resolve as resolve_stack
+    from ..lock.sources import PYPI
+    from ..lock.stack import stack_roots
+
+    roots = {root.name for root in stack_roots(policy)}
+    torch = canonicalize_name(policy.torch_requirement.name)
+    err(f"envcheck bundle: resolving profile {policy.id} for CPython {python_version} (no --lock given)")
+    resolution = resolve_stack(
+        policy, Target(python_version=python_version), index_url=index_url or PYPI,
+        torch_index_url="" if torch in without else None,  # torch left out: its own index is not asked
+        find_links=[Path(f) for f in find_links], no_index=no_index, without=[n for n in without if n in roots],
+        exclude=without,
+    )
+    result = build_resolved_lock(policy, resolution, [n for n in without if n in roots])
+    path = scratch / "pylock.toml"
+    write_lock(result, path)
+    return result.pylock, path
+
+
+def _present(python: str, policy, err) -> tuple[frozenset[str], bool]:
+    """What the target already has and doctor does not flag (a package a failing check's remedy would install is
+    flagged), and whether cutlass_api passes doctor there (then no git bundle is needed)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from ..doctor import diagnose
+    from ..model import Interpreter, canonical_name
+
+    report = diagnose(python, None, policy, no_gpu=True)
+    interpreter = report.facts.interpreter if report.facts else None
+    if not isinstance(interpreter, Interpreter):
+        raise UsageError(f"--python {python}: could not be read: {getattr(interpreter, 'message', '?')}")
+    flagged = set()
+    for finding in report.findings:
+        if finding.status.is_problem and finding.remedy is not None:
+            for step in finding.remedy.steps:
+                for text in step.args if step.kind == "pip-install" else ():
+                    try:
+                        flagged.add(canonical_name(Requirement(text).name))
+                    except InvalidRequirement:
+                        continue
+    present = frozenset(d.name for d in interpreter.distributions) - flagged
+    finding = report.finding("cutlass-api.install")
+    ready = finding is not None and finding.status.value == "pass"
+    if ready:
+        err(f"envcheck bundle: {policy.cutlass.distribution} passes doctor in {python}: no git bundle")
+    return present, ready

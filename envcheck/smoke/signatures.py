@@ -1,0 +1,91 @@
+"""The known-failure table (signatures.toml beside this file): read once, validated, in priority order.
+
+Data only: what each signature means for a target (its cause sentence and remedy) is code in causes.py, keyed by
+the same id. `envcheck smoke` and `envcheck explain` both read this one table.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from ..policy import PolicyError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = ["SignatureRow", "load_signatures", "parse_signatures", "TABLE"]
+
+TABLE = Path(__file__).with_name("signatures.toml")
+_ID = re.compile(r"^[a-z][a-z0-9-]*$")
+_KEYS = {"id", "patterns", "checks"}
+
+
+@dataclass(frozen=True)
+class SignatureRow:
+    """One known failure: its id, the line patterns that show it, and the doctor checks that confirm it."""
+
+    id: str
+    patterns: tuple["re.Pattern[str]", ...]
+    checks: tuple[str, ...] = ()
+
+    def search(self, text: str) -> Optional["re.Match[str]"]:
+        """The first match of any of its patterns in text, in pattern order."""
+        for pattern in self.patterns:
+            found = pattern.search(text)
+            if found:
+                return found
+        return None
+
+
+def parse_signatures(text: str, source: str) -> tuple[SignatureRow, ...]:
+    """The table from its TOML text; a bad row names the file, the key and what was expected."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(source, "(file)", str(exc), "valid TOML") from None
+    unknown = set(data) - {"signature"}
+    if unknown:
+        raise PolicyError(source, sorted(unknown)[0], data[sorted(unknown)[0]], "only [[signature]] tables")
+    rows: list[SignatureRow] = []
+    for index, row in enumerate(data.get("signature", [])):
+        rows.append(_row(row, f"signature[{index}]", source, {r.id for r in rows}))
+    return tuple(rows)
+
+
+def _row(row: Any, where: str, source: str, seen: set[str]) -> SignatureRow:
+    if not isinstance(row, dict):
+        raise PolicyError(source, where, row, "a table")
+    extra = sorted(set(row) - _KEYS)
+    if extra:
+        raise PolicyError(source, f"{where}.{extra[0]}", row[extra[0]], f"no such key here (known: {', '.join(sorted(_KEYS))})")
+    sig_id = row.get("id")
+    if not isinstance(sig_id, str) or not _ID.match(sig_id) or sig_id in seen:
+        raise PolicyError(source, f"{where}.id", sig_id, "a new lower-case id such as 'dsl-too-new'")
+    patterns = row.get("patterns")
+    if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) and p for p in patterns):
+        raise PolicyError(source, f"{where}.patterns", patterns, "a non-empty list of regular expressions")
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error as exc:
+            raise PolicyError(source, f"{where}.patterns", pattern, f"a regular expression ({exc})") from None
+        if compiled[-1].groups > 1:
+            raise PolicyError(source, f"{where}.patterns", pattern, "at most one group (what the failure names)")
+    checks = row.get("checks", [])
+    if not isinstance(checks, list) or not all(isinstance(c, str) and c for c in checks):
+        raise PolicyError(source, f"{where}.checks", checks, "a list of doctor check ids")
+    return SignatureRow(sig_id, tuple(compiled), tuple(checks))
+
+
+@lru_cache(maxsize=None)
+def load_signatures() -> tuple[SignatureRow, ...]:
+    """The shipped table."""
+    return parse_signatures(TABLE.read_text(encoding="utf-8"), str(TABLE))

@@ -1,0 +1,389 @@
+"""envcheck bundle and fix --bundle: the pure parts as tables, and the whole route for real: a 3.12 venv locked,
+bundled (wheels by hash, CUTLASS as a git bundle from a real repository), cut into parts, reassembled, and installed
+into a fresh 3.12 venv that holds only torch, with no index and no git remote.
+
+torch is a small stand-in wheel of the same name and version made by tests/wheelfactory.py (torch 2.13.0, CUDA
+13.0 in its version.py): the real cp312 wheel is gigabytes, and `--without torch` leaves it out of the bundle anyway.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+from packaging.pylock import Pylock
+
+from conftest import _torch_files, git, python312
+from envcheck.bundle.gitbundle import cone_patterns
+from envcheck.bundle.make import select_packages
+from envcheck.bundle.manifest import BundleError, Platform
+from envcheck.bundle.parts import parse_size, reassemble, split
+from envcheck.cli import main
+from wheelfactory import build_wheel, make_venv, pip
+
+# --------------------------------------------------------------------------------------------------------------
+# Pure parts
+
+
+@pytest.mark.parametrize("text, size", [
+    ("65536", 65536), ("1K", 1024), ("40M", 40 << 20), ("40MiB", 40 << 20), ("40mb", 40 << 20), ("1G", 1 << 30),
+    (" 2 M ", 2 << 20),
+])
+def test_parse_size(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "M", "-1M", "1.5M", "1T", "1023", "0", "40 megabytes"])
+def test_parse_size_refuses(text):
+    with pytest.raises(ValueError):
+        parse_size(text)
+
+
+def lock_of(*packages: dict) -> Pylock:
+    return Pylock.from_dict({"lock-version": "1.0", "created-by": "t", "packages": list(packages)})
+
+
+def pkg(name, version="1.0", deps=(), marker=None, vcs=False):
+    entry = {"name": name, "version": version}
+    if deps:
+        entry["dependencies"] = [{"name": d} for d in deps]
+    if marker:
+        entry["marker"] = marker
+    if vcs:
+        entry["vcs"] = {"type": "git", "url": "https://example.com/r", "commit-id": "a" * 40}
+    else:
+        entry["wheels"] = [{"name": f"{name.replace('-', '_')}-{version}-py3-none-any.whl", "url": "https://x/y.whl", "hashes": {"sha256": "0" * 64}}]
+    return entry
+
+
+STACK = lock_of(
+    pkg("torch", "2.13.0", deps=("triton", "cuda-bindings", "typing-extensions")),
+    pkg("triton", "3.6.0"),
+    pkg("cuda-bindings", "13.3.1"),
+    pkg("nvidia-cutlass-dsl", "4.3.5", deps=("cuda-python", "typing-extensions")),
+    pkg("cuda-python", "13.3.1", deps=("cuda-bindings",)),
+    pkg("typing-extensions", "4.15.0"),
+    pkg("torch-c-dlpack-ext", "0.1.5", deps=("torch",)),
+    pkg("pywin", "1", marker="sys_platform == 'win32'"),
+    pkg("cutlass-api", "0.1.0a1", deps=("nvidia-cutlass-dsl", "torch", "torch-c-dlpack-ext"), vcs=True),
+)
+LINUX = Platform.linux().environment()
+
+
+@pytest.mark.parametrize("without, present, kept", [
+    ((), {}, ["torch", "triton", "cuda-bindings", "nvidia-cutlass-dsl", "cuda-python", "typing-extensions",
+              "torch-c-dlpack-ext", "cutlass-api"]),
+    (("torch",), {}, ["cuda-bindings", "nvidia-cutlass-dsl", "cuda-python", "typing-extensions", "torch-c-dlpack-ext",
+                      "cutlass-api"]),  # triton goes with torch; cuda-bindings stays, cuda-python needs it
+    (("Torch",), {"typing-extensions", "cuda_bindings"},
+     ["nvidia-cutlass-dsl", "cuda-python", "torch-c-dlpack-ext", "cutlass-api"]),
+    (("torch", "cutlass-api"), {}, []),  # dlpack is needed only by cutlass_api: it goes too, and so does the rest
+])
+def test_select_packages(without, present, kept):
+    packages, notes = select_packages(STACK.packages, LINUX, without, present)
+    assert [p.name for p in packages] == kept
+    assert any("pywin: its marker excludes" in n for n in notes)
+
+
+@pytest.mark.parametrize("markers, problem", [
+    ({"implementation_name": "cpython", "python_version": "3.12", "sys_platform": "linux", "platform_machine": "x86_64"}, None),
+    ({"implementation_name": "cpython", "python_version": "3.11", "sys_platform": "linux", "platform_machine": "x86_64"}, "python_version"),
+    ({"implementation_name": "cpython", "python_version": "3.12", "sys_platform": "linux", "platform_machine": "aarch64"}, "platform_machine"),
+    ({"implementation_name": "cpython", "python_version": "3.12", "sys_platform": "darwin", "platform_machine": "x86_64"}, "sys_platform"),
+    ({"implementation_name": "pypy", "python_version": "3.12", "sys_platform": "linux", "platform_machine": "x86_64"}, "implementation_name"),
+])
+def test_platform_mismatch(markers, problem):
+    why = Platform.linux("3.12").mismatch(markers)
+    assert (why.split(" ")[0] if why else None) == problem
+
+
+@pytest.mark.parametrize("subdir, patterns", [
+    ("python/cutlass_api", "/*\n!/*/\n/python/\n!/python/*/\n/python/cutlass_api/\n"),
+    ("operators", "/*\n!/*/\n/operators/\n"),
+])
+def test_cone_patterns(subdir, patterns):
+    assert cone_patterns(subdir) == patterns
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Parts
+
+
+@pytest.fixture
+def whole(tmp_path) -> Path:
+    path = tmp_path / "b.tar"
+    path.write_bytes(os.urandom(10_000))
+    return path
+
+
+def test_parts_reassemble_with_their_checksums(whole, tmp_path):
+    data = whole.read_bytes()
+    index = split(whole, 4096)
+    assert [p.size for p in index.parts] == [4096, 4096, 1808] and not whole.exists()
+    assert [p.name for p in index.parts] == ["b.tar.part01-of-03", "b.tar.part02-of-03", "b.tar.part03-of-03"]
+    out = reassemble(tmp_path / "b.tar.parts.json", tmp_path / "again" / "b.tar")
+    assert out.read_bytes() == data
+
+
+@pytest.mark.parametrize("damage, named", [
+    (lambda d: (d / "b.tar.part02-of-03").unlink(), "part 2 of 3 is missing"),
+    (lambda d: (d / "b.tar.part02-of-03").write_bytes(b"x" * 4096), "b.tar.part02-of-03: does not match its sha256"),
+    (lambda d: (d / "b.tar.part03-of-03").write_bytes(b"x"), "b.tar.part03-of-03: 1 bytes, the index says 1808"),
+    (lambda d: (d / "b.tar.parts.json").write_text("{"), "b.tar.parts.json: not JSON"),
+    (lambda d: (d / "b.tar.parts.json").write_text('{"kind": "envcheck-bundle-parts", "file": "b.tar", "size": 1,'
+                                                  ' "sha256": "", "parts": [{"name": "../x", "size": 1, "sha256": ""}]}'),
+     "part name '../x'"),
+])
+def test_a_damaged_part_is_named(whole, tmp_path, damage, named):
+    split(whole, 4096)
+    damage(tmp_path)
+    with pytest.raises(BundleError, match=named.replace("(", r"\(").replace(")", r"\)")):
+        reassemble(tmp_path / "b.tar.parts.json", tmp_path / "again" / "b.tar")
+    assert not (tmp_path / "again" / "b.tar").exists()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The whole route, for real
+
+
+NO_NETWORK = {"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "ALL_PROXY": "http://127.0.0.1:9",
+              "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9", "GIT_ALLOW_PROTOCOL": "file"}
+
+
+@pytest.fixture
+def route(tmp_path, wheelhouse, cutlass_repo, build_backend):
+    """A locked 3.12 stack (torch 2.13 stand-in), and its bundle cut into parts of 8 KiB."""
+    python = python312()
+    if python is None:
+        pytest.skip("cutlass_api needs Python >= 3.12 and none is on this machine")
+    build_wheel(wheelhouse, "torch", "2.13.0+cu130", _torch_files("2.13.0+cu130", "13.0"), requires=["cuda-bindings>=13.0.3,<14"])
+    source = make_venv(tmp_path / "source", python)
+    pip(source, "install", "--no-index", "--find-links", str(wheelhouse), "torch==2.13.0+cu130", "nvidia-cutlass-dsl==4.3.5",
+        "apache-tvm-ffi==0.1.7", "torch-c-dlpack-ext==0.1.5", "nvidia-matmul-heuristics==0.1.0.27", "cuda-python==13.3.1")
+    pip(source, "install", "--no-deps", "--no-index", "--find-links", str(build_backend), "-e", str(cutlass_repo / "python" / "cutlass_api"))
+    commit = git("rev-parse", "HEAD", cwd=cutlass_repo)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\n\n[cutlass]\nurl = "{cutlass_repo.as_uri()}"\ncommit = "{commit}"\n')
+    lock = tmp_path / "lock" / "pylock.toml"
+    assert main(["lock", "--python", str(source), "--policy", str(profile), "--no-index", "--find-links", str(wheelhouse), "-o", str(lock)]) == 0
+    out = tmp_path / "out" / "recipe.tar"
+    assert main(["bundle", "--profile", str(profile), "--lock", str(lock), "--without", "torch", "--no-index",
+                 "--find-links", str(wheelhouse), "--find-links", str(build_backend), "-o", str(out), "--split", "64K"]) == 0
+    return python, profile, lock, out
+
+
+def installed(python: Path) -> dict[str, str]:
+    from envcheck.gather.interpreter import gather_interpreter
+
+    return {d.name: d.version for d in gather_interpreter(str(python)).distributions}
+
+
+@pytest.mark.slow
+def test_bundle_route(route, wheelhouse, tmp_path, monkeypatch, capsys):
+    python, profile, lock, out = route
+    index = json.loads(out.with_name("recipe.tar.parts.json").read_text())
+    assert len(index["parts"]) >= 2 and all(p["size"] <= 64 << 10 for p in index["parts"]) and not out.exists()
+
+    # Reassembled here, the tar holds the manifest, the lock, the wheels and the git bundle.
+    whole = reassemble(out.with_name("recipe.tar.parts.json"), tmp_path / "check" / "recipe.tar")
+    with tarfile.open(whole) as tar:
+        names = tar.getnames()
+        manifest = json.load(tar.extractfile("manifest.json"))
+    assert names[0] == "manifest.json" and "pylock.toml" in names and "cutlass.bundle" in names
+    wheels = sorted(n.split("/")[1].split("-")[0] for n in names if n.startswith("wheels/"))
+    assert "torch" not in wheels and "nvidia_cutlass_dsl" in wheels and "setuptools" in wheels
+    assert manifest["platform"]["python_version"] == "3.12" and manifest["without"] == ["torch"]
+    assert {f["role"] for f in manifest["files"]} == {"wheel", "build", "lock", "git-bundle"}
+
+    # Only the parts and their index travel to a target that holds torch alone (installed --no-deps).
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    for part in [p["name"] for p in index["parts"]] + ["recipe.tar.parts.json"]:
+        shutil.copy(out.parent / part, moved / part)
+    target = make_venv(tmp_path / "target", python)
+    pip(target, "install", "--no-deps", "--no-index", "--find-links", str(wheelhouse), "torch==2.13.0+cu130")
+    for key, value in NO_NETWORK.items():  # any attempt to reach an index or a remote fails
+        monkeypatch.setenv(key, value)
+    capsys.readouterr()
+    argv = ["fix", "--python", str(target), "--policy", str(profile), "--bundle", str(moved / "recipe.tar.parts.json"),
+            "--no-gpu", "--cutlass-dir", str(tmp_path / "cutlass"), "--yes", "--json"]
+    main(argv)
+    document = json.loads(capsys.readouterr().out)
+    assert document["outcome"]["ok"], [(s["what"], s["why"]) for s in document["plan"]["steps"]]
+    kinds = [s["kind"] for s in document["plan"]["steps"]]
+    assert kinds == ["pip-install", "cutlass-fetch", "cutlass-install"]
+    assert all("--no-index" in argv for s in document["plan"]["steps"] if s["kind"] != "cutlass-fetch" for argv in s["commands"])
+
+    # Exactly the locked stack: every locked package at its locked version, torch as it was, nothing else.
+    locked = {p.name: str(p.version) for p in __import__("envcheck.lock", fromlist=["read_lock"]).read_lock(lock).packages}
+    assert installed(target) == locked
+    checkout = tmp_path / "cutlass"
+    assert git("rev-parse", "HEAD", cwd=checkout) == manifest["cutlass"]["commit"]
+    assert (checkout / "python" / "cutlass_api" / "pyproject.toml").is_file()
+
+    # Again: nothing left to do.
+    main(argv)
+    again = json.loads(capsys.readouterr().out)
+    assert again["plan"]["steps"] == []
+
+    # A corrupted part: exit 2, the part named, nothing changed.
+    damaged = tmp_path / "damaged"
+    shutil.copytree(moved, damaged)
+    part = damaged / index["parts"][-1]["name"]
+    part.write_bytes(part.read_bytes()[:-1] + b"!")
+    assert main(argv[:5] + ["--bundle", str(damaged / "recipe.tar.parts.json")] + argv[7:]) == 2
+    assert f"{part}: does not match its sha256" in capsys.readouterr().err
+    assert installed(target) == locked
+
+    # Undo gives back what the bundle changed: torch alone again, the checkout it fetched gone.
+    assert main(["fix", "--python", str(target), "--policy", str(profile), "--undo", "--yes"]) == 0
+    assert installed(target) == {"torch": "2.13.0+cu130"} and not checkout.exists()
+
+
+@pytest.mark.slow
+def test_a_bundle_for_another_python_is_refused_naming_the_manifest(route, wheelhouse, build_backend, tmp_path, capsys):
+    python, profile, lock, _ = route
+    other = tmp_path / "py311"
+    assert main(["bundle", "--profile", str(profile), "--lock", str(lock), "--without", "torch", "--python-version", "3.11",
+                 "--no-index", "--find-links", str(wheelhouse), "--find-links", str(build_backend), "-o", str(other)]) == 0
+    target = make_venv(tmp_path / "target", python)
+    capsys.readouterr()
+    assert main(["fix", "--python", str(target), "--policy", str(profile), "--bundle", str(other), "--no-gpu", "--yes"]) == 2
+    err = capsys.readouterr().err
+    assert "manifest.json says the bundle is for CPython 3.11 on linux x86_64" in err and "python_version is '3.12'" in err
+    assert installed(target) == {}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Opening a bundle: every way it can be wrong is exit 2 naming the part, before anything is planned
+
+
+def hand_bundle(folder: Path, lock_digest: str | None = None) -> Path:
+    """A small bundle folder written by hand: one wheel, its lock entry, the manifest."""
+    from envcheck.bundle.manifest import BundleFile, Manifest, sha256_of, write_manifest
+
+    wheel = build_wheel(folder / "wheels", "apache-tvm-ffi", "0.1.7", {"tvm_ffi/__init__.py": ""})
+    digest = sha256_of(wheel)
+    (folder / "pylock.toml").write_text(
+        'lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "apache-tvm-ffi"\nversion = "0.1.7"\n'
+        f'wheels = [{{ name = "{wheel.name}", url = "https://x/{wheel.name}", hashes = {{ sha256 = "{lock_digest or digest}" }} }}]\n'
+    )
+    files = (
+        BundleFile(f"wheels/{wheel.name}", wheel.stat().st_size, digest, "wheel"),
+        BundleFile("pylock.toml", (folder / "pylock.toml").stat().st_size, sha256_of(folder / "pylock.toml"), "lock"),
+    )
+    write_manifest(Manifest("torch-2.11-nvgemm", Platform.linux(), files), folder)
+    return wheel
+
+
+def test_a_good_hand_made_bundle_opens(tmp_path):
+    from envcheck.bundle import open_bundle
+
+    hand_bundle(tmp_path / "b")
+    opened = open_bundle(tmp_path / "b", tmp_path / "cache")
+    assert opened.manifest.profile == "torch-2.11-nvgemm" and len(opened.manifest.of("wheel")) == 1
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda b, w: (b / "extra.txt").write_text("x"), "extra.txt is not in the manifest"),
+    (lambda b, w: w.write_bytes(w.read_bytes() + b"x"), "bytes, the manifest says"),
+    (lambda b, w: w.write_bytes(w.read_bytes()[:-1] + b"x"), "does not match its sha256 in the manifest"),
+    (lambda b, w: w.unlink(), "apache_tvm_ffi-0.1.7-py3-none-any.whl is missing"),
+    (lambda b, w: (b / "manifest.json").unlink(), "manifest.json: missing"),
+    (lambda b, w: (b / "manifest.json").write_text("{"), "cannot be read as JSON"),
+    (lambda b, w: (b / "manifest.json").write_text((b / "manifest.json").read_text().replace("wheels/apache", "../apache")),
+     "expected a relative path inside the bundle"),
+])
+def test_a_damaged_bundle_folder_is_named(tmp_path, damage, message):
+    from envcheck.bundle import open_bundle
+
+    wheel = hand_bundle(tmp_path / "b")
+    damage(tmp_path / "b", wheel)
+    with pytest.raises(BundleError, match=message.replace(".", r"\.")):
+        open_bundle(tmp_path / "b", tmp_path / "cache")
+
+
+def test_a_wheel_the_lock_hashes_otherwise_is_refused(tmp_path):
+    from envcheck.bundle import open_bundle
+
+    hand_bundle(tmp_path / "b", lock_digest="1" * 64)
+    with pytest.raises(BundleError, match="does not match the lock's sha256"):
+        open_bundle(tmp_path / "b", tmp_path / "cache")
+
+
+def test_a_hostile_tar_is_refused_and_writes_nothing_outside(tmp_path, capsys):
+    evil = tmp_path / "evil.tar"
+    with tarfile.open(evil, "w") as tar:
+        data = b"owned"
+        info = tarfile.TarInfo("../../escaped.txt")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    assert main(["fix", "--bundle", str(evil), "--yes", "--no-gpu"]) == 2
+    assert "'../../escaped.txt' is not a plain file inside the bundle" in capsys.readouterr().err
+    assert not list(tmp_path.parent.parent.glob("escaped.txt")) and not list(tmp_path.rglob("escaped.txt"))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bundle", "-o", "x", "--split", "40M", "--lock", "l"], "--split needs -o FILE.tar"),
+    (["bundle", "-o", "x.tar", "--split", "lots"], "--split 'lots'"),
+    (["bundle", "-o", "x", "--only-missing"], "--only-missing needs --python"),
+    (["bundle", "-o", "x", "--python-version", "three"], "--python-version 'three'"),
+    (["bundle", "-o", "x", "--index-url", "ftp://x"], "--index-url"),
+    (["bundle", "-o", "x", "--without", "-r /etc/passwd"], "--without '-r /etc/passwd'"),
+    (["fix", "--bundle", "/no/such/bundle", "--yes"], "--bundle /no/such/bundle: no such file or folder"),
+    (["fix", "--bundle", ".", "--find-links", ".", "--yes"], "--bundle brings its own packages"),
+    (["fix", "--bundle", "/no/such.tar.part01-of-02", "--yes"], "such.tar.parts.json: missing"),
+])
+def test_usage_errors_exit_2(tmp_path, capsys, argv, message):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_fix_refuses_a_bundle_of_another_profile(tmp_path, capsys):
+    hand_bundle(tmp_path / "b")
+    manifest = tmp_path / "b" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"torch-2.11-nvgemm"', '"other-profile"'))
+    assert main(["fix", "--bundle", str(tmp_path / "b"), "--yes", "--no-gpu"]) == 2
+    assert "made for profile 'other-profile'" in capsys.readouterr().err
+
+
+def test_a_bundle_from_the_profile_alone(tmp_path, wheelhouse, cutlass_repo, build_backend):
+    """No lock given: the profile is resolved for the target (uv, from --find-links here), and --without torch keeps
+    torch, and what only torch would bring, out of the resolution and the bundle."""
+    commit = git("rev-parse", "HEAD", cwd=cutlass_repo)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\n\n[cutlass]\nurl = "{cutlass_repo.as_uri()}"\ncommit = "{commit}"\n')
+    out = tmp_path / "b"
+    assert main(["bundle", "--profile", str(profile), "--without", "torch", "--no-index", "--find-links", str(wheelhouse),
+                 "--find-links", str(build_backend), "-o", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    wheels = sorted(f["path"].split("/")[1].split("-")[0] for f in manifest["files"] if f["role"] == "wheel")
+    assert wheels == ["apache_tvm_ffi", "cuda_bindings", "cuda_python", "nvidia_cutlass_dsl", "nvidia_matmul_heuristics",
+                      "torch_c_dlpack_ext"]
+    assert manifest["cutlass"]["commit"] == commit and (out / "cutlass.bundle").is_file()
+    from envcheck.lock import read_lock
+
+    assert "torch" not in {p.name for p in read_lock(out / "pylock.toml").packages}
+
+
+@pytest.mark.parametrize("right_hash", [True, False])
+def test_every_wheel_is_downloaded_by_its_locked_hash_and_a_failure_leaves_nothing(tmp_path, capsys, right_hash):
+    from envcheck.bundle.manifest import sha256_of
+
+    wheel = build_wheel(tmp_path / "lock" / "wh", "apache-tvm-ffi", "0.1.7", {"tvm_ffi/__init__.py": ""})
+    digest = sha256_of(wheel) if right_hash else "1" * 64
+    lock = tmp_path / "lock" / "pylock.toml"
+    lock.write_text('lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "apache-tvm-ffi"\nversion = "0.1.7"\n'
+                    f'wheels = [{{ name = "{wheel.name}", path = "wh/{wheel.name}", hashes = {{ sha256 = "{digest}" }} }}]\n')
+    out = tmp_path / "out"
+    code = main(["bundle", "--profile", "torch-2.11-nvgemm", "--lock", str(lock), "--no-index", "-o", str(out)])
+    if right_hash:
+        assert code == 0 and (out / "wheels" / wheel.name).read_bytes() == wheel.read_bytes()
+    else:
+        assert code == 1 and "THESE PACKAGES DO NOT MATCH THE HASHES" in capsys.readouterr().err
+        assert not out.exists() and not list(tmp_path.glob(".out.*"))
