@@ -1,9 +1,36 @@
 """The policy: what the stack must look like, read from a TOML profile and validated the moment it is read.
 
-A profile is a TOML file (the built-in ones live in envcheck/profiles/). It may start from another with
-`extends = "<built-in id or path>"` and override any key; `[tool.envcheck]` in a pyproject.toml is read the same way.
-Every requirement string is parsed with packaging here, so a bad value is reported with its file and key before
-anything runs.
+A profile is a TOML file (the built-in ones live in envcheck/profiles/, one per upstream stack). It may start from
+another with `extends = "<built-in id or path>"` and override any key: tables merge key by key, and the arrays of
+tables merge entry by entry on their key (`[[packages]]` by name, `[[conflicts]]` by name or prefix, `[[stand-ins]]`
+by missing, `[[gpu]]` by capability, `[[cuda.driver-floor]]` by cuda); an entry with `remove = true` drops the
+parent's entry of that key. `[tool.envcheck]` in a pyproject.toml is read the same way. Every requirement string is
+parsed with packaging here, so a bad value is reported with its file and key before anything runs.
+
+Everything that differs between stacks is profile data; code never branches on a profile id. The fields:
+
+- `torch.version` (Policy.torch): the torch versions the profile covers; without --profile/--policy envcheck judges
+  against the built-in profile that covers the installed torch (`select`). `torch.verified` (Policy.torch_verified):
+  the part of that range that was verified; a torch inside `version` but outside `verified` is judged, marked
+  unverified (warn).
+- every requirement carries its basis (`basis = "runtime"`: the backend breaks without it; `"recipe"`: published,
+  not shown necessary). A recipe deviation warns, and fails under --strict. `runtime` (a specifier) is the part of a
+  recipe requirement that is runtime everywhere; `runtime-on` (a compute-capability specifier such as ">=10.0,<11")
+  makes the whole requirement runtime on those GPUs; `recipe-note` says what works instead where it is recipe.
+- `[cutedsl]` (Policy.cutedsl, a PackageRule): the DSL distribution, its extras (`["cu13"]`), the module Inductor
+  imports (`module`) and the folders inside a site directory its module must load from (`module-dirs`).
+- `[inductor] modules` (Policy.inductor_modules): the modules Inductor's find_spec decides availability with; the
+  probe looks for these and for every rule's `module` (Policy.probe_modules).
+- `[cutlass]` (Policy.cutlass): the CUTLASS checkout a package is installed from; absent = the profile needs no
+  checkout (Policy.cutlass is None; the checkout checks say "not needed by this profile").
+- `[[packages]]`: companion packages (name, version, level, basis, extras, module, why).
+- `[[conflicts]]`: distributions that must not be there (name or prefix; optional `version`, `torch-cuda`: only for
+  a torch built for that CUDA, `unless`: not when that distribution is installed too, `status` fail or warn,
+  `instead`: the requirement the remedy installs, `consent`: remove only when the user agrees).
+- `[smoke]`: the smoke's backends, the extra backends per compute capability, and the patterns that prove the
+  kernel ran in Inductor's generated code (`call-pattern`, `kernel-pattern`, `imports`).
+- `mixed-cuda-exempt`: distribution-name prefixes that do not count as a CUDA major in packages.consistency (a
+  library that carries several CUDA flavours and picks one at run time).
 """
 
 from __future__ import annotations
@@ -24,6 +51,14 @@ from .model import Status, canonical_name
 
 __all__ = [
     "DEFAULT_PROFILE",
+    "RUNTIME",
+    "RECIPE",
+    "ProfileChoice",
+    "SmokeSpec",
+    "select",
+    "candidates",
+    "Candidates",
+    "torch_release",
     "PolicyError",
     "PackageRule",
     "Conflict",
@@ -36,8 +71,9 @@ __all__ = [
     "resolve",
 ]
 
-DEFAULT_PROFILE = "torch-2.11-nvgemm"
+DEFAULT_PROFILE = "torch-2.11-nvgemm"  # the published recipe: the profile without torch, and below every range
 SCHEMA = 1
+RUNTIME, RECIPE = "runtime", "recipe"
 _GIT_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _CHECK_ID = re.compile(r"^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$")
@@ -65,24 +101,54 @@ def _shown(value: Any) -> str:
 
 @dataclass(frozen=True)
 class PackageRule:
+    """One required distribution and the versions wanted, with the basis of that want.
+
+    basis "runtime": the backend breaks outside `specifier`. basis "recipe": `specifier` is what was published;
+    only `runtime` (default: any version) is necessary, except on compute capabilities in `runtime_on`, where all of
+    `specifier` is."""
+
     name: str  # canonical distribution name
     specifier: SpecifierSet
     level: str  # "required" (fail) or "recommended" (warn)
     why: str
+    basis: str = RUNTIME
+    runtime: SpecifierSet = SpecifierSet()
+    runtime_on: Optional[SpecifierSet] = None  # compute capabilities ("10.0") where a recipe basis is runtime
+    recipe_note: str = ""  # where the basis is recipe: what works instead
+    extras: tuple[str, ...] = ()
+    module: Optional[str] = None  # the module it provides, looked for by the probe
+    module_dirs: tuple[str, ...] = ()  # folders (relative to a site directory) its module loads from
 
     @property
     def requirement(self) -> str:
-        """What pip is asked for: the name with the policy's versions."""
-        return f"{self.name}{self.specifier}"
+        """What pip is asked for: the name, its extras and the policy's versions."""
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"{self.name}{extras}{self.specifier}"
+
+    def basis_on(self, capabilities: tuple[tuple[int, int], ...]) -> str:
+        """The basis on these GPUs: a recipe requirement is runtime where any of them is in runtime_on."""
+        if self.basis == RUNTIME or self.runtime_on is None:
+            return self.basis
+        return RUNTIME if any(self.runtime_on.contains(f"{major}.{minor}") for major, minor in capabilities) else RECIPE
 
 
 @dataclass(frozen=True)
 class Conflict:
-    """A distribution that must not be installed: an exact name, or every name with a prefix."""
+    """A distribution that must not be installed: an exact name, or every name with a prefix.
+
+    It applies only to installed versions in `version`, only beside a torch whose CUDA build is in `torch_cuda`
+    (None: any), and not when `unless` is installed too. `instead` is what the remedy installs in its place;
+    `consent`: the fixer removes it only when the user agrees."""
 
     match: str
     is_prefix: bool
     why: str
+    version: SpecifierSet = SpecifierSet()
+    torch_cuda: Optional[SpecifierSet] = None
+    unless: Optional[str] = None
+    status: Status = Status.FAIL
+    instead: Optional[str] = None
+    consent: bool = False
 
     def matches(self, name: str) -> bool:
         return name.startswith(self.match) if self.is_prefix else name == self.match
@@ -118,6 +184,38 @@ class CutlassSource:
 
 
 @dataclass(frozen=True)
+class SmokeSpec:
+    """What the smoke run allows and what proves, in Inductor's generated code, that the backend's kernel ran."""
+
+    backends: tuple[str, ...]  # max_autotune_gemm_backends
+    capability_backends: tuple[tuple[SpecifierSet, tuple[str, ...]], ...] = ()  # more backends on these GPUs
+    call_pattern: str = ""  # regex; group 1 is the kernel's call name
+    kernel_pattern: str = ""  # regex; group 1 (or the match) is the library's kernel name
+    imports: tuple[str, ...] = ()  # modules the generated code imports
+
+    def backends_for(self, capability: Optional[tuple[int, int]]) -> tuple[str, ...]:
+        chosen = list(self.backends)
+        if capability is not None:
+            for where, more in self.capability_backends:
+                if where.contains(f"{capability[0]}.{capability[1]}"):
+                    chosen += [b for b in more if b not in chosen]
+        return tuple(chosen)
+
+
+@dataclass(frozen=True)
+class ProfileChoice:
+    """Which profile a report was judged by, and why (the table header, JSON `profile`, markdown)."""
+
+    id: str
+    reason: str
+    source: str  # the policy file (or built-in profile) it came from
+    verified: bool = True  # False: the installed torch is newer than the profile was verified with
+
+    def __str__(self) -> str:
+        return self.id
+
+
+@dataclass(frozen=True)
 class Policy:
     id: str
     title: str
@@ -126,7 +224,8 @@ class Policy:
     link: str
     python: SpecifierSet
     python_why: str
-    torch: SpecifierSet
+    torch: SpecifierSet  # the torch versions this profile covers
+    torch_verified: SpecifierSet  # the part of them verified; beyond it: judged, marked unverified
     torch_cuda: SpecifierSet
     torch_requirement: Requirement
     torch_index_url: str
@@ -140,17 +239,31 @@ class Policy:
     forward_compat: str
     cutedsl: PackageRule
     cutedsl_module: str
-    cutlass: CutlassSource
+    cutlass: Optional[CutlassSource]  # None: this profile needs no CUTLASS checkout
     packages: tuple[PackageRule, ...]
     conflicts: tuple[Conflict, ...]
     stand_ins: tuple[StandIn, ...]
     gpus: tuple[GpuRule, ...]  # ascending by capability
     gpu_below: GpuRule
+    cuda_basis: str = RUNTIME  # of cuda.toolkit and cuda.driver's CUDA version
+    inductor_modules: tuple[str, ...] = ()  # what Inductor's find_spec decides availability with
+    smoke: SmokeSpec = SmokeSpec(("NVGEMM",))
+    mixed_cuda_exempt: tuple[str, ...] = ()  # name prefixes not counted as a CUDA major
+    gpu_why: str = ""
 
     @property
     def driver_floor(self) -> Version:
         """The oldest driver that supports the policy's CUDA."""
         return driver_floor_for(self.driver_floors, self.driver_cuda)
+
+    @property
+    def probe_modules(self) -> tuple[str, ...]:
+        """Every module the probe must locate in the target interpreter (find_spec, nothing imported)."""
+        names = ["torch", self.cutedsl_module, *self.inductor_modules]
+        names += [r.module for r in self.packages if r.module]
+        if self.cutlass is not None:
+            names.append(self.cutlass.module)
+        return tuple(dict.fromkeys(names))
 
 
 def spec_text(specifier: SpecifierSet, separator: str = ", ") -> str:
@@ -182,18 +295,102 @@ def builtin_profiles() -> dict[str, str]:
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.toml"))}
 
 
-def resolve(policy_file: Optional[Path] = None, cwd: Optional[Path] = None) -> Policy:
-    """The policy in force: --policy FILE, else [tool.envcheck] of the nearest pyproject.toml, else the default."""
+def resolve(
+    policy_file: Optional[Path] = None, cwd: Optional[Path] = None, profile: Optional[str] = None,
+    torch: Optional[str] = None,
+) -> Policy:
+    """The policy in force: --policy FILE, else --profile ID, else [tool.envcheck] of the nearest pyproject.toml, else
+    the built-in profile that covers `torch` (the published recipe when torch is unknown)."""
+    return candidates(policy_file, profile, cwd).select(torch)[0]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The profiles a run may be judged by: one the user named, or every built-in one (picked by the torch found)."""
+
+    policies: tuple[Policy, ...]
+    reason: Optional[str] = None  # why, when the user named it; None: pick by the installed torch
+
+    @property
+    def probe_modules(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(m for p in self.policies for m in p.probe_modules))
+
+    def select(self, torch: Optional[str]) -> tuple[Policy, ProfileChoice]:
+        """The profile for an installed torch version (None: no torch), and why it was chosen."""
+        if self.reason is not None or len(self.policies) == 1:
+            policy = self.policies[0]
+            release = torch_release(torch)
+            verified = release is None or policy.torch_verified.contains(release)
+            return policy, ProfileChoice(policy.id, self.reason or "the only profile", policy.source, verified)
+        return select(self.policies, torch)
+
+
+def candidates(policy_file: Optional[Path] = None, profile: Optional[str] = None, cwd: Optional[Path] = None) -> Candidates:
+    """--policy FILE, --profile ID, [tool.envcheck] of the nearest pyproject.toml, or else every built-in profile."""
+    if policy_file is not None and profile is not None:
+        raise UsageError("--policy and --profile both name the profile to use: give one of them")
     if policy_file is not None:
-        return load(policy_file)
+        return Candidates((load(policy_file),), f"named with --policy {policy_file}")
+    if profile is not None:
+        profiles = builtin_profiles()
+        if profile not in profiles:
+            raise UsageError(f"--profile {profile!r}: expected one of the built-in profiles {', '.join(sorted(profiles))} (a file goes to --policy)")
+        return Candidates((load_builtin(profile),), f"named with --profile {profile}")
     project = _nearest_pyproject(cwd or Path.cwd())
     if project is not None:
         table = _read_toml(project).get("tool", {}).get("envcheck")
         if table is not None:
             if not isinstance(table, dict):
                 raise PolicyError(str(project), "tool.envcheck", table, "a table")
-            return _build(_with_base(table, f"{project} [tool.envcheck]", project.parent), f"{project} [tool.envcheck]")
-    return load_builtin(DEFAULT_PROFILE)
+            source = f"{project} [tool.envcheck]"
+            return Candidates((_build(_with_base(table, source, project.parent), source),), f"[tool.envcheck] in {project}")
+    return Candidates(tuple(load_builtin(name) for name in builtin_profiles()))
+
+
+def torch_release(text: Optional[str]) -> Optional[Version]:
+    """The release a torch version belongs to, for range checks: 2.14.0.dev20260101+cu130 is 2.14.0 (None: unreadable)."""
+    try:
+        return Version(Version(text).base_version) if text else None
+    except InvalidVersion:
+        return None
+
+
+def _lowest(specifier: SpecifierSet) -> Version:
+    """The lowest version a specifier admits, as far as its lower bounds say (0 when it has none)."""
+    bounds = [Version(s.version.rstrip(".*")) for s in specifier if s.operator in (">=", "==", "~=", ">", "===")]
+    return max(bounds, default=Version("0"))
+
+
+def select(policies: tuple[Policy, ...], torch: Optional[str]) -> tuple[Policy, ProfileChoice]:
+    """The built-in profile that covers an installed torch, and why.
+
+    No torch: the published recipe. A torch in a profile's range: that profile (unverified past its `verified`
+    range). A torch older than every range: the published recipe, whose torch.version check then fails. Between or
+    beyond ranges: the nearest profile below it, marked unverified."""
+    by_id = {p.id: p for p in policies}
+    default = by_id.get(DEFAULT_PROFILE, policies[0])
+    version = torch_release(torch)
+    if version is None:
+        why = "no torch is installed" if not torch else f"torch {torch} is not a version envcheck can read"
+        return default, ProfileChoice(default.id, f"{why}: the published recipe is the default (--profile picks another)", default.source)
+    covering = [p for p in policies if p.torch.contains(version)]
+    if covering:
+        policy = covering[0]
+        verified = policy.torch_verified.contains(version)
+        reason = f"torch {torch} is in its range ({spec_text(policy.torch)})"
+        if not verified:
+            reason += f", newer than the versions it was verified with ({spec_text(policy.torch_verified)}): unverified"
+        return policy, ProfileChoice(policy.id, reason, policy.source, verified)
+    below = sorted((p for p in policies if _lowest(p.torch) <= version), key=lambda p: _lowest(p.torch))
+    if not below:
+        oldest = min(policies, key=lambda p: _lowest(p.torch))
+        return default, ProfileChoice(
+            default.id, f"torch {torch} is older than every profile's range (the oldest starts at {_lowest(oldest.torch)})",
+            default.source)
+    nearest = below[-1]
+    return nearest, ProfileChoice(
+        nearest.id, f"torch {torch} is outside every profile's range; judged by the nearest one below it ({spec_text(nearest.torch)}): unverified",
+        nearest.source, verified=False)
 
 
 def load(path: Path) -> Policy:
@@ -247,14 +444,50 @@ def _with_base(data: dict, source: str, folder: Path, depth: int = 0) -> dict:
     return _merge(base, data)
 
 
+# The arrays of tables that merge entry by entry under `extends`, and the key(s) that name an entry.
+_ENTRY_KEYS = {"packages": ("name",), "conflicts": ("name", "prefix"), "stand-ins": ("missing",), "gpu": ("capability",),
+               "driver-floor": ("cuda",)}
+
+
 def _merge(base: dict, override: dict) -> dict:
     merged = dict(base)
     for key, value in override.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = _merge(merged[key], value)
+        elif key in _ENTRY_KEYS and isinstance(value, list) and isinstance(merged.get(key), list):
+            merged[key] = _merge_entries(merged[key], value, _ENTRY_KEYS[key])
         else:
             merged[key] = value
     return merged
+
+
+def _merge_entries(base: list, override: list, keys: tuple[str, ...]) -> list:
+    """A parent's entries with the child's merged in by their key: same key replaces, new key appends,
+    `remove = true` drops. Entries that are not tables are left for validation to name."""
+
+    def key_of(entry: Any) -> Any:
+        if not isinstance(entry, dict):
+            return None
+        found = [(k, _canonical_or_same(entry[k])) for k in keys if k in entry]
+        return tuple(found) or None
+
+    merged = list(base)
+    for entry in override:
+        key = key_of(entry)
+        at = next((i for i, old in enumerate(merged) if key is not None and key_of(old) == key), None)
+        if isinstance(entry, dict) and entry.get("remove") is True:
+            if at is not None:
+                del merged[at]
+            continue
+        if at is None:
+            merged.append(entry)
+        else:
+            merged[at] = entry
+    return merged
+
+
+def _canonical_or_same(value: Any) -> Any:
+    return canonical_name(value) if isinstance(value, str) else value
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -402,13 +635,61 @@ def _extras(value: Any) -> tuple[str, ...]:
     return tuple(_distribution_name(v) for v in value)
 
 
-def _package(table: _Table) -> PackageRule:
-    rule = PackageRule(
-        name=table.get("name", _distribution_name, "a distribution name"),
+def _basis(value: Any) -> str:
+    if value not in (RUNTIME, RECIPE):
+        raise ValueError
+    return value
+
+
+def _module(value: Any) -> str:
+    """A module name, dotted or not: 'cutlass', 'cutlass.operators'."""
+    name = _string(value)
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", name):
+        raise ValueError
+    return name
+
+
+def _names(parse: Callable[[Any], str]) -> Callable[[Any], tuple[str, ...]]:
+    def parse_all(value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise TypeError
+        return tuple(parse(v) for v in value)
+
+    return parse_all
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError
+    return value
+
+
+def _requirement_text(value: Any) -> str:
+    return str(_requirement(value))
+
+
+_CAPABILITIES = "a compute-capability specifier such as '>=10.0,<11'"
+
+
+def _rule(table: _Table, name_key: str, level: str = "required") -> PackageRule:
+    """A requirement table: [[packages]] entries and [cutedsl]."""
+    return PackageRule(
+        name=table.get(name_key, _distribution_name, "a distribution name"),
         specifier=table.get("version", _specifier, "a version specifier such as '==0.1.7' or '' for any", SpecifierSet()),
-        level=table.get("level", _level, "'required' or 'recommended'", "required"),
+        level=table.get("level", _level, "'required' or 'recommended'", level),
         why=table.text("why", ""),
+        basis=table.get("basis", _basis, "'runtime' or 'recipe'", RUNTIME),
+        runtime=table.get("runtime", _specifier, "a version specifier (the part of a recipe requirement that is runtime)", SpecifierSet()),
+        runtime_on=table.get("runtime-on", _specifier, _CAPABILITIES, None),
+        recipe_note=table.text("recipe-note", ""),
+        extras=table.get("extras", _extras, "a list of extra names", ()),
+        module=table.get("module", _module, "a module name such as 'nvMatmulHeuristics'", None),
+        module_dirs=table.get("module-dirs", _names(_relative_path), "a list of relative paths", ()),
     )
+
+
+def _package(table: _Table) -> PackageRule:
+    rule = _rule(table, "name")
     table.done()
     return rule
 
@@ -423,6 +704,83 @@ def _stand_in(table: _Table) -> StandIn:
     return stand_in
 
 
+def _conflict(entry: _Table) -> Conflict:
+    name, prefix = entry.raw("name", None), entry.raw("prefix", None)
+    if (name is None) == (prefix is None):
+        raise PolicyError(entry.source, entry.key("name"), name, "exactly one of 'name' or 'prefix'")
+    if name is not None:
+        match, is_prefix = entry.get("name", _distribution_name, "a distribution name"), False
+    else:
+        match, is_prefix = entry.get("prefix", _name_prefix, "a distribution name prefix"), True
+    conflict = Conflict(
+        match, is_prefix, entry.text("why", ""),
+        version=entry.get("version", _specifier, "a version specifier such as '<4.4'", SpecifierSet()),
+        torch_cuda=entry.get("torch-cuda", _specifier, "a CUDA version specifier such as '>=13'", None),
+        unless=entry.get("unless", _distribution_name, "a distribution name", None),
+        status=entry.get("status", _status, "'pass', 'warn' or 'fail'", Status.FAIL),
+        instead=entry.get("instead", _requirement_text, "a requirement such as 'nvidia-cutlass-dsl[cu13]>=4.8'", None),
+        consent=entry.get("consent", _bool, "true or false", False),
+    )
+    entry.done()
+    return conflict
+
+
+def _smoke(top: _Table, backend: str) -> SmokeSpec:
+    if "smoke" not in top.data:
+        top.used.add("smoke")
+        return SmokeSpec((backend,))
+    table = top.table("smoke")
+    extra = []
+    for entry in table.tables("capability-backends", []):
+        extra.append((entry.get("capability", _specifier, _CAPABILITIES),
+                      entry.get("backends", _names(_backend_name), "a list of Inductor backend names")))
+        entry.done()
+    spec = SmokeSpec(
+        backends=table.get("backends", _names(_backend_name), "a list of Inductor backend names such as ['NVGEMM']", (backend,)),
+        capability_backends=tuple(extra),
+        call_pattern=table.get("call-pattern", _regex, "a regular expression", ""),
+        kernel_pattern=table.get("kernel-pattern", _regex, "a regular expression", ""),
+        imports=table.get("imports", _names(_module), "a list of module names", ()),
+    )
+    table.done()
+    return spec
+
+
+def _backend_name(value: Any) -> str:
+    name = _string(value)
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
+        raise ValueError
+    return name
+
+
+def _regex(value: Any) -> str:
+    pattern = _string(value)
+    try:
+        re.compile(pattern)
+    except re.error:
+        raise ValueError from None
+    return pattern
+
+
+def _cutlass(top: _Table) -> Optional[CutlassSource]:
+    if "cutlass" not in top.data:
+        top.used.add("cutlass")
+        return None
+    cutlass = top.table("cutlass")
+    source = CutlassSource(
+        url=cutlass.get("url", _url, "an https, ssh or file URL"),
+        branch=cutlass.get("branch", _git_ref, "a git branch name"),
+        commit=cutlass.get("commit", _sha, "a full 40-character commit SHA"),
+        subdir=cutlass.get("subdir", _relative_path, "a relative path inside the repository"),
+        distribution=cutlass.get("distribution", _distribution_name, "a distribution name"),
+        module=cutlass.get("module", _module, "a module name"),
+        extras=cutlass.get("extras", _extras, "a list of extra names", ()),
+        why=cutlass.text("why", ""),
+    )
+    cutlass.done()
+    return source
+
+
 def _build(data: dict, source: str) -> Policy:
     top = _Table(data, source, "")
     schema = top.raw("schema", SCHEMA)
@@ -433,7 +791,6 @@ def _build(data: dict, source: str) -> Policy:
     torch = top.table("torch")
     cuda = top.table("cuda")
     cutedsl = top.table("cutedsl")
-    cutlass = top.table("cutlass")
 
     floors = []
     for entry in cuda.tables("driver-floor"):
@@ -458,28 +815,30 @@ def _build(data: dict, source: str) -> Policy:
         status=below_table.get("status", _status, "'pass', 'warn' or 'fail'"),
         kernels=below_table.text("kernels"),
     )
+    gpu_why = below_table.text("why", "")
     below_table.done()
 
-    conflicts = []
-    for entry in top.tables("conflicts", []):
-        name, prefix = entry.raw("name", None), entry.raw("prefix", None)
-        if (name is None) == (prefix is None):
-            raise PolicyError(source, entry.key("name"), name, "exactly one of 'name' or 'prefix'")
-        if name is not None:
-            conflicts.append(Conflict(entry.get("name", _distribution_name, "a distribution name"), False, entry.text("why", "")))
-        else:
-            conflicts.append(Conflict(entry.get("prefix", _name_prefix, "a distribution name prefix"), True, entry.text("why", "")))
-        entry.done()
+    inductor_modules: tuple[str, ...] = ()
+    if "inductor" in top.data:
+        inductor = top.table("inductor")
+        inductor_modules = inductor.get("modules", _names(_module), "a list of module names such as ['cutlass', 'cutlass_api']")
+        inductor.done()
+    else:
+        top.used.add("inductor")
 
+    torch_range = torch.get("version", _specifier, "a version specifier such as '>=2.11'")
+    backend = top.get("backend", _backend_name, "an Inductor backend name such as 'NVGEMM'")
+    dsl = _rule(cutedsl, "distribution")
     policy = Policy(
         id=top.get("id", lambda v: _git_ref(v), "a profile id (letters, digits, '.', '-', '_')"),
         title=top.text("title"),
         source=source,
-        backend=top.get("backend", lambda v: re.fullmatch(r"[A-Z][A-Z0-9_]*", _string(v))[0], "an Inductor backend name such as 'NVGEMM'"),
+        backend=backend,
         link=top.get("link", _url, "an https URL", ""),
         python=python.get("version", _specifier, "a version specifier such as '>=3.12'"),
         python_why=python.text("why", ""),
-        torch=torch.get("version", _specifier, "a version specifier such as '>=2.11'"),
+        torch=torch_range,
+        torch_verified=torch.get("verified", _specifier, "a version specifier such as '>=2.14,<2.16'", torch_range),
         torch_cuda=torch.get("cuda", _specifier, "a CUDA version specifier such as '>=13,<14'"),
         torch_requirement=torch.get("requirement", _requirement, "a requirement such as 'torch>=2.11'"),
         torch_index_url=torch.get("index-url", _url, "an https or file URL of a package index", ""),
@@ -491,29 +850,20 @@ def _build(data: dict, source: str) -> Policy:
         driver_floors=tuple(sorted(floors)),
         cuda_why=cuda.text("why", ""),
         forward_compat=cuda.text("forward-compat", ""),
-        cutedsl=PackageRule(
-            name=cutedsl.get("distribution", _distribution_name, "a distribution name"),
-            specifier=cutedsl.get("version", _specifier, "a version specifier such as '>=4.3.0,<=4.3.5'"),
-            level="required",
-            why=cutedsl.text("why", ""),
-        ),
-        cutedsl_module=cutedsl.get("module", lambda v: re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", _string(v))[0], "a module name"),
-        cutlass=CutlassSource(
-            url=cutlass.get("url", _url, "an https, ssh or file URL"),
-            branch=cutlass.get("branch", _git_ref, "a git branch name"),
-            commit=cutlass.get("commit", _sha, "a full 40-character commit SHA"),
-            subdir=cutlass.get("subdir", _relative_path, "a relative path inside the repository"),
-            distribution=cutlass.get("distribution", _distribution_name, "a distribution name"),
-            module=cutlass.get("module", lambda v: re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", _string(v))[0], "a module name"),
-            extras=cutlass.get("extras", _extras, "a list of extra names", ()),
-            why=cutlass.text("why", ""),
-        ),
+        cuda_basis=cuda.get("basis", _basis, "'runtime' or 'recipe'", RUNTIME),
+        cutedsl=dsl,
+        cutedsl_module=dsl.module or cutedsl.get("module", _module, "a module name"),
+        cutlass=_cutlass(top),
         packages=tuple(_package(t) for t in top.tables("packages", [])),
-        conflicts=tuple(conflicts),
+        conflicts=tuple(_conflict(t) for t in top.tables("conflicts", [])),
         stand_ins=tuple(_stand_in(t) for t in top.tables("stand-ins", [])),
         gpus=tuple(sorted(gpus, key=lambda g: g.capability)),
         gpu_below=gpu_below,
+        inductor_modules=inductor_modules,
+        smoke=_smoke(top, backend),
+        mixed_cuda_exempt=top.get("mixed-cuda-exempt", _names(_name_prefix), "a list of distribution name prefixes", ()),
+        gpu_why=gpu_why,
     )
-    for table in (python, torch, cuda, cutedsl, cutlass, top):
+    for table in (python, torch, cuda, cutedsl, top):
         table.done()
     return policy

@@ -18,7 +18,10 @@ import os  # noqa: E402
 import platform  # noqa: E402
 import site  # noqa: E402
 
-MODULES = ("torch", "cutlass", "cutlass_api", "nvMatmulHeuristics", "triton")
+# The modules to locate come from the profile, as a JSON list: the first argument, or, when that is "-", the first
+# line of stdin, read after the slow part (the distributions), so the caller can start the probe before it has read
+# its profile. torch is always looked for.
+MODULES = ("torch",)
 
 
 def _header_fields(path):
@@ -92,22 +95,57 @@ def distributions():
     return found
 
 
-def modules():
+def requested_modules(argv):
+    """torch, plus the module names the caller passed as a JSON list (argv[1], or stdin's first line for "-")."""
+    names = list(MODULES)
+    if len(argv) > 1:
+        try:
+            given = json.loads(sys.stdin.readline() if argv[1] == "-" else argv[1])
+        except ValueError:
+            given = []
+        if not isinstance(given, list):
+            given = []
+        names += [n for n in given if isinstance(n, str) and n not in names]
+    return names
+
+
+def _origin(spec):
+    locations = list(spec.submodule_search_locations or [])
+    return spec.origin if spec.origin not in (None, "namespace") else (locations[0] if locations else None)
+
+
+def _submodule(parent_spec, name):
+    """Where `parent.child` would load from, without importing the parent (find_spec of a dotted name would run the
+    parent's __init__). Looks in the parent's own folders, then in `<parent>/` of every sys.path entry: a package
+    that extends its __path__ with sibling distributions' folders (nvidia-cutlass-dsl admits cutlass.operators so)."""
+    parent, _, child = name.rpartition(".")
+    middle = parent.split(".")[1:]
+    folders = [os.path.join(folder, *middle) for folder in (parent_spec.submodule_search_locations or [])]
+    folders += [os.path.join(entry or ".", *parent.split(".")) for entry in sys.path]
+    for folder in folders:
+        for candidate in (os.path.join(folder, child, "__init__.py"), os.path.join(folder, child + ".py")):
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def modules(names=MODULES):
     import importlib.util
 
     found = []
-    for name in MODULES:
+    for name in names:
+        top = name.split(".")[0]
         try:
-            spec = importlib.util.find_spec(name)
+            spec = importlib.util.find_spec(top)
         except Exception as exc:  # find_spec runs finders that can raise
             found.append({"name": name, "origin": None, "error": "%s: %s" % (type(exc).__name__, exc)})
             continue
         if spec is None:
             found.append({"name": name, "origin": None})
+        elif name == top:
+            found.append({"name": name, "origin": _origin(spec)})
         else:
-            locations = list(spec.submodule_search_locations or [])
-            origin = spec.origin if spec.origin not in (None, "namespace") else (locations[0] if locations else None)
-            found.append({"name": name, "origin": origin})
+            found.append({"name": name, "origin": _submodule(spec, name)})
     return found
 
 
@@ -172,7 +210,8 @@ def site_dirs():
 
 
 def main():
-    found_modules = modules()
+    found_distributions = distributions()
+    found_modules = modules(requested_modules(sys.argv))
     torch_origin = next((m["origin"] for m in found_modules if m["name"] == "torch"), None)
     report = {
         "executable": sys.executable,
@@ -183,7 +222,7 @@ def main():
         "site_dirs": site_dirs(),
         "sys_path": sys.path,
         "pythonpath": os.environ.get("PYTHONPATH", ""),
-        "distributions": distributions(),
+        "distributions": found_distributions,
         "modules": found_modules,
         "torch": torch_build(torch_origin),
         "markers": markers(),

@@ -66,6 +66,10 @@ class Child:
         )
         self._input = memoryview(input) if input is not None else None
 
+    def feed(self, data: bytes) -> None:
+        """What finish() writes to its stdin, given after the start (it must have been started with input=...)."""
+        self._input = memoryview(data)
+
     def finish(self, timeout: float, on_line: Optional[Callable[[str], None]] = None) -> Finished:
         """Wait up to `timeout` seconds from now, then kill the group. on_line sees stdout line by line as it comes."""
         process = self.process

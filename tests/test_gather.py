@@ -34,11 +34,11 @@ def findings_for(facts, policy, **kw):
 # The target interpreter
 
 
-def test_probe_reads_a_real_venv_without_importing_torch(venv_factory, tmp_path, monkeypatch):
+def test_probe_reads_a_real_venv_without_importing_torch(venv_factory, tmp_path, monkeypatch, policy):
     python = venv_factory("torch==2.11.0+cu130", "nvidia-cutlass-dsl==4.3.5", "nvidia-matmul-heuristics", "cuda-bindings")
     mark = tmp_path / "imported"
     env = {**os.environ, "ENVCHECK_TEST_IMPORT_MARK": str(mark)}
-    interpreter = gather_interpreter(str(python), env=env)
+    interpreter = gather_interpreter(str(python), env=env, modules=policy.probe_modules)
     assert interpreter.version == tuple(sys.version_info[:3]) and interpreter.in_venv
     assert interpreter.dist("torch").version == "2.11.0+cu130"
     assert interpreter.torch.version == "2.11.0+cu130" and interpreter.torch.cuda == "13.0"

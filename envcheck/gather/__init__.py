@@ -24,6 +24,13 @@ from .toolkit import gather_toolkit
 
 __all__ = ["Sources", "gather", "Gatherers", "started"]
 
+def _default_modules() -> tuple[str, ...]:
+    """The default profile's modules, for a Sources made without a policy."""
+    from ..policy import DEFAULT_PROFILE, load_builtin
+
+    return load_builtin(DEFAULT_PROFILE).probe_modules
+
+
 @dataclass(frozen=True)
 class Sources:
     """What to look at: the target interpreter, the checkout flag, the environment, the policy's CUTLASS layout."""
@@ -31,23 +38,26 @@ class Sources:
     python: str = sys.executable
     cutlass_dir: Optional[str] = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    cutlass_distribution: str = "cutlass-api"
+    cutlass_distribution: Optional[str] = "cutlass-api"  # None: the profile needs no CUTLASS checkout
     cutlass_subdir: str = "python/cutlass_api"
     cutlass_module: str = "cutlass_api"
     timeout: float = 30.0
+    modules: tuple[str, ...] = field(default_factory=_default_modules)  # what the probe locates (the profile's)
 
     @classmethod
     def for_policy(
         cls, python: str, policy: "Policy", cutlass_dir: Optional[str] = None, env: Optional[Mapping[str, str]] = None
     ) -> "Sources":
-        """What to look at for a target interpreter under a policy (where its CUTLASS package lives)."""
+        """What to look at for a target interpreter under a policy (its modules, where its CUTLASS package lives)."""
+        source = policy.cutlass
         return cls(
             python=python,
             cutlass_dir=cutlass_dir,
             env=dict(os.environ if env is None else env),
-            cutlass_distribution=policy.cutlass.distribution,
-            cutlass_subdir=policy.cutlass.subdir,
-            cutlass_module=policy.cutlass.module,
+            cutlass_distribution=source.distribution if source else None,
+            cutlass_subdir=source.subdir if source else "",
+            cutlass_module=source.module if source else "",
+            modules=policy.probe_modules,
         )
 
 
@@ -55,20 +65,20 @@ class Sources:
 class Gatherers:
     """The gatherers, passed in so that a test can break any one of them."""
 
-    interpreter: Callable[..., Interpreter] = gather_interpreter
+    interpreter: Callable[..., Interpreter] = gather_interpreter  # (python, timeout, env, modules)
     driver: Callable[[], object] = gather_driver
     toolkit: Callable[..., object] = gather_toolkit
     checkout: Callable[..., object] = read_checkout
 
 
 def started(python: str, env: Optional[Mapping[str, str]] = None) -> Gatherers:
-    """Gatherers whose slow, policy-free parts (the probe, NVML) are already running, so the caller can do other
-    work (read the policy, import the judges) meanwhile."""
+    """Gatherers whose slow, policy-free parts (the probe's scan, NVML) are already running, so the caller can do
+    other work (read the policy, import the judges) meanwhile; the probe gets the policy's modules when it is read."""
     probe = Probe(python, env)
     nvml = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nvml")
     driver = nvml.submit(gather_driver)
     nvml.shutdown(wait=False)
-    return replace(Gatherers(), interpreter=lambda _python, timeout, _env: probe.result(timeout), driver=driver.result)
+    return replace(Gatherers(), interpreter=lambda _python, timeout, _env, modules=(): probe.result(timeout, modules), driver=driver.result)
 
 
 def _settle(name: str, future: Future, deadline: float, timings: dict) -> Union[object, Failure]:
@@ -89,14 +99,14 @@ def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
     timings: dict[str, float] = {}
     pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gather")
     try:
-        interpreter_f = pool.submit(gatherers.interpreter, sources.python, sources.timeout, sources.env)
+        interpreter_f = pool.submit(gatherers.interpreter, sources.python, sources.timeout, sources.env, sources.modules)
         driver_f = pool.submit(gatherers.driver)
         interpreter = _settle("interpreter", interpreter_f, deadline, timings)
         known = interpreter if isinstance(interpreter, Interpreter) else None
         toolkit_f = pool.submit(gatherers.toolkit, sources.env, known)
         located = locate_checkout(
             sources.cutlass_dir, sources.env, known, sources.cutlass_distribution, sources.cutlass_subdir
-        )
+        ) if sources.cutlass_distribution else None
         checkout_f = (
             pool.submit(gatherers.checkout, located[0], located[1], sources.cutlass_subdir, sources.cutlass_module)
             if located

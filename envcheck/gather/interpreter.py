@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 from ..model import Distribution, Interpreter, ModuleLocation, TorchBuild, canonical_name
 from ..proc import Child
@@ -25,14 +25,16 @@ class Probe:
 
     Starting it before envcheck's own heavier imports lets the two overlap (doctor's start-up is a measured goal).
     It runs in a process group of its own: when it ends or its time is up, whatever it started is killed, so a
-    child holding its stdout open cannot keep envcheck waiting."""
+    child holding its stdout open cannot keep envcheck waiting. The modules to locate (the profile's) are handed
+    over with result(): the probe reads them from stdin after its slow part, so it can start before the profile is
+    read."""
 
     def __init__(self, python: str, env: Optional[Mapping[str, str]] = None):
         self.python = python
         self.error: Optional[str] = None
         self.child: Optional[Child] = None
         try:
-            self.child = Child([python, "-c", probe_source()], env=env)
+            self.child = Child([python, "-c", probe_source(), "-"], env=env, input=b"")
         except FileNotFoundError:
             self.error = f"no interpreter at {python}"
         except PermissionError:
@@ -40,10 +42,11 @@ class Probe:
         except OSError as exc:
             self.error = f"{python} could not be started: {exc.strerror or exc}"
 
-    def result(self, timeout: float = 30.0) -> Interpreter:
-        """The interpreter's facts. Raises on failure; the caller records it as a fact."""
+    def result(self, timeout: float = 30.0, modules: Sequence[str] = ()) -> Interpreter:
+        """The interpreter's facts, `modules` located. Raises on failure; the caller records it as a fact."""
         if self.child is None:
             raise RuntimeError(self.error)
+        self.child.feed((json.dumps(list(modules)) + "\n").encode())
         end = self.child.finish(timeout)
         if end.timed_out:
             raise RuntimeError(f"the probe did not finish within {timeout:.0f} s in {self.python} (it was killed)")
@@ -75,9 +78,12 @@ def _quoted(line: str) -> str:
     return _short(line)
 
 
-def gather_interpreter(python: str, timeout: float = 30.0, env: Optional[Mapping[str, str]] = None) -> Interpreter:
-    """Run the probe in `python` and read its JSON. Raises on failure; the caller records it as a fact."""
-    return Probe(python, env).result(timeout)
+def gather_interpreter(
+    python: str, timeout: float = 30.0, env: Optional[Mapping[str, str]] = None, modules: Sequence[str] = ()
+) -> Interpreter:
+    """Run the probe in `python` and read its JSON, locating `modules` (the profile's). Raises on failure; the
+    caller records it as a fact."""
+    return Probe(python, env).result(timeout, modules)
 
 
 def parse_probe(data: dict) -> Interpreter:
