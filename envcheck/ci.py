@@ -104,7 +104,7 @@ def junit_xml(
     items = cases(report)
     counts = _counts(items)
     stamp = (timestamp or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0).isoformat()
-    suite = f"envcheck doctor {report.profile}"
+    suite = f"envcheck doctor {report.profile.id}"
     counted = " ".join(f'{key}="{value}"' for key, value in counts.items())
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
@@ -113,7 +113,7 @@ def junit_xml(
         + (f" hostname={_attr(hostname)}" if hostname else "")
         + ">",
         "    <properties>",
-        f'      <property name="profile" value={_attr(report.profile)}/>',
+        f'      <property name="profile" value={_attr(report.profile.id)}/>',
         f'      <property name="target" value={_attr(report.target)}/>',
         f'      <property name="envcheck" value="{__version__}"/>',
         f'      <property name="worst" value="{report.worst.value}"/>',
@@ -197,7 +197,7 @@ def step_summary(report: Report) -> str:
     verdict = "❌ required checks failed" if report.exit_code else "✅ every required check passed"
     tally = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
     lines = [
-        f"### envcheck doctor — profile `{report.profile}`",
+        f"### envcheck doctor — profile `{report.profile.id}`",
         "",
         f"{verdict} ({tally})",
         "",

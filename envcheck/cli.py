@@ -36,6 +36,11 @@ def _group() -> None:
 # Options shared by several commands.
 PythonOpt = typer.Option(None, "--python", metavar="PATH", help="Target interpreter (default: the one running envcheck).")
 PolicyOpt = typer.Option(None, "--policy", metavar="FILE", help="A policy profile (TOML) or a built-in profile id.")
+ProfileOpt = typer.Option(
+    None, "--profile", metavar="ID",
+    help="A built-in profile (torch-2.11-nvgemm, torch-2.14-operators). Default: the one covering the installed torch.",
+)
+StrictOpt = typer.Option(False, "--strict", help="Deviations from the published recipe fail (they warn by default).")
 CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUTLASS checkout to check or fetch into.")
 
 
@@ -43,6 +48,8 @@ CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUT
 def doctor(
     python: Optional[str] = PythonOpt,
     policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
+    strict: bool = StrictOpt,
     cutlass_dir: Optional[str] = CutlassDirOpt,
     output_format: str = typer.Option("table", "--format", help="table, json, markdown, prom (node-exporter textfile) or npd (node-problem-detector plugin: one line, exit 0/1/2)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
@@ -60,6 +67,8 @@ def doctor(
         DoctorOptions(
             python=python,
             policy=policy,
+            profile=profile,
+            strict=strict,
             cutlass_dir=cutlass_dir,
             output_format="json" if as_json else output_format,
             verbose=verbose,
@@ -76,6 +85,7 @@ def doctor(
 def smoke(
     python: Optional[str] = PythonOpt,
     policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
     timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help="Kill the smoke run after this long."),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: a cold compile."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -85,7 +95,7 @@ def smoke(
     """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
     from .smoke import smoke_command
 
-    return smoke_command(python, policy, timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip, output=output)
+    return smoke_command(python, policy, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip, output=output)
 
 
 @app.command()
@@ -179,18 +189,20 @@ def bundle(
 def dockerfile(
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Where to write it (default: standard output)."),
     policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
     base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
 ) -> int:
     """Render the Dockerfile template for a profile (with its .dockerignore next to -o FILE)."""
     from .dockerfile import run_dockerfile
 
-    return run_dockerfile(output, policy_file=policy, base_image=base_image)
+    return run_dockerfile(output, policy_file=policy, profile=profile, base_image=base_image)
 
 
 @app.command()
 def fix(
     python: Optional[str] = PythonOpt,
     policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
     cutlass_dir: Optional[str] = CutlassDirOpt,
     cutlass_url: Optional[str] = typer.Option(None, "--cutlass-url", metavar="URL", help="Where to fetch CUTLASS from: https, ssh or file URL, or a local mirror (default: the profile's)."),
     find_links: List[str] = typer.Option([], "--find-links", metavar="DIR", help="A folder of wheels for pip; repeatable."),
@@ -211,7 +223,7 @@ def fix(
     from .fix import FixOptions, run_fix
 
     return run_fix(FixOptions(
-        python=python, policy=policy, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
+        python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
         index_url=index_url, no_index=no_index, dry_run=dry_run, yes=yes, as_json=as_json, undo=undo,
         no_deps=no_deps, toolkit=toolkit, toolkit_prefix=toolkit_prefix, no_gpu=no_gpu,
         break_system_packages=break_system_packages, bundle=bundle,

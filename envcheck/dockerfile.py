@@ -22,6 +22,8 @@ __all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "template_text", "values", "fill
 
 TEMPLATE = "Dockerfile.in"
 DOCKERIGNORE_TEMPLATE = "dockerignore.in"
+CUTLASS_STEP_TEMPLATE = "cutlass-step.in"  # the CUTLASS fetch, for a profile with a [cutlass] table
+NO_CUTLASS_STEP_TEMPLATE = "no-cutlass-step.in"  # for a profile that needs no checkout
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 _IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?$")
 
@@ -56,6 +58,8 @@ def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
         )
     torch_cuda = spec_text(policy.torch_cuda, ",") or "any version"
     return {
+        "cutlass_step": _cutlass_step(policy),
+        "cutlass_commit": policy.cutlass.commit if policy.cutlass else "none",
         "envcheck_version": __version__,
         "profile_id": policy.id,
         "profile_title": policy.title.replace('"', "'"),
@@ -66,11 +70,17 @@ def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
         "driver_floor": driver_text(policy.driver_floor),
         "torch_cuda": torch_cuda,
         "capabilities": " ".join(f"{g.capability[0]}.{g.capability[1]}" for g in policy.gpus if g.status.value != "fail"),
-        "cutlass_url": policy.cutlass.url,
-        "cutlass_branch": policy.cutlass.branch,
-        "cutlass_commit": policy.cutlass.commit,
-        "cutlass_subdir": policy.cutlass.subdir,
     }
+
+
+def _cutlass_step(policy: Policy) -> str:
+    """The image's CUTLASS step: the fetch and editable install of the profile's package, or none at all."""
+    source = policy.cutlass
+    if source is None:
+        return template_text(NO_CUTLASS_STEP_TEMPLATE)
+    mapping = {"cutlass_url": source.url, "cutlass_branch": source.branch, "cutlass_commit": source.commit,
+               "cutlass_subdir": source.subdir}
+    return fill(template_text(CUTLASS_STEP_TEMPLATE), mapping, CUTLASS_STEP_TEMPLATE)
 
 
 def fill(template: str, mapping: Mapping[str, str], name: str = TEMPLATE) -> str:
@@ -98,6 +108,7 @@ def run_dockerfile(
     output: Optional[Path],
     *,
     policy_file: Optional[Path] = None,
+    profile: Optional[str] = None,
     base_image: Optional[str] = None,
     out: Optional[Callable[[str], object]] = None,
     err: Callable[[str], None] = lambda text: print(text, file=sys.stderr),
@@ -105,7 +116,7 @@ def run_dockerfile(
     """`envcheck dockerfile`: write the Dockerfile (and a .dockerignore beside it, unless one is there already)."""
     from .policy import resolve
 
-    policy = resolve(policy_file)
+    policy = resolve(policy_file, profile=profile)
     text = render_dockerfile(policy, base_image)
     if output is None:
         (out or sys.stdout.write)(text)

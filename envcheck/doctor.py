@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 from .errors import UsageError
 from .gather import started
@@ -18,15 +18,17 @@ from .target import require_interpreter, resolve_python
 
 if TYPE_CHECKING:
     from .gather import Gatherers
-    from .model import Report
-    from .policy import Policy
+    from .model import Facts, ProfileChoice, Report
+    from .policy import Candidates, Policy
 
-__all__ = ["DoctorOptions", "run_doctor", "diagnose", "libraries_finding"]
+__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected", "gather_selected", "libraries_finding"]
 
 @dataclass(frozen=True)
 class DoctorOptions:
     python: Optional[str] = None
     policy: Optional[Path] = None
+    profile: Optional[str] = None  # a built-in profile id (--profile); neither: the one covering the installed torch
+    strict: bool = False  # recipe deviations fail
     cutlass_dir: Optional[str] = None
     output_format: str = "table"
     verbose: bool = False
@@ -39,22 +41,61 @@ class DoctorOptions:
 
 def diagnose(
     python: Optional[str], cutlass_dir: Optional[str], policy: Policy, *, no_gpu: bool = False,
-    gatherers: Optional[Gatherers] = None,
+    gatherers: Optional[Gatherers] = None, strict: bool = False, choice: Optional[ProfileChoice] = None,
 ) -> Report:
-    """Gather and judge: the Report for a target interpreter (the fixer and the smoke stage reuse this).
+    """Gather and judge under one given policy: the Report for a target interpreter (fix and smoke reuse this).
 
     `gatherers`, if given, may already be running (envcheck.gather.started)."""
-    from .gather import Gatherers, Sources, gather
+    from .policy import Candidates
+
+    candidates = Candidates((policy,), choice.reason if choice else "given to this command")
+    return diagnose_selected(python, cutlass_dir, candidates, no_gpu=no_gpu, gatherers=gatherers, strict=strict)[1]
+
+
+def diagnose_selected(
+    python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, no_gpu: bool = False,
+    gatherers: Optional[Gatherers] = None, strict: bool = False,
+) -> tuple[Policy, Report]:
+    """Gather once, pick the profile among `candidates` that covers the torch found, and judge by it."""
     from .judge import judge
     from .model import Report
 
-    sources = Sources.for_policy(resolve_python(python), policy, cutlass_dir)
+    policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers)
+    target = getattr(facts.interpreter, "executable", resolve_python(python))
+    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict)
+    return policy, Report(profile=choice, target=target, findings=findings, facts=facts, policy_source=policy.source)
+
+
+def gather_selected(
+    python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, gatherers: Optional[Gatherers] = None,
+    env: Optional[Mapping[str, str]] = None,
+) -> tuple[Policy, ProfileChoice, Facts]:
+    """The facts of a target, and the profile among `candidates` that covers its torch (fix and smoke use this too).
+
+    The probe locates every candidate's modules; the checkout is read for the first candidate that has one and
+    dropped when the chosen profile needs none."""
+    from .gather import Gatherers, Sources, gather
+
+    with_checkout = next((p for p in candidates.policies if p.cutlass is not None), candidates.policies[0])
+    sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir, env), modules=candidates.probe_modules)
     facts = gather(sources, gatherers or Gatherers())
-    target = getattr(facts.interpreter, "executable", sources.python)
-    return Report(
-        profile=policy.id, target=target, findings=judge(facts, policy, no_gpu=no_gpu), facts=facts,
-        policy_source=policy.source,
-    )
+    policy, choice = candidates.select(_torch_version(facts))
+    if policy.cutlass is None:
+        facts = replace(facts, checkout=None)
+    return policy, choice, facts
+
+
+def _torch_version(facts: Facts) -> Optional[str]:
+    """The installed torch's version: torch/version.py, else its metadata; None without torch."""
+    from .model import Interpreter
+
+    interpreter = facts.interpreter
+    if not isinstance(interpreter, Interpreter):
+        return None
+    if interpreter.torch is not None:
+        return interpreter.torch.version
+    dist = interpreter.dist("torch")
+    return dist.version if dist else None
 
 
 def libraries_finding(smoke, report: Report):
@@ -80,14 +121,13 @@ def run_doctor(options: DoctorOptions) -> int:
         return _run_npd(options)
     python = resolve_python(options.python)  # a bad --python is a usage error before anything runs
     gatherers = started(python)
-    from .policy import resolve
+    from .policy import candidates
     from .redact import Redactor
     from .render import FORMATS, render
 
     if options.output_format not in FORMATS + NODE_FORMATS:
         raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS + NODE_FORMATS)}")
-    policy = resolve(options.policy)
-    report = _report(python, policy, options, gatherers)
+    policy, report = _report(python, candidates(options.policy, options.profile), options, gatherers)
     redact = Redactor()
     shown = redact.deep(report)
     if options.output_format == "prom":
@@ -110,11 +150,15 @@ def run_doctor(options: DoctorOptions) -> int:
     return report.exit_code
 
 
-def _report(python: str, policy: Policy, options: DoctorOptions, gatherers: Optional[Gatherers] = None) -> Report:
-    """diagnose, the smoke run when asked, and the host object."""
+def _report(
+    python: str, candidates: Candidates, options: DoctorOptions, gatherers: Optional[Gatherers] = None
+) -> tuple[Policy, Report]:
+    """The chosen profile, and its report: diagnose, the smoke run when asked, and the host object."""
     from .host import host_of
 
-    report = diagnose(python, options.cutlass_dir, policy, no_gpu=options.no_gpu, gatherers=gatherers)
+    policy, report = diagnose_selected(
+        python, options.cutlass_dir, candidates, no_gpu=options.no_gpu, gatherers=gatherers, strict=options.strict
+    )
     require_interpreter(python, report.facts.interpreter)  # not Python, or hung: nothing to report on (exit 2)
     if options.smoke:
         from .smoke import run_smoke
@@ -124,7 +168,7 @@ def _report(python: str, policy: Policy, options: DoctorOptions, gatherers: Opti
 
         result = run_smoke(python, report.facts, policy, progress=say)
         report = replace(report, smoke=result, findings=report.findings + (libraries_finding(result, report),))
-    return replace(report, host=host_of(report.facts, anonymize=options.anonymize))
+    return policy, replace(report, host=host_of(report.facts, anonymize=options.anonymize))
 
 
 def _emit(text: str, output: Optional[Path]) -> None:
@@ -143,10 +187,10 @@ def _run_npd(options: DoctorOptions) -> int:
     from .redact import Redactor
 
     try:
-        from .policy import resolve
+        from .policy import candidates
 
         python = resolve_python(options.python)
-        report = _report(python, resolve(options.policy), options)
+        report = _report(python, candidates(options.policy, options.profile), options)[1]
         code, line = npd(Redactor().deep(report))
     except Exception as exc:  # noqa: BLE001 - the contract has no crash code: anything unforeseen is "unknown"
         code, line = NPD_UNKNOWN, f"UNKNOWN: {type(exc).__name__}: {exc}"[:NPD_WIDTH]

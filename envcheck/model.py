@@ -25,6 +25,7 @@ __all__ = [
     "Toolkit",
     "Checkout",
     "Facts",
+    "ProfileChoice",
     "Report",
     "canonical_name",
 ]
@@ -270,7 +271,8 @@ class Facts:
     interpreter: Union[Interpreter, Failure]
     driver: Union[Driver, Failure]
     toolkit: Union[Toolkit, Failure]
-    checkout: Union[Checkout, Failure, None]  # None: no checkout was offered or found
+    checkout: Union[Checkout, Failure, None]  # None: no checkout was offered or found (or the profile needs none)
+    cuda_visible_devices: Optional[str] = None  # the target's CUDA_VISIBLE_DEVICES; None: not set
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
 
 
@@ -290,16 +292,33 @@ class Host:
 
 
 @dataclass(frozen=True)
+class ProfileChoice:
+    """Which profile a report was judged by, and why (the table header, JSON `profile`, markdown)."""
+
+    id: str
+    reason: str
+    source: str  # the policy file (or built-in profile) it came from
+    verified: bool = True  # False: the installed torch is newer than the profile was verified with
+
+    def __str__(self) -> str:
+        return self.id
+
+
+@dataclass(frozen=True)
 class Report:
     """One run of doctor: the findings in a fixed order, and what they were made from."""
 
-    profile: str
+    profile: ProfileChoice  # a bare id is taken as a profile chosen for no stated reason
     target: str
     findings: tuple[Finding, ...]
     facts: Optional[Facts] = None
     smoke: Optional[object] = None  # envcheck.smoke.SmokeResult when --smoke ran
     policy_source: str = ""  # the file (or built-in profile) the verdicts came from: a parent pyproject.toml is no secret
     host: Optional[Host] = None  # doctor fills it in for the JSON a fleet reads
+
+    def __post_init__(self) -> None:
+        if isinstance(self.profile, str):
+            object.__setattr__(self, "profile", ProfileChoice(self.profile, "", ""))
 
     @property
     def worst(self) -> Status:

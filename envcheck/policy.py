@@ -47,7 +47,7 @@ from packaging.version import InvalidVersion, Version
 from .errors import UsageError
 from .gitsafe import checked_url
 from .userfile import parse_toml, read_toml
-from .model import Status, canonical_name
+from .model import ProfileChoice, Status, canonical_name
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -200,19 +200,6 @@ class SmokeSpec:
                 if where.contains(f"{capability[0]}.{capability[1]}"):
                     chosen += [b for b in more if b not in chosen]
         return tuple(chosen)
-
-
-@dataclass(frozen=True)
-class ProfileChoice:
-    """Which profile a report was judged by, and why (the table header, JSON `profile`, markdown)."""
-
-    id: str
-    reason: str
-    source: str  # the policy file (or built-in profile) it came from
-    verified: bool = True  # False: the installed torch is newer than the profile was verified with
-
-    def __str__(self) -> str:
-        return self.id
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ def to_json_data(report: Report) -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "envcheck_version": __version__,
-        "profile": report.profile,
+        "profile": _plain(report.profile),
         "policy_source": report.policy_source,
         "target": report.target,
         "status": report.worst.value,
@@ -105,7 +105,10 @@ def table(report: Report, verbose: bool = False, color: bool = False) -> str:
     width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     id_width = max(len(f.id) for f in report.findings) if report.findings else 10
     indent = " " * (2 + 6 + 1 + id_width + 2)
-    lines = [f"envcheck {__version__} doctor — profile {report.profile}{_from(report)}, target {report.target}", ""]
+    lines = [f"envcheck {__version__} doctor — profile {report.profile.id}{_from(report)}, target {report.target}"]
+    if report.profile.reason:
+        lines.extend(textwrap.wrap(f"profile chosen because {_reason(report.profile)}", width, initial_indent="  ", subsequent_indent="    "))
+    lines.append("")
 
     def block(label: str, text: str) -> None:
         lines.extend(textwrap.wrap(f"{label}{text}", width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False))
@@ -143,6 +146,11 @@ def table(report: Report, verbose: bool = False, color: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _reason(choice) -> str:
+    """Why this profile judged the report (the policy file is named by _from)."""
+    return choice.reason + ("" if choice.verified else "; UNVERIFIED for this torch")
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -152,9 +160,10 @@ def markdown(report: Report, verbose: bool = False) -> str:
     lines = [
         f"### envcheck doctor: {report.worst.value}",
         "",
-        f"Profile `{report.profile}`{_from(report, '`')}, target `{report.target}`, envcheck {__version__}. "
+        f"Profile `{report.profile.id}`{_from(report, '`')}, target `{report.target}`, envcheck {__version__}. "
         + ", ".join(f"{n} {s}" for s, n in counts.items() if n),
         "",
+        *([f"Profile chosen because {_reason(report.profile)}.", ""] if report.profile.reason else []),
         "| | check | found | wanted |",
         "|---|---|---|---|",
     ]

@@ -35,6 +35,7 @@ __all__ = ["FixOptions", "run_fix", "find_interpreters"]
 class FixOptions:
     python: Optional[str] = None
     policy: Optional[Path] = None
+    profile: Optional[str] = None  # a built-in profile id (--profile)
     cutlass_dir: Optional[str] = None
     cutlass_url: Optional[str] = None
     find_links: tuple[str, ...] = ()
@@ -271,7 +272,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     from ..policy import resolve
 
     python = resolve_python(options.python)
-    policy = resolve(options.policy)
+    policy = resolve(options.policy, profile=options.profile)
     sources = sources_from_flags(options.find_links, options.index_url, options.no_index)
     cutlass_url = checked_url(_no_credentials(options.cutlass_url or policy.cutlass.url, options.cutlass_url), "--cutlass-url")
     offline = None

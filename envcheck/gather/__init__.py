@@ -122,5 +122,6 @@ def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
         driver=driver,
         toolkit=toolkit,
         checkout=checkout,
+        cuda_visible_devices=sources.env.get("CUDA_VISIBLE_DEVICES"),
         timings=tuple((name, round(t - start, 3)) for name, t in sorted(timings.items())),
     )

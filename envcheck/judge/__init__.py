@@ -34,9 +34,11 @@ CHECKS: tuple[tuple[str, Callable[[Context], Finding]], ...] = (
 CHECK_IDS = tuple(check_id for check_id, _ in CHECKS)
 
 
-def judge(facts: Facts, policy: Policy, *, no_gpu: bool = False) -> tuple[Finding, ...]:
-    """Every check's finding. A check that raises is a bug in envcheck: it becomes an `error` finding, not a crash."""
-    ctx = Context(facts, policy, no_gpu)
+def judge(facts: Facts, policy: Policy, *, no_gpu: bool = False, strict: bool = False) -> tuple[Finding, ...]:
+    """Every check's finding. A check that raises is a bug in envcheck: it becomes an `error` finding, not a crash.
+
+    strict: a deviation from a requirement whose basis is `recipe` fails instead of warning."""
+    ctx = Context(facts, policy, no_gpu, strict)
     findings = []
     for check_id, check in CHECKS:
         try:

@@ -9,9 +9,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..model import Driver, Facts, Failure, Finding, Interpreter, Remedy, Status, Step
-from ..policy import Policy
+from ..policy import RUNTIME, Policy
 
-__all__ = ["Context", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies", "version_or_none"]
+__all__ = ["Context", "basis_text", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies", "version_or_none"]
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,19 @@ class Context:
     facts: Facts
     policy: Policy
     no_gpu: bool = False  # a builder without a GPU: checks that need one are skipped
+    strict: bool = False  # recipe deviations fail (teams bound to the published recipe)
+
+    @property
+    def capabilities(self) -> tuple[tuple[int, int], ...]:
+        """The compute capabilities of the GPUs seen here (none with --no-gpu or without a driver)."""
+        driver = self.driver
+        if self.no_gpu or driver is None:
+            return ()
+        return tuple(dict.fromkeys(g.capability for g in driver.gpus))
+
+    def deviation(self, basis: str) -> Status:
+        """The status of a requirement not met: fail where it is runtime (or --strict), warn where it is recipe."""
+        return Status.FAIL if basis == RUNTIME or self.strict else Status.WARN
 
     @property
     def interpreter(self) -> Optional[Interpreter]:
@@ -98,6 +111,13 @@ def pip_uninstall(python: str, names: Sequence[str], why: str, then: Optional[Re
 
 def fix_command(python: str) -> tuple[str, ...]:
     return ("envcheck", "fix", "--python", python)
+
+
+def basis_text(basis: str, strict: bool) -> str:
+    """How a verdict names its basis."""
+    if basis == RUNTIME:
+        return "runtime: the backend breaks without it"
+    return "recipe: published, not shown necessary" + (" (--strict makes it fail)" if strict else " (warn; --strict makes it fail)")
 
 
 def worst(statuses: Sequence[Status]) -> Status:

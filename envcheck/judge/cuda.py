@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..model import Failure, Finding, Remedy, Status, Step
-from ..policy import driver_floor_for, driver_text, spec_text
-from ._common import Context, fix_command, satisfies, version_or_none
+from ..policy import RECIPE, driver_floor_for, driver_text, spec_text
+from ._common import Context, basis_text, fix_command, satisfies, version_or_none
 
 __all__ = ["cuda_driver", "cuda_toolkit", "is_consumer_gpu"]
 
@@ -39,6 +39,12 @@ def cuda_driver(ctx: Context) -> Finding:
     supported = version_or_none(driver.cuda)
     if supported is not None and supported >= policy.driver_cuda:
         return Finding(check, title, Status.PASS, found, wanted, why)
+    status = Status.FAIL
+    if policy.cuda_basis == RECIPE and supported is not None and supported.major >= policy.driver_cuda.major:
+        # The CUDA version is the recipe's; what runs is torch's own CUDA runtime, of the same major
+        # (minor-version compatibility; torch.cuda-build checks torch's CUDA against this driver).
+        status = ctx.deviation(RECIPE)
+        found += f": below the recipe's CUDA {policy.driver_cuda} but the same major ({basis_text(RECIPE, ctx.strict)})"
     details = []
     own = driver_floor_for(policy.driver_floors, supported) if supported else None
     if supported is not None and own is not None:
@@ -55,7 +61,7 @@ def cuda_driver(ctx: Context) -> Finding:
             commands = (("apt-get", "install", "-y", policy.forward_compat),)
         else:
             text += f" Forward compatibility ({policy.forward_compat}) works on datacenter GPUs only (error 804 elsewhere)."
-    return Finding(check, title, Status.FAIL, found, wanted, why, Remedy(text, commands), tuple(details))
+    return Finding(check, title, status, found, wanted, why, Remedy(text, commands), tuple(details))
 
 
 def cuda_toolkit(ctx: Context) -> Finding:
@@ -64,7 +70,7 @@ def cuda_toolkit(ctx: Context) -> Finding:
     wanted = f"nvcc {spec_text(policy.toolkit)}"
     why = policy.cuda_why
     toolkit = ctx.facts.toolkit
-    miss_status = Status.FAIL if policy.toolkit_level == "required" else Status.WARN
+    miss_status = ctx.deviation(policy.cuda_basis) if policy.toolkit_level == "required" else Status.WARN
     if isinstance(toolkit, Failure):
         return Finding(check, title, Status.ERROR, toolkit.message, wanted, why)
     details = tuple(
@@ -75,6 +81,8 @@ def cuda_toolkit(ctx: Context) -> Finding:
     if chosen is not None and fitting is chosen:
         return Finding(check, title, Status.PASS, f"nvcc {chosen.version} at {chosen.path} ({chosen.source})", wanted, why, None, details)
     found = f"nvcc {chosen.version} at {chosen.path} ({chosen.source})" if chosen else "no nvcc found (CUDA_HOME, PATH, /usr/local/cuda, the nvidia-cuda-nvcc wheel)"
+    if policy.cuda_basis == RECIPE:
+        found += f" ({basis_text(RECIPE, ctx.strict)})"
     if fitting is not None:
         home = fitting.path.rsplit("/bin/nvcc", 1)[0]
         remedy = Remedy(

@@ -8,10 +8,10 @@ from typing import Optional
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..model import Distribution, Finding, Interpreter, Remedy, Status
-from ..policy import Conflict, Policy, spec_text
-from ._common import Context, interpreter_error, pip_install, pip_uninstall, satisfies
+from ..policy import RECIPE, RUNTIME, Conflict, PackageRule, Policy, spec_text
+from ._common import Context, basis_text, interpreter_error, pip_install, pip_uninstall, satisfies, worst
 
-__all__ = ["cutedsl_version", "cutedsl_importable", "conflicting"]
+__all__ = ["cutedsl_version", "cutedsl_importable", "conflicting", "rule_deviation"]
 
 
 def cutedsl_version(ctx: Context) -> Finding:
@@ -20,7 +20,7 @@ def cutedsl_version(ctx: Context) -> Finding:
     if error:
         return error
     rule = ctx.policy.cutedsl
-    wanted = f"{rule.name} {spec_text(rule.specifier)}"
+    wanted = f"{rule.requirement.replace(rule.name, rule.name + ' ', 1)}"
     dist = ctx.interpreter.dist(rule.name)
     install = pip_install(ctx.python, [rule.requirement], f"{rule.name} {spec_text(rule.specifier)}")
     if dist is None:
@@ -28,11 +28,32 @@ def cutedsl_version(ctx: Context) -> Finding:
     found = f"{rule.name} {dist.version}"
     if satisfies(dist.version, rule.specifier):
         return Finding(check, title, Status.PASS, found, wanted, rule.why)
-    return Finding(check, title, Status.FAIL, found, wanted, rule.why, install)
+    status, said = rule_deviation(ctx, rule, dist.version)
+    return Finding(check, title, status, f"{found}: {said}", wanted, rule.why, install)
+
+
+def rule_deviation(ctx: Context, rule: PackageRule, version: str) -> tuple[Status, str]:
+    """A requirement's installed version outside its specifier: how bad, and which case the user is in."""
+    if rule.basis == RUNTIME:
+        return Status.FAIL, f"outside {spec_text(rule.specifier)} ({basis_text(RUNTIME, ctx.strict)})"
+    if rule.runtime and not satisfies(version, rule.runtime):
+        return Status.FAIL, f"outside {spec_text(rule.runtime)}, which is needed everywhere ({basis_text(RUNTIME, ctx.strict)})"
+    shown = ", ".join(f"{c[0]}.{c[1]}" for c in ctx.capabilities)
+    if rule.basis_on(ctx.capabilities) == RUNTIME:
+        return Status.FAIL, (f"outside {spec_text(rule.specifier)}, and on compute capability {shown} "
+                             f"({spec_text(rule.runtime_on)}) that is a runtime requirement: the backend breaks without it")
+    where = f"on compute capability {shown}" if shown else "with no GPU seen here"
+    bound = f" it is a runtime requirement on compute capability {spec_text(rule.runtime_on)};" if rule.runtime_on else ""
+    note = f" {rule.recipe_note}" if rule.recipe_note else ""
+    return ctx.deviation(RECIPE), (f"outside the recipe's {spec_text(rule.specifier)} ({basis_text(RECIPE, ctx.strict)});"
+                                   f"{bound} {where} it is recipe.{note}")
 
 
 def conflicting(policy: Policy, interpreter: Interpreter) -> tuple[tuple[Distribution, Conflict], ...]:
-    """Installed distributions the policy forbids, with the rule; a split package the installed DSL needs is not stale."""
+    """Installed distributions the policy forbids, with the rule; a split package the installed DSL needs is not stale.
+
+    A rule applies only to installed versions in its `version`, beside a torch built for a CUDA in its `torch_cuda`,
+    and not when its `unless` distribution is installed too."""
     dsl = interpreter.dist(policy.cutedsl.name)
     needed = set()
     if dsl is not None:
@@ -41,13 +62,34 @@ def conflicting(policy: Policy, interpreter: Interpreter) -> tuple[tuple[Distrib
                 needed.add(Requirement(text).name.lower().replace("_", "-"))
             except InvalidRequirement:
                 continue
+    torch_cuda = interpreter.torch.cuda if interpreter.torch else None
+
+    def applies(conflict: Conflict, dist: Distribution) -> bool:
+        if not conflict.matches(dist.name) or (conflict.is_prefix and dist.name in needed):
+            return False
+        if conflict.version and not satisfies(dist.version, conflict.version):
+            return False
+        if conflict.torch_cuda is not None and not satisfies(torch_cuda, conflict.torch_cuda):
+            return False
+        return not (conflict.unless and interpreter.dist(conflict.unless))
+
     found = []
     for dist in interpreter.distributions:
-        for conflict in policy.conflicts:
-            if conflict.matches(dist.name) and not (conflict.is_prefix and dist.name in needed):
-                found.append((dist, conflict))
-                break
+        rule = next((c for c in policy.conflicts if applies(c, dist)), None)
+        if rule is not None:
+            found.append((dist, rule))
     return tuple(found)
+
+
+def _conflict_remedy(python: str, conflicts, fallback: Optional[Remedy]) -> Remedy:
+    """Remove what a rule forbids (a rule with `unless` is met by installing what it names instead), then install
+    each rule's `instead`, or else the fallback."""
+    removes = tuple(dict.fromkeys(d.name for d, c in conflicts if not c.unless))
+    installs = list(dict.fromkeys(c.instead for _, c in conflicts if c.instead))
+    then = pip_install(python, installs, "what the conflicting packages stood for") if installs else fallback
+    if not removes:
+        return then
+    return pip_uninstall(python, removes, "conflicts with the profile", then=then)
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -78,27 +120,31 @@ def cutedsl_importable(ctx: Context) -> Finding:
     module = interpreter.module(module_name)
     origin = module.origin if module else None
     conflicts = conflicting(policy, interpreter)
-    conflict_names = tuple(dict.fromkeys(d.name for d, _ in conflicts))
     conflict_text = "; ".join(f"{d.name} {d.version} is installed: {c.why}" for d, c in conflicts)
-    install = pip_install(python, [rule.requirement], "CuTeDSL is needed")
 
     if dsl is None:
         if conflicts:
-            return Finding(check, title, Status.FAIL, f"{rule.name} is not installed; {conflict_text}", wanted, why,
-                           pip_uninstall(python, conflict_names, "the wrong package", then=install))
+            return Finding(check, title, worst([c.status for _, c in conflicts]), f"{rule.name} is not installed; {conflict_text}",
+                           wanted, why, _conflict_remedy(python, conflicts, pip_install(python, [rule.requirement], "CuTeDSL is needed")))
         return Finding(check, title, Status.SKIP, f"{rule.name} is not installed (see cutedsl.version)", wanted, why)
 
-    shipped = os.path.join(dsl.location, "nvidia_cutlass_dsl", "python_packages")
-    from_dsl = origin is not None and _inside(origin, shipped)
+    # Where the module must load from: the rule's folders, else the plain layout (<site>/<top-level module>).
+    shipped_dirs = [os.path.join(dsl.location, d) for d in rule.module_dirs or (module_name.split(".")[0],)]
+    shipped = " or ".join(shipped_dirs) or dsl.location
+    from_dsl = origin is not None and any(_inside(origin, d) for d in shipped_dirs)
     stale = [d for d, c in conflicts if c.is_prefix]
-    if conflicts and from_dsl and not stale:
-        # e.g. nvidia-cutlass 4.x beside the DSL: it installs cutlass_cppgen, not `cutlass`, so nothing is shadowed
-        return Finding(check, title, Status.WARN, f"`import {module_name}` loads {origin}; but {conflict_text}", wanted, why,
-                       pip_uninstall(python, conflict_names, "not needed beside CuTeDSL"))
     if conflicts:
-        found = conflict_text + (f"; `import {module_name}` loads {origin}" if origin else f"; `import {module_name}` fails")
-        reinstall = pip_install(python, [rule.requirement], "restore files the conflicting packages overwrote", reinstall=True)
-        return Finding(check, title, Status.FAIL, found, wanted, why, pip_uninstall(python, conflict_names, "conflicts with CuTeDSL", then=reinstall))
+        if from_dsl and not stale:
+            # `import cutlass` still reaches the DSL (nvidia-cutlass 4.x installs cutlass_cppgen, not `cutlass`):
+            # a rule that only forbids a package is a warning here; one that says what to install instead is not.
+            status = worst([c.status if c.instead else Status.WARN for _, c in conflicts])
+            found = f"`import {module_name}` loads {origin}; but {conflict_text}"
+            restore = None
+        else:
+            status = worst([c.status for _, c in conflicts])
+            found = conflict_text + (f"; `import {module_name}` loads {origin}" if origin else f"; `import {module_name}` fails")
+            restore = pip_install(python, [rule.requirement], "restore files the conflicting packages overwrote", reinstall=True)
+        return Finding(check, title, status, found, wanted, why, _conflict_remedy(python, conflicts, restore))
     if from_dsl:
         return Finding(check, title, Status.PASS, f"`import {module_name}` loads {origin}", wanted, why)
     if origin is None:

@@ -38,9 +38,17 @@ def _describe(checkout: Checkout) -> str:
     return f"{checkout.path} at {checkout.commit[:9] if checkout.commit else '?'} ({', '.join(state)})"
 
 
+def not_needed(ctx: Context, check: str, title: str) -> Finding:
+    """The finding of a checkout check under a profile that needs no CUTLASS checkout: a skip, not a failure."""
+    return Finding(check, title, Status.SKIP, f"not needed by this profile ({ctx.policy.id} installs its kernel library from wheels)",
+                   "", "Only a profile with a [cutlass] table installs a package from a CUTLASS checkout.")
+
+
 def cutlass_checkout(ctx: Context) -> Finding:
     check, title = "cutlass.checkout", "CUTLASS checkout"
     source = ctx.policy.cutlass
+    if source is None:
+        return not_needed(ctx, check, title)
     wanted = f"a clean checkout of {source.url} at {source.commit[:9]} (branch {source.branch}) holding {source.subdir}"
     why = source.why
     checkout = ctx.facts.checkout
@@ -93,6 +101,8 @@ def _same_dir(a: str, b: str) -> bool:
 
 def cutlass_api_install(ctx: Context) -> Finding:
     source = ctx.policy.cutlass
+    if source is None:
+        return not_needed(ctx, "cutlass-api.install", "package installed from the CUTLASS checkout")
     check, title = "cutlass-api.install", f"{source.module} installed from the checkout"
     error = interpreter_error(ctx, check, title)
     if error:

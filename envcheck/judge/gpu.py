@@ -8,7 +8,7 @@ from ..model import Failure, Finding, Gpu, Remedy, Status
 from ..policy import GpuRule, Policy
 from ._common import Context, worst
 
-__all__ = ["gpu_capability", "rule_for"]
+__all__ = ["gpu_capability", "rule_for", "hidden_by_visible_devices"]
 
 
 def rule_for(policy: Policy, capability: tuple[int, int]) -> tuple[GpuRule, bool]:
@@ -20,6 +20,19 @@ def rule_for(policy: Policy, capability: tuple[int, int]) -> tuple[GpuRule, bool
         return exact, True
     below = [r for r in policy.gpus if r.capability < capability]
     return (below[-1] if below else policy.gpu_below), False
+
+
+def hidden_by_visible_devices(value: Optional[str], count: int) -> bool:
+    """Whether CUDA_VISIBLE_DEVICES leaves CUDA none of the `count` GPUs NVML sees (NVML ignores the variable).
+
+    CUDA reads the comma-separated list up to its first invalid entry: an index must be below the GPU count; a
+    UUID (GPU-..., MIG-...) is taken as naming a GPU here, since envcheck does not read UUIDs."""
+    if value is None or count == 0:
+        return False
+    first = value.split(",")[0].strip()  # a valid first entry is a visible GPU; an invalid one ends the list at once
+    if first.startswith(("GPU-", "MIG-")):
+        return False
+    return not (first.isdigit() and int(first) < count)
 
 
 def _judge_gpu(policy: Policy, gpu: Gpu) -> tuple[Status, str]:
@@ -42,7 +55,7 @@ def gpu_capability(ctx: Context) -> Finding:
     wanted = f"compute capability >= {policy.gpu_below.capability[0]}.{policy.gpu_below.capability[1]}" + (
         f" (full kernel set on {listed})" if listed else ""
     )
-    why = f"cutlass_api offers {policy.backend} kernels by compute capability; Inductor itself does not check it."
+    why = policy.gpu_why or f"The kernel library offers {policy.backend} kernels by compute capability; Inductor itself does not check it."
     if ctx.no_gpu:
         return Finding(check, title, Status.SKIP, "not checked (--no-gpu)", wanted, why)
     driver = ctx.facts.driver
@@ -52,6 +65,14 @@ def gpu_capability(ctx: Context) -> Finding:
     if not driver.gpus:
         return Finding(check, title, Status.FAIL, f"the driver ({driver.version}) sees no GPU", wanted, why,
                        Remedy("Check that the GPU is visible here (CUDA_VISIBLE_DEVICES, container --gpus, MIG instances)."))
+    hidden = hidden_by_visible_devices(ctx.facts.cuda_visible_devices, len(driver.gpus))
+    if hidden:
+        return Finding(check, title, Status.FAIL,
+                       f"CUDA_VISIBLE_DEVICES={ctx.facts.cuda_visible_devices!r} hides every GPU the driver sees "
+                       f"({len(driver.gpus)}: {', '.join(g.name for g in driver.gpus)}): CUDA, torch and the backend will find none",
+                       wanted, why,
+                       Remedy("Unset CUDA_VISIBLE_DEVICES, or set it to the indices or UUIDs of the GPUs to use (0, 1, ...).",
+                              commands=(("env", "-u", "CUDA_VISIBLE_DEVICES", "envcheck", "doctor", "--python", ctx.python),)))
     judged = [_judge_gpu(policy, gpu) for gpu in driver.gpus]
     status = worst([s for s, _ in judged])
     capabilities = {g.capability for g in driver.gpus}

@@ -11,6 +11,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from ..policy import spec_text
 from ..model import Distribution, Finding, Interpreter, Remedy, Status, canonical_name
 from ._common import Context, interpreter_error, pip_command, pip_install, satisfies, worst
+from .cutedsl import rule_deviation
 
 __all__ = ["nvgemm_deps", "packages_consistency", "broken_requirements", "cuda_majors"]
 
@@ -25,12 +26,12 @@ def nvgemm_deps(ctx: Context) -> Finding:
     for rule in ctx.policy.packages:
         dist = interpreter.dist(rule.name)
         bad = Status.FAIL if rule.level == "required" else Status.WARN
-        shown = f"{rule.name} {spec_text(rule.specifier)}"
         if dist is None:
             results.append((bad, f"{rule.name} missing ({rule.level})"))
             missing.append(rule.requirement)
         elif rule.specifier and not satisfies(dist.version, rule.specifier):
-            results.append((bad, f"{rule.name} {dist.version}, wanted {shown} ({rule.level})"))
+            status, said = rule_deviation(ctx, rule, dist.version)
+            results.append((status if rule.level == "required" else Status.WARN, f"{rule.name} {dist.version}: {said}"))
             missing.append(rule.requirement)
         else:
             results.append((Status.PASS, f"{rule.name} {dist.version}"))
@@ -94,10 +95,13 @@ _SUFFIX = re.compile(r"-cu(\d+)$")
 _UNSUFFIXED = re.compile(r"^nvidia-(cuda-[a-z0-9]+|cublas|nvjitlink|nvtx)$")
 
 
-def cuda_majors(interpreter: Interpreter) -> dict[int, tuple[str, ...]]:
-    """CUDA major version -> the nvidia-* component wheels built for it."""
+def cuda_majors(interpreter: Interpreter, exempt: tuple[str, ...] = ()) -> dict[int, tuple[str, ...]]:
+    """CUDA major version -> the nvidia-* component wheels built for it (names starting with an `exempt` prefix
+    carry several CUDA flavours and pick one at run time: they are not counted)."""
     majors: dict[int, list[str]] = {}
     for dist in interpreter.distributions:
+        if dist.name.startswith(exempt) and exempt:
+            continue
         suffix = _SUFFIX.search(dist.name)
         if suffix and dist.name.startswith("nvidia-"):
             major = int(suffix[1])
@@ -120,7 +124,7 @@ def packages_consistency(ctx: Context) -> Finding:
     problems: list[tuple[Status, str]] = []
     installs: list[str] = []
 
-    majors = cuda_majors(interpreter)
+    majors = cuda_majors(interpreter, policy.mixed_cuda_exempt)
     if len(majors) > 1:
         listing = "; ".join(f"CUDA {m}: {', '.join(names)}" for m, names in majors.items())
         problems.append((Status.FAIL, f"nvidia-* wheels of {len(majors)} CUDA majors side by side ({listing})"))
@@ -132,10 +136,13 @@ def packages_consistency(ctx: Context) -> Finding:
             stand_in = stand_ins.get(name)
             text = f"{dist.name} {dist.version} requires {requirement}, which is not installed"
             if stand_in and interpreter.dist(stand_in.present):
+                # Never offer the missing one: installing it (the cuda-python meta package) would move what
+                # stands in for it (cuda-bindings, pinned by cuda-core and torch).
                 present = interpreter.dist(stand_in.present)
-                text += f"; {present.name} {present.version} is, and that is enough to run ({stand_in.why})"
+                text += f"; {present.name} {present.version} is, and that is enough to run ({stand_in.why}): nothing to install"
+            else:
+                installs.append(str(requirement))
             problems.append((Status.WARN, text))
-            installs.append(str(requirement))
         else:
             problems.append((Status.WARN, f"{dist.name} {dist.version} requires {requirement}, but {installed.version} is installed"))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model import Finding, Remedy, Status
-from ..policy import driver_text, spec_text
+from ..policy import driver_text, spec_text, torch_release
 from ._common import Context, interpreter_error, pip_install, satisfies, version_or_none
 
 __all__ = ["python_version", "torch_version", "torch_cuda_build"]
@@ -55,17 +55,30 @@ def torch_version(ctx: Context) -> Finding:
         module = interpreter.module("torch")
         found = "not installed" if not (module and module.origin) else f"a torch module at {module.origin} without version.py or metadata"
         return Finding("torch.version", title, Status.FAIL, found, wanted, policy.torch_why, _torch_remedy(ctx, "torch is missing", False))
-    if satisfies(version, policy.torch):
-        return Finding("torch.version", title, Status.PASS, f"torch {version}", wanted, policy.torch_why)
+    release = torch_release(version)
+    if release is not None and policy.torch.contains(release):
+        if policy.torch_verified.contains(release):
+            return Finding("torch.version", title, Status.PASS, f"torch {version}", wanted, policy.torch_why)
+        return Finding(
+            "torch.version", title, Status.WARN,
+            f"torch {version}: in the profile's range, but newer than the versions it was verified with "
+            f"({spec_text(policy.torch_verified)}): judged by this profile, unverified",
+            wanted, policy.torch_why,
+        )
+    older = _below(release, policy)
+    why = f"torch {version} predates the {policy.backend} backend this profile checks" if older else (
+        f"torch {version} is outside this profile's range ({spec_text(policy.torch)})")
     return Finding(
-        "torch.version",
-        title,
-        Status.FAIL,
-        f"torch {version}",
-        wanted,
-        policy.torch_why,
-        _torch_remedy(ctx, f"torch {version} predates the {policy.backend} backend", True),
+        "torch.version", title, Status.FAIL, f"torch {version}: {why}", wanted, policy.torch_why,
+        _torch_remedy(ctx, why, True),
     )
+
+
+def _below(release, policy) -> bool:
+    """A torch older than the profile's range (not newer than it)."""
+    if release is None:
+        return False
+    return any(s.operator in (">=", ">", "==", "~=") and not s.contains(release) for s in policy.torch)
 
 
 def torch_cuda_build(ctx: Context) -> Finding:

@@ -74,14 +74,14 @@ def _tool_table(policy: Policy, python: str, torch_cuda: str) -> dict:
         },
         "compute-capabilities": supported,
         "compute-capability-floor": f"{policy.gpu_below.capability[0]}.{policy.gpu_below.capability[1]}",
-        "cutlass": {
+        **({"cutlass": {
             "url": policy.cutlass.url,
             "branch": policy.cutlass.branch,
             "commit": policy.cutlass.commit,
             "subdirectory": policy.cutlass.subdir,
             "distribution": canonical_name(policy.cutlass.distribution),
             "extras": list(policy.cutlass.extras),
-        },
+        }} if policy.cutlass else {}),
         "torch-index": policy.torch_index_url,
         "python": python,
     }
@@ -148,8 +148,8 @@ def build_lock(
             continue
         if root.specifier and not _satisfies(dist.version, root.specifier):
             problems.append(f"{root.name} {dist.version} is installed; the profile asks for {root.specifier} ({root.what})")
-    cutlass_name = canonical_name(policy.cutlass.distribution)
-    cutlass_dist = interpreter.dist(cutlass_name)
+    cutlass_name = canonical_name(policy.cutlass.distribution) if policy.cutlass else None
+    cutlass_dist = interpreter.dist(cutlass_name) if cutlass_name else None
     if cutlass_dist is not None:
         commit = installed_commit(cutlass_dist)
         if commit is not None and commit != policy.cutlass.commit:
@@ -170,7 +170,7 @@ def build_lock(
     for item in walked.packages:
         dist = item.dist
         entry: dict[str, Any] = {"name": dist.name, "version": dist.version}
-        if dist.name == cutlass_name:
+        if cutlass_name and dist.name == cutlass_name:
             entry["vcs"] = cutlass_vcs(policy)
         elif dist.editable:
             entry.pop("version")  # a source tree: its version is not guaranteed by the lock (PEP 751)
@@ -222,8 +222,8 @@ def build_resolved_lock(policy: Policy, resolution: "Resolution", without: Seque
 
     notes: list[str] = []
     packages = [_with_index(dict(p), resolution.indexes) for p in resolution.packages]
-    cutlass_name = canonical_name(policy.cutlass.distribution)
-    if policy.cutlass.commit and cutlass_name not in {canonical_name(n) for n in without}:
+    cutlass_name = canonical_name(policy.cutlass.distribution) if policy.cutlass else ""
+    if policy.cutlass and policy.cutlass.commit and cutlass_name not in {canonical_name(n) for n in without}:
         packages.append({"name": cutlass_name, "vcs": cutlass_vcs(policy)})
         notes.append(f"{cutlass_name} is locked as {policy.cutlass.url} at {policy.cutlass.commit[:12]} ({policy.cutlass.subdir})")
     for package in packages:

@@ -16,6 +16,7 @@ from .verify import _applies, render_drift, verify
 
 
 if TYPE_CHECKING:
+    from ..model import Interpreter
     from ..policy import Policy
     from .build import LockResult
 
@@ -55,10 +56,14 @@ def run_lock(
         raise UsageError(f"--index-url {index_url!r}: expected an https, http or file URL of a simple index")
     from ..policy import resolve
 
-    policy = resolve(policy_file)
     if live:
-        result = _lock_live(policy, python, find_links, index_url, no_index, Path(output).parent)
+        from ..target import read_target
+
+        interpreter = read_target(python)  # without --profile, the profile that covers its torch
+        policy = resolve(policy_file, torch=interpreter.torch.version if interpreter.torch else None)
+        result = _lock_live(policy, interpreter, find_links, index_url, no_index, Path(output).parent)
     else:
+        policy = resolve(policy_file)
         from .build import build_resolved_lock
         from .resolve import resolve as resolve_stack
 
@@ -79,10 +84,7 @@ def run_lock(
     return 0
 
 
-def _lock_live(policy: "Policy", python: Optional[str], find_links: Sequence[Path], index_url: str, no_index: bool, lock_dir: Path) -> "LockResult":
-    from ..target import read_target
-
-    interpreter = read_target(python)
+def _lock_live(policy: "Policy", interpreter: "Interpreter", find_links: Sequence[Path], index_url: str, no_index: bool, lock_dir: Path) -> "LockResult":
     wheelhouse = Wheelhouse([Path(p) for p in find_links]) if find_links else None
     indexes = [] if no_index else [Index(index_url)]
     torch_index = Index(policy.torch_index_url, optional=True) if policy.torch_index_url and not no_index else None

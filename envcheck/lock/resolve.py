@@ -148,7 +148,7 @@ def requirements_for(policy: Policy, without: Sequence[str] = ()) -> tuple[str, 
     unknown = sorted(dropped - known)
     if unknown:
         raise UsageError(f"--without {', '.join(unknown)}: not a package of profile {policy.id} (its packages: {', '.join(sorted(known))})")
-    checkout = canonical_name(policy.cutlass.distribution) if policy.cutlass.commit else None
+    checkout = canonical_name(policy.cutlass.distribution) if policy.cutlass and policy.cutlass.commit else None
     return tuple(_requirement(r) for r in roots if r.name not in dropped and r.name != checkout)
 
 

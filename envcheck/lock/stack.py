@@ -22,16 +22,18 @@ class Root:
 
 
 def stack_roots(policy: Policy) -> tuple[Root, ...]:
-    """The packages a profile names: torch, the DSL, cutlass_api with its extras, then every [[packages]] entry."""
+    """The packages a profile names: torch, the DSL with its extras, the CUTLASS checkout's package (if the profile
+    has one) with its extras, then every [[packages]] entry."""
     torch_name = canonical_name(policy.torch_requirement.name)
     torch_spec = policy.torch & policy.torch_requirement.specifier
     roots = [
         Root(torch_name, tuple(sorted(policy.torch_requirement.extras)), str(torch_spec), True, "torch.version"),
-        Root(policy.cutedsl.name, (), str(policy.cutedsl.specifier), True, "cutedsl.version"),
-        Root(canonical_name(policy.cutlass.distribution), policy.cutlass.extras, "", True, "cutlass"),
+        Root(policy.cutedsl.name, policy.cutedsl.extras, str(policy.cutedsl.specifier), True, "cutedsl.version"),
     ]
+    if policy.cutlass is not None:
+        roots.append(Root(canonical_name(policy.cutlass.distribution), policy.cutlass.extras, "", True, "cutlass"))
     for rule in policy.packages:
-        roots.append(Root(rule.name, (), str(rule.specifier), rule.level == "required", f"packages.{rule.name}"))
+        roots.append(Root(rule.name, rule.extras, str(rule.specifier), rule.level == "required", f"packages.{rule.name}"))
     seen: dict[str, Root] = {}
     for root in roots:
         seen.setdefault(root.name, root)

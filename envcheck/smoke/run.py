@@ -418,6 +418,7 @@ def smoke_command(
     python: Optional[str] = None,
     policy_file: Optional[Path] = None,
     *,
+    profile: Optional[str] = None,
     timeout: float = DEFAULT_TIMEOUT,
     fresh: bool = False,
     as_json: bool = False,
@@ -449,7 +450,7 @@ def smoke_command(
     from ..target import require_interpreter, resolve_python
 
     target = resolve_python(python)  # a bad --python is a usage error, GPU or not
-    chosen = policy_module.resolve(policy_file)
+    chosen = policy_module.resolve(policy_file, profile=profile)
     # The smoke run needs the interpreter and the GPUs; nvcc and the CUTLASS checkout are doctor's business.
     facts = gather(
         Sources.for_policy(target, chosen),
