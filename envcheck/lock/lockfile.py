@@ -23,15 +23,17 @@ HEADER = """\
 PEP 751 lock for profile {profile}, written by envcheck {version} {origin}.
 Install (pip 26.1 and later):  pip install --no-deps -r pylock.toml
 Install (any pip):             envcheck lock --from pylock.toml --format requirements -o requirements.txt
-                               pip install --no-deps --require-hashes -r requirements.txt
-                               ({cutlass} is a VCS package: fetch the commit and `pip install --no-deps -e` it.)
+                               pip install --no-deps --require-hashes -r requirements.txt{cutlass}
 Check an environment:          envcheck verify --lock pylock.toml --python PATH"""
 
 
 def write_lock(result: LockResult, path: Path) -> str:
     """Write the lock and read it back through packaging.pylock; returns the text written."""
     profile = result.data["tool"]["envcheck"]["profile"]
-    cutlass = result.data["tool"]["envcheck"]["cutlass"]["distribution"]
+    source = result.data["tool"]["envcheck"].get("cutlass")  # absent: the profile needs no CUTLASS checkout
+    cutlass = (f"
+                               ({source['distribution']} is a VCS package: fetch the commit and "
+               f"`pip install --no-deps -e` it.)") if source else ""
     resolved = result.data["tool"]["envcheck"].get("resolved")
     origin = (f"for CPython {resolved['python-version']} on {resolved['platform']} ({resolved['resolver']})" if resolved
               else "from the target interpreter's installed stack")
