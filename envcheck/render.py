@@ -18,7 +18,7 @@ from .model import Finding, Report, Status
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: `profile` is an object {id, reason, source, verified}
 FORMATS = ("table", "json", "markdown")
 _LABEL = {Status.PASS: "PASS", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "SKIP", Status.ERROR: "ERROR"}
 _COLOR = {Status.PASS: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: "2", Status.ERROR: "35"}

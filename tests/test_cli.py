@@ -24,7 +24,7 @@ def run_cli(*args: str, env=None) -> subprocess.CompletedProcess:
 def test_doctor_json_on_this_machine():
     done = run_cli("doctor", "--json")
     data = json.loads(done.stdout)
-    assert data["schema_version"] == 1 and [c["id"] for c in data["checks"]] == list(CHECK_IDS)
+    assert data["schema_version"] == 2 and [c["id"] for c in data["checks"]] == list(CHECK_IDS)
     assert done.returncode == data["exit_code"] == (1 if data["status"] in ("fail", "error") else 0)
     by_id = {c["id"]: c for c in data["checks"]}
     for check in by_id.values():

@@ -277,3 +277,22 @@ def test_extends_with_packages_merges_by_name(tmp_path, policy):
     assert str(custom.packages[0].specifier) == "==0.1.8"
     assert len(custom.gpus) == len(policy.gpus) and [g for g in custom.gpus if g.capability == (9, 0)][0].kernels == "site-verified"
     assert custom.stand_ins == policy.stand_ins and custom.conflicts == policy.conflicts
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every format says which profile judged the report, and why
+
+
+def test_the_chosen_profile_and_its_reason_in_every_format(builtins):
+    from envcheck.model import Report
+    from envcheck.render import markdown, table, to_json_data
+
+    policy, choice = select(builtins, "2.16.0")
+    report = Report(choice, "/opt/venv/bin/python", judge(facts(), policy), policy_source=policy.source)
+    data = to_json_data(report)
+    assert data["schema_version"] == 2
+    assert data["profile"] == {"id": OPERATORS, "reason": choice.reason, "source": f"built-in profile {OPERATORS}",
+                               "verified": False}
+    head = table(report).split("\n\n")[0]
+    assert f"profile {OPERATORS}" in head and "profile chosen because torch 2.16.0" in head and "UNVERIFIED" in head
+    assert "Profile chosen because torch 2.16.0" in markdown(report)
