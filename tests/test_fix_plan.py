@@ -188,7 +188,7 @@ def test_torch_is_installed_first_from_its_index_and_then_rides_along(tmp_path, 
     torch_step, pins = plan.steps
     assert "--index-url=https://download.pytorch.org/whl/cu130" in torch_step.commands[0]
     assert "--force-reinstall" in torch_step.commands[0] and torch_step.commands[0][-1] == "torch>=2.11"
-    assert pins.commands[0][-1] == "torch>=2.11"
+    assert pins.commands[0][-1] == "torch<2.14,>=2.11"
     # the user's sources replace the step's index
     offline = make_plan(findings, facts(cpu), policy, opts(tmp_path, sources=PipSources(find_links=(str(tmp_path),), no_index=True)))
     assert not any(a.startswith("--index-url") for a in offline.steps[0].commands[0])
@@ -231,7 +231,7 @@ def test_constraints_hold_torch_where_it_is(policy):
     text = constraints_text(policy, interpreter(("torch", "2.11.0+cu130")), torch_planned=False)
     assert "torch==2.11.0+cu130" in text.splitlines()
     assert "apache-tvm-ffi==0.1.7" in text.splitlines()
-    assert "torch>=2.11" in constraints_text(policy, interpreter(), torch_planned=True).splitlines()
+    assert "torch<2.14,>=2.11" in constraints_text(policy, interpreter(), torch_planned=True).splitlines()
 
 
 def test_plan_json_has_what_why_and_the_exact_command(tmp_path, policy):
