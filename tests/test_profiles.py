@@ -214,6 +214,10 @@ def test_the_dsl_cap_is_runtime_on_blackwell_and_recipe_below(policy, dsl, capab
     assert words in finding.found
     if status != Status.PASS:
         assert finding.remedy.steps[0].args == (policy.cutedsl.requirement,)
+        # the remedy says the case: a choice where the cap is the recipe's, with what works instead
+        recipe_case = "recipe" in finding.found and "needed everywhere" not in finding.found
+        assert finding.remedy.text.startswith("To match the published recipe") is recipe_case
+        assert ("apache-tvm-ffi 0.1.15" in finding.remedy.text) is recipe_case
 
 
 def test_without_a_gpu_the_cap_is_judged_as_recipe_and_says_so(policy):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -29,7 +30,16 @@ def cutedsl_version(ctx: Context) -> Finding:
     if satisfies(dist.version, rule.specifier):
         return Finding(check, title, Status.PASS, found, wanted, rule.why)
     status, said = rule_deviation(ctx, rule, dist.version)
-    return Finding(check, title, status, f"{found}: {said}", wanted, rule.why, install)
+    return Finding(check, title, status, f"{found}: {said}", wanted, rule.why, _case_remedy(ctx, rule, status, install))
+
+
+def _case_remedy(ctx: Context, rule: PackageRule, status: Status, install: Remedy) -> Remedy:
+    """The install remedy, told for the user's case: necessary where the requirement is runtime, a choice where it
+    is only the recipe's (and what works instead)."""
+    if rule.basis_on(ctx.capabilities) == RUNTIME or (status == Status.FAIL and not ctx.strict):
+        return install
+    keep = f" Or keep it: {rule.recipe_note}" if rule.recipe_note else ""
+    return replace(install, text=f"To match the published recipe: {install.text[0].lower()}{install.text[1:]}{keep}")
 
 
 def rule_deviation(ctx: Context, rule: PackageRule, version: str) -> tuple[Status, str]:

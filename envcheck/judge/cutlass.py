@@ -60,7 +60,8 @@ def cutlass_checkout(ctx: Context) -> Finding:
         if installed is not None and installed.commit == source.commit:
             return Finding(check, title, Status.SKIP, f"{source.distribution} is installed from {installed.url} at {installed.commit[:9]}; no checkout is needed", wanted, why)
         return Finding(check, title, Status.FAIL,
-                       "no checkout found (looked at --cutlass-dir, ENVCHECK_CUTLASS_DIR, the source of an editable cutlass_api, envcheck's cache)",
+                       "no checkout found (looked at --cutlass-dir, ENVCHECK_CUTLASS_DIR, "
+                       f"the source of an editable {source.distribution}, envcheck's cache)",
                        wanted, why, _fetch(ctx, "no CUTLASS checkout"))
     where = f"{checkout.path} (from {checkout.source})"
     if not checkout.exists:

@@ -1,4 +1,4 @@
-"""gpu.compute-capability: for each GPU, which NVGEMM kernels cutlass_api offers for its compute capability."""
+"""gpu.compute-capability: for each GPU, which kernels the profile's library offers for its compute capability."""
 
 from __future__ import annotations
 
