@@ -21,7 +21,7 @@ def cutedsl_version(ctx: Context) -> Finding:
     if error:
         return error
     rule = ctx.policy.cutedsl
-    wanted = f"{rule.requirement.replace(rule.name, rule.name + ' ', 1)}"
+    wanted = f"{rule.name}{'[' + ','.join(rule.extras) + ']' if rule.extras else ''} {spec_text(rule.specifier)}"
     dist = ctx.interpreter.dist(rule.name)
     install = pip_install(ctx.python, [rule.requirement], f"{rule.name} {spec_text(rule.specifier)}")
     if dist is None:
