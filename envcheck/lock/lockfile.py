@@ -31,8 +31,7 @@ def write_lock(result: LockResult, path: Path) -> str:
     """Write the lock and read it back through packaging.pylock; returns the text written."""
     profile = result.data["tool"]["envcheck"]["profile"]
     source = result.data["tool"]["envcheck"].get("cutlass")  # absent: the profile needs no CUTLASS checkout
-    cutlass = (f"
-                               ({source['distribution']} is a VCS package: fetch the commit and "
+    cutlass = (f"\n                               ({source['distribution']} is a VCS package: fetch the commit and "
                f"`pip install --no-deps -e` it.)") if source else ""
     resolved = result.data["tool"]["envcheck"].get("resolved")
     origin = (f"for CPython {resolved['python-version']} on {resolved['platform']} ({resolved['resolver']})" if resolved
