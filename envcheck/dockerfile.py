@@ -49,7 +49,7 @@ def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
     image = base_image or default_base_image(policy)
     if not _IMAGE.match(image):
         raise UsageError(f"--base-image {image!r}: expected an image reference such as nvidia/cuda:13.1.0-devel-ubuntu24.04")
-    if has_credentials(policy.cutlass.url):
+    if policy.cutlass is not None and has_credentials(policy.cutlass.url):
         # A build ARG is kept in the image's history for anyone who pulls it: a secret never goes there.
         raise UsageError(
             f"{policy.source}: key 'cutlass.url' = {Redactor(paths=False)(policy.cutlass.url)!r}: carries credentials, "
