@@ -60,7 +60,7 @@ def prom(report: Report, dsl: str = "nvidia-cutlass-dsl", now: Optional[float] =
     torch = getattr(interpreter, "torch", None)
     host = report.host
     info = _labels(
-        profile=report.profile,
+        profile=report.profile.id,
         envcheck=__version__,
         torch=getattr(torch, "version", "") or "",
         dsl=_package(report, dsl),
@@ -86,7 +86,7 @@ def npd(report: Report) -> tuple[int, str]:
     failing = [f for f in report.findings if f.status in (Status.FAIL, Status.ERROR)]
     smoke_status = getattr(getattr(report.smoke, "status", None), "value", None)
     if report.exit_code == 0:
-        line = f"OK: {len(report.findings)} checks, profile {report.profile}" + (f", smoke {smoke_status}" if smoke_status else "")
+        line = f"OK: {len(report.findings)} checks, profile {report.profile.id}" + (f", smoke {smoke_status}" if smoke_status else "")
         return NPD_OK, line[:NPD_WIDTH]
     if not failing and smoke_status in ("fail", "error"):
         return NPD_PROBLEM, f"smoke {smoke_status}: {getattr(report.smoke, 'summary', '')}"[:NPD_WIDTH]

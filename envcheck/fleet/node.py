@@ -98,8 +98,10 @@ def _from_report(data: dict, path: Path) -> Node:
     exit_code = data.get("exit_code")
     if not isinstance(exit_code, int):
         raise UsageError(f"{where}: key exit_code: expected an integer (is this a doctor --json report?)")
+    profile = data.get("profile", "")  # schema 2: {id, reason, source, verified}; schema 1: the id
     return Node(
-        name=path.stem, path=str(path), kind="report", profile=str(data.get("profile", "")), exit_code=exit_code,
+        name=path.stem, path=str(path), kind="report", exit_code=exit_code,
+        profile=str(profile.get("id", "") if isinstance(profile, dict) else profile),
         checks=tuple(checks), packages=packages, torch=str(torch.get("version") or ""), torch_cuda=str(torch.get("cuda") or ""),
         driver=str(host.get("driver") or driver.get("version") or ""), gpus=_gpus_text(gpus),
         hostname=str(host.get("hostname") or ""), smoke=str(smoke.get("status") or ""), smoke_summary=str(smoke.get("summary") or ""),
