@@ -18,7 +18,6 @@ from typing import Callable, Mapping, NamedTuple, Optional, TextIO
 from xml.sax.saxutils import escape, quoteattr
 
 from . import __version__
-from .errors import UsageError
 from .model import Finding, Report, Status
 from .render import smoke_lines
 
@@ -151,11 +150,9 @@ def write_junit(
 
         redact = Redactor()
     text = redact(junit_xml(report, hostname=socket.gethostname(), duration=duration))
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--junit {path}: cannot write the JUnit file: {exc.strerror or exc}") from None
+    from .userfile import write_text
+
+    write_text(path, text, f"--junit {path}")
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -288,11 +288,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     return result if isinstance(result, int) else 0
 
 
-def _redacted(text: str) -> str:
-    """An error message with the secrets a flag or a file put in it masked (a URL's password, a token)."""
+def _redacted(text: str, limit: int = 4000) -> str:
+    """An error message with the secrets a flag or a file put in it masked (a URL's password, a token), and cut
+    short: whatever bad input it quotes, it is never echoed in full."""
     from .redact import Redactor
 
-    return Redactor()(text)
+    text = Redactor(paths=False)(text)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def run() -> None:

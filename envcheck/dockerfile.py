@@ -17,6 +17,7 @@ from . import __version__
 from .errors import UsageError
 from .policy import Policy, driver_text, spec_text
 from .redact import Redactor, has_credentials
+from .userfile import write_text
 
 __all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "template_text", "values", "fill", "render_dockerfile", "render_dockerignore", "run_dockerfile"]
 
@@ -124,14 +125,13 @@ def run_dockerfile(
     output = Path(output)
     ignore = output.parent / ".dockerignore"
     ignore_text = render_dockerignore(policy)
+    write_text(output, text, f"-o {output}")
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
         if not ignore.exists():
             ignore.write_text(ignore_text, encoding="utf-8")
         elif ignore.read_text(encoding="utf-8") != ignore_text:
             err(f"envcheck dockerfile: note: left {ignore} as it is; the build context needs only pylock.toml and wheels/")
     except OSError as exc:
-        raise UsageError(f"-o {output}: cannot write the Dockerfile: {exc.strerror or exc}") from None
+        raise UsageError(f"-o {output}: cannot write {ignore}: {exc.strerror or exc}") from None
     err(f"envcheck dockerfile: wrote {output} for profile {policy.id}; put pylock.toml and wheels/ beside it and run docker build")
     return 0

@@ -86,7 +86,8 @@ class PolicyError(UsageError):
     def __init__(self, source: str, key: str, value: Any, expected: str):
         self.source, self.key, self.value, self.expected = source, key, value, expected
         shown = "(missing)" if value is _MISSING else _shown(value)
-        super().__init__(f"{source}: key '{key}' = {shown}: expected {expected}")
+        key_shown = key if len(key) <= _SHOWN_CHARS else f"{key[:_SHOWN_CHARS]}..."
+        super().__init__(f"{source}: key '{key_shown}' = {shown}: expected {expected}")
 
 
 _MISSING = object()

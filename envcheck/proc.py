@@ -18,7 +18,8 @@ from typing import Callable, Mapping, Optional, Sequence
 __all__ = ["Child", "Finished", "run", "kill_group"]
 
 MAX_OUTPUT = 16 << 20  # bytes kept per stream; the rest is drained and dropped
-DRAIN_S = 0.5  # after the group is killed: how long to wait for what is left in the pipes
+DRAIN_S = 0.5  # after the program ends or is told to: how long to wait for what is left in the pipes
+GRACE_S = 2.0  # between SIGTERM and SIGKILL
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class Child:
                         ended_at = now
                     if ended_at is None and now >= deadline:
                         timed_out = True
-                        kill_group(process.pid)
+                        kill_group(process.pid, signal.SIGTERM)  # a chance to clean up; SIGKILL follows
                         ended_at = now
                     if ended_at is not None and now - ended_at > DRAIN_S:
                         break
@@ -119,16 +120,26 @@ class Child:
                             *lines, pending = pending.split(b"\n")
                             for line in lines:
                                 on_line(line.decode("utf-8", "replace"))
+                if ended_at is None:  # it closed its output but runs on: wait for it, up to its time limit
+                    try:
+                        process.wait(timeout=max(0.0, deadline - time.monotonic()))
+                    except subprocess.TimeoutExpired:
+                        timed_out = True
             finally:
-                if process.poll() is None:  # interrupted, or killed for time: take the group down
-                    kill_group(process.pid)
+                if process.poll() is None:  # interrupted, or out of time: TERM, a grace period, then KILL
+                    kill_group(process.pid, signal.SIGTERM)
+                    try:
+                        process.wait(timeout=GRACE_S)
+                    except subprocess.TimeoutExpired:
+                        kill_group(process.pid)
                 process.wait()
-                kill_group(process.pid)
+                kill_group(process.pid)  # whatever it left behind
                 for stream in (process.stdin, process.stdout, process.stderr):
                     if stream is not None and not stream.closed:
                         stream.close()
         if on_line is not None and pending:
             on_line(pending.decode("utf-8", "replace"))
+
         def text(fd: int) -> str:
             return b"".join(chunks.get(fd, ())).decode("utf-8", "replace")
 

@@ -83,8 +83,14 @@ class RedactedStream:
 
 
 def without_credentials(url: str) -> str:
-    """The URL with its `user:password@` part taken out (not masked: what is left still works without them)."""
-    return _URL_USERINFO.sub(lambda m: m["scheme"], url, count=1) if has_credentials(url) else url
+    """The URL without its `user:password@` part (taken out, not masked: what is left still works without them).
+    What envcheck writes to disk (a lock, a snapshot) holds URLs only this way."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parsed = urlsplit(url)
+    if "@" not in parsed.netloc:
+        return url
+    return urlunsplit(parsed._replace(netloc=parsed.netloc.rpartition("@")[2]))
 
 
 def has_credentials(url: str) -> bool:

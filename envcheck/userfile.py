@@ -5,6 +5,7 @@ opened for a blocking read, /dev/zero is not read to the end, and deeply nested 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -18,7 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-__all__ = ["MAX_BYTES", "read_text", "parse_toml", "read_toml"]
+__all__ = ["MAX_BYTES", "read_text", "parse_toml", "read_toml", "write_text"]
 
 MAX_BYTES = 1 << 20  # 1 MiB: the largest profile or lock envcheck reads is a few dozen KiB
 
@@ -45,6 +46,23 @@ def read_text(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{what}: not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x})") from None
+
+
+def write_text(path: Union[str, Path], text: str, what: str) -> None:
+    """Write a file the user named (-o, --junit), making its folder. A FIFO nobody reads is refused at once rather
+    than waited on; a device (/dev/stdout) is written as it is. Any failure is a UsageError naming `what`."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as exc:
+        reason = "a FIFO that nothing reads" if exc.errno == errno.ENXIO else exc.strerror or exc
+        raise UsageError(f"{what}: cannot write it: {reason}") from None
+    os.set_blocking(fd, True)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot write it: {exc.strerror or exc}") from None
 
 
 def parse_toml(text: str, what: str) -> dict:

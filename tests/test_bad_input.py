@@ -77,6 +77,19 @@ def _lock_and(name: str):
     return make
 
 
+def _liar(answer: str):
+    """An executable that answers the probe with JSON that is not the probe's (a list, a version that is text)."""
+    def make(folder: Path) -> str:
+        (folder / "pylock.toml").write_text(_lock(HEX64))
+        script = folder / "liar"
+        script.write_text(f"#!/bin/sh\ncat <<'EOF'\n{answer}\nEOF\n")
+        script.chmod(0o755)
+        return str(script)
+    return make
+
+
+BAD_VERSION = ('{"executable": "x", "version": "abc", "implementation": "cpython", "prefix": "/", "base_prefix": "/", '
+               '"site_dirs": [], "sys_path": [], "distributions": [], "modules": []}')
 NOT_UTF8 = b'schema = 1\ntitle = "caf\xe9"\n'
 HUGE = "# filler\n" * 250_000  # 2.25 MB: over the cap, so never parsed
 
@@ -103,6 +116,10 @@ CASES = [
     ("lock-from-sha256", _file("pylock.toml", _lock("not-a-hash")), ["lock", "--from", "{}", "--format", "requirements"]),
     ("lock-from-nested", _file("nested.toml", NESTED), ["lock", "--from", "{}", "--format", "requirements"]),
     ("lock-from-fifo", _fifo, ["lock", "--from", "{}", "--format", "requirements"]),
+    # diff: reports and locks
+    ("diff-json-nested", _file("deep.json", "[" * 100_000 + "]" * 100_000), ["diff", "{}", "{}"]),
+    ("diff-fifo", _fifo, ["diff", "{}", "{}"]),
+    ("diff-not-utf8", _file("bad.json", b'{"checks": "\xff"}'), ["diff", "{}", "{}"]),
     # smoke's time limit
     ("smoke-timeout-negative", _given("--timeout"), ["smoke", "--timeout", "-5"]),
     ("smoke-timeout-nan", _given("--timeout"), ["smoke", "--timeout", "nan"]),
@@ -115,6 +132,11 @@ CASES = [
     ("python-ls-lock", _given("/bin/ls"), ["lock", "--python", "{}"]),
     ("python-ls-verify", _lock_and("/bin/ls"), ["verify", "--lock", "pylock.toml", "--python", "{}"]),
     ("python-true-doctor", _given("/bin/true"), ["doctor", "--json", "--python", "{}"]),
+    ("python-json-list-verify", _liar("[]"), ["verify", "--lock", "pylock.toml", "--python", "{}"]),
+    ("python-json-list-doctor", _liar("[]"), ["doctor", "--python", "{}"]),
+    ("python-json-version-lock", _liar(BAD_VERSION), ["lock", "--python", "{}"]),
+    ("python-json-version-fix", _liar(BAD_VERSION), ["fix", "--dry-run", "--python", "{}"]),
+    ("smoke-timeout-huge", _given("--timeout"), ["smoke", "--timeout", "1e308"]),
     # URLs
     ("cutlass-url-bad-scheme", _given("--cutlass-url"), ["fix", "--dry-run", "--cutlass-url", "ftp://u:" + SECRET + "@host/cutlass"]),
 ]
@@ -242,3 +264,20 @@ def test_a_huge_policy_value_is_not_echoed_in_full(tmp_path):
         policy.write_text('extends = "torch-2.11-nvgemm"\n[cutlass]\nbranch = "' + value + '"\n')
         done = envcheck("doctor", "--policy", str(policy), cwd=tmp_path)
         assert done.returncode == 2 and "cutlass.branch" in done.stderr and len(done.stderr) < 3000, done.stderr[:3000]
+
+
+@pytest.mark.parametrize("argv", [["dockerfile", "-o", "out.fifo"], ["doctor", "--no-gpu", "--junit", "out.fifo"],
+                                  ["lock", "--from", "pylock.toml", "--format", "requirements", "-o", "out.fifo"]],
+                         ids=["dockerfile", "junit", "lock"])
+def test_an_output_fifo_nobody_reads_is_refused_not_waited_on(tmp_path, argv):
+    os.mkfifo(tmp_path / "out.fifo")
+    (tmp_path / "pylock.toml").write_text(_lock(HEX64))
+    done = envcheck(*argv, cwd=tmp_path)
+    assert done.returncode == 2 and "out.fifo" in done.stderr and "nothing reads" in done.stderr, done.stderr
+
+
+def test_a_huge_unknown_key_is_not_echoed_in_full(tmp_path):
+    policy = tmp_path / "site.toml"
+    policy.write_text('extends = "torch-2.11-nvgemm"\n[cutlass]\n' + "k" * 500_000 + ' = 1\n')
+    done = envcheck("doctor", "--policy", str(policy), cwd=tmp_path)
+    assert done.returncode == 2 and str(policy) in done.stderr and len(done.stderr) < 5000, done.stderr[:3000]

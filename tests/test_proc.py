@@ -77,3 +77,17 @@ def test_output_stdin_lines_and_exit_status():
 def test_a_program_that_cannot_start_is_an_oserror(tmp_path):
     with pytest.raises(OSError):
         Child([str(tmp_path / "nothing-here")])
+
+
+def test_a_program_that_closes_its_output_and_runs_on_is_waited_for_not_killed():
+    script = "import os, sys, time; print('bye', flush=True); os.close(1); os.close(2); time.sleep(0.5); sys.exit(4)"
+    end = run([sys.executable, "-c", script], 10)
+    assert (end.returncode, end.stdout, end.timed_out) == (4, "bye\n", False)
+    late = run([sys.executable, "-c", script.replace("0.5", "30")], 1)
+    assert late.timed_out and late.returncode is None and late.seconds < 5
+
+
+def test_a_program_ignoring_sigterm_is_killed_after_the_grace_period():
+    script = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(60)"
+    end = run([sys.executable, "-c", script], 1)
+    assert end.timed_out and end.stdout == "up\n" and end.seconds < 6

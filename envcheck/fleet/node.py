@@ -6,18 +6,13 @@ Only what diff and fleet compare is kept: check statuses, package versions, and 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import UsageError
 from ..model import canonical_name
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from ..userfile import parse_toml, read_text
 
 __all__ = ["Node", "read_node", "read_nodes", "MAX_BYTES"]
 
@@ -124,26 +119,15 @@ def _from_lock(data: dict, path: Path) -> Node:
 def read_node(path: Path) -> Node:
     """A doctor JSON report or a pylock.toml. Anything else is a UsageError naming the file."""
     path = Path(path)
-    try:
-        if not path.is_file():
-            raise UsageError(f"{path}: no such file (expected a doctor --json report or a pylock.toml)")
-        if path.stat().st_size > MAX_BYTES:
-            raise UsageError(f"{path}: larger than {MAX_BYTES // (1024 * 1024)} MiB: not a doctor report")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text (expected a doctor --json report or a pylock.toml)") from None
+    text = read_text(path, str(path), limit=MAX_BYTES)  # a regular file, capped, UTF-8: or a UsageError naming it
     if path.suffix == ".toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise UsageError(f"{path}: not valid TOML: {exc}") from None
-        return _from_lock(data, path)
+        return _from_lock(parse_toml(text, str(path)), path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: not valid JSON ({exc}); expected a doctor --json report or a pylock.toml") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not usable JSON: nested too deeply") from None
     if not isinstance(data, dict) or "checks" not in data:
         raise UsageError(f"{path}: not a doctor report (no key checks); write one with `envcheck doctor --json -o FILE`")
     return _from_report(data, path)

@@ -58,7 +58,7 @@ class Probe:
             )
         try:
             return parse_probe(json.loads(end.stdout))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise RuntimeError(
                 f"{self.python} printed something that is not the probe's JSON ({_short(str(exc))}); "
                 f"expected a Python interpreter"
@@ -87,6 +87,7 @@ def gather_interpreter(
 
 
 def parse_probe(data: dict) -> Interpreter:
+    _check_shape(data)
     torch = data.get("torch")
     return Interpreter(
         executable=data["executable"],

@@ -17,6 +17,7 @@ from .. import __version__, gitsafe, proc
 from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
 from ..policy import Policy, driver_text, spec_text
+from ..redact import without_credentials as public_url  # an index token must never be written into a lock
 from .sources import FileRecord, Index, Wheelhouse, hash_problem
 from .stack import stack_roots, walk
 
@@ -96,16 +97,6 @@ def cutlass_vcs(policy: Policy) -> dict:
         "commit-id": policy.cutlass.commit,
         "subdirectory": policy.cutlass.subdir,
     }
-
-
-def public_url(url: str) -> str:
-    """A URL without user:password@ — an index token must never be written into a lock."""
-    parsed = urllib.parse.urlsplit(url)
-    if parsed.username is None and parsed.password is None:
-        return url
-    host = parsed.hostname or ""
-    netloc = host + (f":{parsed.port}" if parsed.port else "")
-    return urllib.parse.urlunsplit(parsed._replace(netloc=netloc))
 
 
 def _file_entry(record: FileRecord, lock_dir: Path) -> dict:

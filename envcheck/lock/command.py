@@ -94,11 +94,7 @@ def _lock_live(policy: "Policy", interpreter: "Interpreter", find_links: Sequenc
 
 
 def _write_text(path: Path, text: str, what: str) -> int:
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"-o {path}: cannot write the {what}: {exc.strerror or exc}") from None
+    write_text(path, text, f"-o {path} (the {what})")
     return 0
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 from packaging.pylock import Pylock
 
 from .. import __version__
-from ..errors import UsageError
-from ..userfile import read_toml
+from ..userfile import read_toml, write_text
 from .build import LockResult, validate
 from .toml import to_toml
 
@@ -40,11 +39,7 @@ def write_lock(result: LockResult, path: Path) -> str:
     again = validate(tomllib.loads(text), f"{path} (as written)")
     if again != result.pylock:  # pragma: no cover - a bug in the TOML writer
         raise RuntimeError(f"{path}: the written lock does not read back as the lock that was built")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"-o {path}: cannot write the lock: {exc.strerror or exc}") from None
+    write_text(path, text, f"-o {path} (the lock)")
     return text
 
 

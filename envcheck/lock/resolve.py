@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from typing import Optional, Sequence
 from packaging.pylock import Pylock, PylockValidationError
 from packaging.version import InvalidVersion, Version
 
+from .. import proc
 from ..errors import UsageError
 from ..model import canonical_name
 from ..policy import Policy
@@ -172,8 +172,8 @@ def uv_binary() -> str:
 
 def _uv_version(uv: str) -> str:
     try:
-        done = subprocess.run([uv, "--version"], capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+        done = proc.run([uv, "--version"], 30)
+    except OSError:
         return "uv"
     return " ".join(done.stdout.split()[:2]) or "uv"
 
@@ -248,10 +248,9 @@ def resolve(
             (Path(scratch) / "excludes.txt").write_text("\n".join(excluded) + "\n", encoding="utf-8")
             command += ["--excludes", str(Path(scratch) / "excludes.txt")]
         command += ["--", str(asked)]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_environment(), cwd=scratch, check=False)
-        except subprocess.TimeoutExpired:
-            raise UsageError(f"resolving profile {policy.id} took longer than {timeout:.0f} s (is the index reachable?)") from None
+        done = proc.run(command, timeout, env=_environment(), cwd=scratch)  # out of time: uv and its children killed
+        if done.timed_out:
+            raise UsageError(f"resolving profile {policy.id} took longer than {timeout:.0f} s (is the index reachable?)")
         if done.returncode != 0:
             reason = "\n".join(line for line in done.stderr.strip().splitlines() if line.strip())[-3000:]
             raise UsageError(

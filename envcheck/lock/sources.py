@@ -23,6 +23,7 @@ from packaging.version import InvalidVersion, Version
 from .. import __version__
 from ..errors import UsageError
 from ..model import canonical_name
+from ..redact import without_credentials
 
 PYPI = "https://pypi.org/simple"
 TIMEOUT = 20.0
@@ -81,7 +82,7 @@ class Wheelhouse:
                 raise UsageError(f"--find-links {folder}: no such directory")
             for path in sorted(folder.iterdir()):
                 parsed = _file_name_version(path.name)
-                if parsed and parsed[0] == name and _same_version(parsed[1], version):
+                if parsed and parsed[0] == name and _same_version(parsed[1], version) and path.is_file():
                     found.append(
                         FileRecord(path.name, (("sha256", self._sha256(path)),), path=path.resolve(), size=path.stat().st_size)
                     )
@@ -130,10 +131,9 @@ def split_credentials(url: str) -> tuple[str, Optional[str]]:
     parsed = urllib.parse.urlsplit(url)
     if "@" not in parsed.netloc:
         return url, None
-    userinfo, _, host = parsed.netloc.rpartition("@")
-    user, _, password = userinfo.partition(":")
+    user, _, password = parsed.netloc.rpartition("@")[0].partition(":")
     token = base64.b64encode(f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()).decode("ascii")
-    return urllib.parse.urlunsplit(parsed._replace(netloc=host)), f"Basic {token}"
+    return without_credentials(url), f"Basic {token}"
 
 
 def hash_problem(algorithm: str, digest: Any) -> Optional[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
 import shutil
 import signal
@@ -52,6 +51,7 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 DEFAULT_TIMEOUT = 300.0
+MAX_TIMEOUT = 7 * 24 * 3600.0  # a week: beyond this a time limit is a typo
 KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for the child's process group
 KEEP_RUNS = 20  # run directories kept under the cache (logs, generated code)
 LOOKUP_MARKER = "envcheck-kernel-lookup.json"  # the stack on which Inductor's full kernel enumeration worked
@@ -220,6 +220,9 @@ def run_smoke(
     early = preflight(facts, policy, ctx)
     if early is not None:
         return _from_cause(early, **common)
+    # The one thing here that is the user's, not the target's: a cache folder that cannot be written (exit 2).
+    what = " ".join(filter(None, (paths.folder_origin(base_env) if cache_dir is None else "", "(envcheck's cache folder)")))
+    paths.usable_folder(cache_root, what, create=True)
 
     if fresh:
         for folder in _cache_dirs(cache_root):
