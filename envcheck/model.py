@@ -386,19 +386,6 @@ class Host:
 
 
 @dataclass(frozen=True)
-class ProfileChoice:
-    """Which profile a report was judged by, and why (the table header, JSON `profile`, markdown)."""
-
-    id: str
-    reason: str
-    source: str  # the policy file (or built-in profile) it came from
-    verified: bool = True  # False: the installed torch is newer than the profile was verified with
-
-    def __str__(self) -> str:
-        return self.id
-
-
-@dataclass(frozen=True)
 class Report:
     """One run of doctor: the findings in a fixed order, and what they were made from."""
 

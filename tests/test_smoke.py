@@ -269,3 +269,13 @@ def test_doctor_json_and_smoke_json_carry_the_same_typed_smoke_result(policy, tm
     assert to_json_data(report)["smoke"] == result.to_dict()
     assert result.to_dict()["remedy"] == plain(result.remedy) and "automatic" in result.to_dict()["remedy"]
     assert report.worst is Status.FAIL and report.exit_code == 1
+
+
+def test_a_cache_folder_that_cannot_be_written_is_a_usage_error_before_any_child(policy, tmp_path, monkeypatch):
+    from envcheck.errors import UsageError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("ENVCHECK_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(UsageError, match=f"ENVCHECK_CACHE_DIR={blocker / 'cache'}"):
+        run_smoke(PY, GOOD, policy, timeout=60)

@@ -86,6 +86,27 @@ def gather_interpreter(
     return Probe(python, env).result(timeout, modules)
 
 
+_SHAPE = (("executable", str), ("implementation", str), ("prefix", str), ("base_prefix", str),
+          ("site_dirs", list), ("sys_path", list), ("distributions", list), ("modules", list))
+
+
+def _check_shape(data: object) -> None:
+    """The probe's answer has its shape, or ValueError: a program that only looks like Python is bad input."""
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    for key, kind in _SHAPE:
+        if not isinstance(data.get(key), kind):
+            raise ValueError(f"'{key}' is not a {kind.__name__}")
+    version = data.get("version")
+    if not (isinstance(version, list) and len(version) >= 2 and all(isinstance(v, int) for v in version[:3])):
+        raise ValueError("'version' is not a list of numbers")
+    for entry in data["distributions"] + data["modules"]:
+        if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)):
+            raise ValueError("a distribution or module without a name")
+    if not isinstance(data.get("torch") or {}, dict) or not isinstance(data.get("markers") or {}, dict):
+        raise ValueError("'torch' or 'markers' is not an object")
+
+
 def parse_probe(data: dict) -> Interpreter:
     _check_shape(data)
     torch = data.get("torch")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..errors import UsageError
 from ..gitsafe import checked_index_url
+from ..userfile import write_text
 from .build import build_lock
 from .export import requirements
 from .lockfile import read_lock, write_lock

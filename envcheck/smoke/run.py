@@ -414,8 +414,8 @@ def smoke_command(
 ) -> int:
     """`envcheck smoke`: gather, run, print (or write `output` atomically). 0 pass or warn; 1 fail, or skipped
     (no GPU) unless allow_skip. library: `--library`, the profile's kernel library called directly, not Inductor."""
-    if not (timeout > 0 and math.isfinite(timeout)):
-        raise UsageError(f"--timeout {timeout:g}: expected a number of seconds above 0")
+    if not (0 < timeout <= MAX_TIMEOUT):  # nan fails every comparison
+        raise UsageError(f"--timeout {timeout:g}: expected a number of seconds above 0 and at most {MAX_TIMEOUT:g}")
     if output is not None:
         import io
 
