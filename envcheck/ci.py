@@ -64,10 +64,9 @@ def cases(report: Report) -> list[Case]:
     """The report's checks in its fixed order, then the smoke run when there was one."""
     found = [Case(f.id, f.title, f.status, _finding_message(f), _finding_body(f)) for f in report.findings]
     smoke = report.smoke
-    status = getattr(smoke, "status", None)
-    if smoke is not None and status is not None:
+    if smoke is not None:
         lines = smoke_lines(smoke)
-        found.append(Case("smoke", "a real GEMM through the CuteDSL backend", Status(status), lines[0] if lines else "", "\n".join(lines)))
+        found.append(Case("smoke", "a real GEMM through the CuteDSL backend", smoke.status, lines[0] if lines else "", "\n".join(lines)))
     return found
 
 

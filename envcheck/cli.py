@@ -86,11 +86,16 @@ def smoke(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     allow_skip: bool = typer.Option(False, "--allow-skip", help="Exit 0 when there is no GPU to run on (a skip proves nothing: exit 1 otherwise)."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the result to FILE (atomically) instead of standard output."),
+    library: bool = typer.Option(
+        False, "--library",
+        help="Run one GEMM through the profile's kernel library directly (no Inductor), name the kernel and check it.",
+    ),
 ) -> int:
     """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
     from .smoke import smoke_command
 
-    return smoke_command(python, policy, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip, output=output)
+    return smoke_command(python, policy, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip, output=output,
+                         library=library)
 
 
 @app.command()
@@ -212,6 +217,7 @@ def fix(
     toolkit_prefix: Optional[str] = typer.Option(None, "--toolkit-prefix", metavar="DIR", help="Where --toolkit installs it (default: a per-user cache folder)."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU."),
     break_system_packages: bool = typer.Option(False, "--break-system-packages", help="Allow pip to change an interpreter the OS manages (PEP 668); used only where it is one."),
+    remove: List[str] = typer.Option([], "--remove", metavar="NAME", help="Agree to remove a distribution the profile removes only with consent (e.g. cutlass-api left from the torch 2.11 recipe); repeatable."),
     bundle: Optional[str] = typer.Option(None, "--bundle", metavar="DIR|FILE", help="Install from an `envcheck bundle` (folder, FILE.tar or its parts) with no network."),
 ) -> int:
     """Turn failing checks into a plan, show it, and apply it (--yes) or stop (--dry-run); --undo gives it back."""
@@ -221,7 +227,7 @@ def fix(
         python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
         index_url=index_url, no_index=no_index, dry_run=dry_run, yes=yes, as_json=as_json, undo=undo,
         no_deps=no_deps, toolkit=toolkit, toolkit_prefix=toolkit_prefix, no_gpu=no_gpu,
-        break_system_packages=break_system_packages, bundle=bundle,
+        break_system_packages=break_system_packages, remove=tuple(remove), bundle=bundle,
     ))
 
 

@@ -10,14 +10,14 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
 from .errors import UsageError
 from .gather import started
 from .target import require_interpreter, resolve_python
 
 if TYPE_CHECKING:
-    from .gather import Gatherers
+    from .gather import Gatherers, Sources
     from .model import Facts, ProfileChoice, Report
     from .policy import Candidates, Policy
 
@@ -68,7 +68,7 @@ def diagnose_selected(
 
 def gather_selected(
     python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, gatherers: Optional[Gatherers] = None,
-    env: Optional[Mapping[str, str]] = None,
+    env: Optional[Mapping[str, str]] = None, collect: Optional[Callable[[Sources], Facts]] = None,
 ) -> tuple[Policy, ProfileChoice, Facts]:
     """The facts of a target, and the profile among `candidates` that covers its torch (fix and smoke use this too).
 
@@ -78,7 +78,7 @@ def gather_selected(
 
     with_checkout = next((p for p in candidates.policies if p.cutlass is not None), candidates.policies[0])
     sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir, env), modules=candidates.probe_modules)
-    facts = gather(sources, gatherers or Gatherers())
+    facts = collect(sources) if collect is not None else gather(sources, gatherers or Gatherers())
     policy, choice = candidates.select(_torch_version(facts))
     if policy.cutlass is None:
         facts = replace(facts, checkout=None)

@@ -21,9 +21,11 @@ from urllib.parse import urlparse
 from .errors import UsageError
 from .redact import Redactor
 
-__all__ = ["GIT_URL_SCHEMES", "checked_url", "environment", "open_repo", "init_repo", "upload_pack"]
+__all__ = ["GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "checked_url", "checked_index_url", "environment", "open_repo",
+           "init_repo", "upload_pack"]
 
 GIT_URL_SCHEMES = ("https", "ssh", "file")
+INDEX_URL_SCHEMES = ("https", "file")  # a package index: never plain http, where hashes and wheels could be swapped
 
 # Highest-precedence settings for every git call. Each turns off one way a repository's own configuration runs code.
 _NEUTRAL: tuple[tuple[str, str], ...] = (
@@ -118,6 +120,25 @@ def upload_pack(url: str) -> str:
     return FILE_UPLOAD_PACK if url.startswith("file:") else "git-upload-pack"
 
 
+def _url_shape(value: str, schemes: tuple[str, ...]) -> bool:
+    """The shape every URL envcheck hands to git or pip must have: one of `schemes`, no whitespace or control
+    characters, not option-like, a host or a path, and no host or user that starts with '-'."""
+    if not isinstance(value, str) or not value or value.startswith("-") or any(ch.isspace() or ord(ch) < 32 for ch in value):
+        return False
+    parsed = urlparse(value)
+    if parsed.scheme not in schemes or not (parsed.netloc or parsed.path):
+        return False
+    user, _, host = parsed.netloc.rpartition("@")
+    return not (host.startswith("-") or user.startswith("-") or (parsed.scheme in ("ssh", "https", "http") and not host))
+
+
+def checked_index_url(value: str, flag: str = "--index-url") -> str:
+    """A package index URL pip may use: https or file (the same shape rules as checked_url). Else UsageError."""
+    if not _url_shape(value, INDEX_URL_SCHEMES):
+        raise UsageError(f"{flag} {Redactor()(repr(value))}: expected an https:// or file:// URL of a package index")
+    return value
+
+
 def checked_url(value: str, flag: str = "--cutlass-url") -> str:
     """An https, ssh or file URL git may fetch from; a local directory becomes its file:// URL. Else UsageError.
 
@@ -125,17 +146,11 @@ def checked_url(value: str, flag: str = "--cutlass-url") -> str:
     (`ssh://-oProxyCommand=...`), which ssh would read as an option."""
     expected = "expected an https://, ssh:// or file:// URL, or a local repository"
     shown = Redactor()(repr(value))  # a token in the URL is not echoed
-    if not isinstance(value, str) or not value or any(ch.isspace() or ord(ch) < 32 for ch in value):
-        raise UsageError(f"{flag} {shown}: {expected}")
-    if "://" not in value and not value.startswith("-"):
+    plain = isinstance(value, str) and not any(ch.isspace() or ord(ch) < 32 for ch in value)
+    if plain and value and "://" not in value and not value.startswith("-"):
         path = Path(value).expanduser()
         if path.is_dir():
             return path.absolute().as_uri()
-    parsed = urlparse(value)
-    if parsed.scheme not in GIT_URL_SCHEMES or value.startswith("-") or not (parsed.netloc or parsed.path):
-        raise UsageError(f"{flag} {shown}: {expected}")
-    host = parsed.netloc.rpartition("@")[2]
-    user = parsed.netloc.rpartition("@")[0]
-    if host.startswith("-") or user.startswith("-") or (parsed.scheme == "ssh" and not host):
-        raise UsageError(f"{flag} {shown}: the host or user starts with '-' or is missing: {expected}")
+    if not _url_shape(value, GIT_URL_SCHEMES):
+        raise UsageError(f"{flag} {shown}: {expected} (and no host or user that starts with '-')")
     return value

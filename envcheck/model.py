@@ -6,8 +6,12 @@ Everything here is a frozen dataclass or a tuple of them; nothing here does I/O.
 from __future__ import annotations
 
 import enum
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+if TYPE_CHECKING:
+    from .smoke.forensics import ProcessRecord
 
 __all__ = [
     "Status",
@@ -27,7 +31,9 @@ __all__ = [
     "Facts",
     "ProfileChoice",
     "Report",
+    "SmokeResult",
     "canonical_name",
+    "plain",
 ]
 
 
@@ -280,15 +286,79 @@ class Facts:
 # Report
 
 
-@dataclass(frozen=True)
-class Host:
-    """The machine a report was made on, for a fleet: its name (or a hash of it), driver and GPUs."""
+def plain(value: Any) -> Any:
+    """Dataclasses, enums and tuples as JSON-ready values: the one way a model value becomes JSON."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for name in ("automatic",):
+            if hasattr(type(value), name):
+                data[name] = getattr(value, name)
+        return data
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    return value
 
-    hostname: str  # "sha256:..." with --anonymize
-    driver: Optional[str] = None
-    driver_cuda: Optional[str] = None
-    gpus: tuple[str, ...] = ()  # names, in index order
-    gpu_uuids: tuple[str, ...] = ()
+
+@dataclass(frozen=True)
+class SmokeResult:
+    """What one smoke run proved, or why it could not."""
+
+    status: Status
+    summary: str  # one line for people
+    kernel: Optional[str] = None  # "cutedsl.Sm80TensorOpGemmKernel_..."
+    call: Optional[str] = None  # "nv_universal_gemm_fused_mm_<hash>"
+    gpu: Optional[str] = None  # "NVIDIA H200 (9.0)"
+    compile_s: Optional[float] = None  # first call of the compiled GEMM (compile, autotune, kernel JIT, run)
+    run_s: Optional[float] = None  # one call afterwards (median, CUDA events)
+    elapsed_s: Optional[float] = None  # the whole child, interpreter start-up included
+    max_error: Optional[float] = None
+    tolerance: Optional[str] = None
+    cause: Optional[str] = None  # a sentence: why it failed or was skipped
+    cause_id: Optional[str] = None  # stable: "cutlass-api-missing", "timeout", ...
+    remedy: Optional[Remedy] = None
+    evidence: str = ""  # the output line that shows the cause
+    log: Optional[str] = None
+    backends: str = ""
+    shape: str = ""
+    warm: Optional[bool] = None  # Inductor's FX graph cache answered (a warm run)
+    kernel_lookup: Optional[str] = None  # "inductor" (full cutlass_api enumeration) or "seeded" (see child.py)
+    library: Optional[str] = None  # --library: the kernel library called directly (no Inductor), e.g. "cutlass.operators"
+    tried: tuple[tuple[str, str], ...] = ()  # --library: (kernel, error) of the candidates that failed first
+    cache_dir: Optional[str] = None
+    versions: tuple[tuple[str, str], ...] = ()
+    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
+    process: Optional["ProcessRecord"] = None  # what the child really loaded (envcheck/smoke/forensics.py)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the GEMM ran and was proved; a skip proved nothing, so it is 1 like a failure."""
+        return 1 if self.status.is_problem or self.status is Status.SKIP else 0
+
+    def to_dict(self) -> dict:
+        return {
+            "status": self.status.value,
+            "summary": self.summary,
+            "kernel": self.kernel,
+            "call": self.call,
+            "gpu": self.gpu,
+            "backends": self.backends,
+            "shape": self.shape,
+            "timings": {"compile_s": self.compile_s, "run_s": self.run_s, "elapsed_s": self.elapsed_s,
+                        "phases": [list(p) for p in self.timings]},
+            "numerics": {"max_error": self.max_error, "tolerance": self.tolerance},
+            "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause, "evidence": self.evidence},
+            "remedy": plain(self.remedy),
+            "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
+            "versions": dict(self.versions),
+            "process": self.process.to_dict() if self.process is not None else None,
+            "library": None if self.library is None else {
+                "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
+            "log": self.log,
+        }
 
 
 @dataclass(frozen=True)
@@ -305,6 +375,17 @@ class ProfileChoice:
 
 
 @dataclass(frozen=True)
+class Host:
+    """The machine a report was made on, for a fleet: its name (or a hash of it), driver and GPUs."""
+
+    hostname: str  # "sha256:..." with --anonymize
+    driver: Optional[str] = None
+    driver_cuda: Optional[str] = None
+    gpus: tuple[str, ...] = ()  # names, in index order
+    gpu_uuids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Report:
     """One run of doctor: the findings in a fixed order, and what they were made from."""
 
@@ -312,7 +393,7 @@ class Report:
     target: str
     findings: tuple[Finding, ...]
     facts: Optional[Facts] = None
-    smoke: Optional[object] = None  # envcheck.smoke.SmokeResult when --smoke ran
+    smoke: Optional[SmokeResult] = None  # when --smoke ran
     policy_source: str = ""  # the file (or built-in profile) the verdicts came from: a parent pyproject.toml is no secret
     host: Optional[Host] = None  # doctor fills it in for the JSON a fleet reads
 
@@ -323,16 +404,15 @@ class Report:
     @property
     def worst(self) -> Status:
         statuses = [f.status for f in self.findings]
-        smoke_status = getattr(self.smoke, "status", None)
-        if smoke_status is not None:
-            statuses.append(Status(smoke_status))
+        if self.smoke is not None:
+            statuses.append(self.smoke.status)
         return max(statuses, key=lambda s: s.rank, default=Status.PASS)
 
     @property
     def exit_code(self) -> int:
         """0: every required check passed (warnings allowed); 1: a required check failed, or a smoke that was asked
         for proved nothing (skipped)."""
-        return 1 if self.worst.is_problem or getattr(self.smoke, "exit_code", 0) else 0
+        return 1 if self.worst.is_problem or (self.smoke is not None and self.smoke.exit_code) else 0
 
     def finding(self, check_id: str) -> Optional[Finding]:
         return next((f for f in self.findings if f.id == check_id), None)

@@ -28,7 +28,8 @@ Everything that differs between stacks is profile data; code never branches on a
   a torch built for that CUDA, `unless`: not when that distribution is installed too, `status` fail or warn,
   `instead`: the requirement the remedy installs, `consent`: remove only when the user agrees).
 - `[smoke]`: the smoke's backends, the extra backends per compute capability, and the patterns that prove the
-  kernel ran in Inductor's generated code (`call-pattern`, `kernel-pattern`, `imports`).
+  kernel ran in Inductor's generated code (`call-pattern`, `kernel-pattern`, `imports`), and the kernel library
+  `smoke --library` calls directly (`library`).
 - `mixed-cuda-exempt`: distribution-name prefixes that do not count as a CUDA major in packages.consistency (a
   library that carries several CUDA flavours and picks one at run time).
 """
@@ -45,7 +46,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .errors import UsageError
-from .gitsafe import checked_url
+from .gitsafe import checked_index_url, checked_url
 from .userfile import parse_toml, read_toml
 from .model import ProfileChoice, Status, canonical_name
 
@@ -193,6 +194,7 @@ class SmokeSpec:
     call_pattern: str = ""  # regex; group 1 is the kernel's call name
     kernel_pattern: str = ""  # regex; group 1 (or the match) is the library's kernel name
     imports: tuple[str, ...] = ()  # modules the generated code imports
+    library: str = ""  # the kernel library Inductor calls (`smoke --library` calls it directly); "": none named
 
     def backends_for(self, capability: Optional[tuple[int, int]]) -> tuple[str, ...]:
         chosen = list(self.backends)
@@ -583,6 +585,13 @@ def _url(value: Any) -> str:
         raise ValueError from None
 
 
+def _index_url(value: Any) -> str:
+    try:
+        return checked_index_url(_string(value))
+    except UsageError:
+        raise ValueError from None
+
+
 def _git_ref(value: Any) -> str:
     ref = _string(value)
     if not _GIT_REF.fullmatch(ref) or ".." in ref:
@@ -729,6 +738,7 @@ def _smoke(top: _Table, backend: str) -> SmokeSpec:
         call_pattern=table.get("call-pattern", _regex, "a regular expression", ""),
         kernel_pattern=table.get("kernel-pattern", _regex, "a regular expression", ""),
         imports=table.get("imports", _names(_module), "a list of module names", ()),
+        library=table.get("library", _module, "a module name such as 'cutlass.operators'", ""),
     )
     table.done()
     return spec
@@ -829,7 +839,7 @@ def _build(data: dict, source: str) -> Policy:
         torch_verified=torch.get("verified", _specifier, "a version specifier such as '>=2.14,<2.16'", torch_range),
         torch_cuda=torch.get("cuda", _specifier, "a CUDA version specifier such as '>=13,<14'"),
         torch_requirement=torch.get("requirement", _requirement, "a requirement such as 'torch>=2.11'"),
-        torch_index_url=torch.get("index-url", _url, "an https or file URL of a package index", ""),
+        torch_index_url=torch.get("index-url", _index_url, "an https or file URL of a package index", ""),
         torch_why=torch.text("why", ""),
         toolkit=cuda.get("toolkit", _specifier, "a CUDA version specifier such as '>=13.1,<14'"),
         toolkit_level=cuda.get("toolkit-level", _level, "'required' or 'recommended'", "required"),

@@ -5,16 +5,14 @@ Every format is made from the same Report; redaction is applied by the caller to
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import json
 import shlex
 import shutil
 import textwrap
-from typing import Any, Sequence
+from typing import Sequence
 
 from . import __version__
-from .model import Report, Status
+from .model import Report, SmokeResult, Status, plain
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 
@@ -34,23 +32,6 @@ def render(report: Report, fmt: str, verbose: bool = False, color: bool = False,
     return table(report, verbose, color, fixable)
 
 
-def _plain(value: Any) -> Any:
-    """Dataclasses, enums and tuples as JSON-ready values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        data = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        for name in ("automatic",):
-            if hasattr(type(value), name):
-                data[name] = getattr(value, name)
-        return data
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
-
-
 def summary_counts(report: Report) -> dict[str, int]:
     counts = {s.value: 0 for s in Status}
     for finding in report.findings:
@@ -59,25 +40,23 @@ def summary_counts(report: Report) -> dict[str, int]:
 
 
 def to_json_data(report: Report) -> dict:
-    smoke = report.smoke
-    smoke_data = smoke.to_dict() if hasattr(smoke, "to_dict") else _plain(smoke)
     return {
         "schema_version": SCHEMA_VERSION,
         "envcheck_version": __version__,
-        "profile": _plain(report.profile),
+        "profile": plain(report.profile),
         "policy_source": report.policy_source,
         "target": report.target,
         "status": report.worst.value,
         "exit_code": report.exit_code,
         "summary": summary_counts(report),
-        "checks": [_plain(f) for f in report.findings],
-        "smoke": smoke_data,
-        "host": _plain(report.host) if report.host is not None else None,
-        "facts": _plain(report.facts) if report.facts is not None else None,
+        "checks": [plain(f) for f in report.findings],
+        "smoke": report.smoke.to_dict() if report.smoke is not None else None,
+        "host": plain(report.host) if report.host is not None else None,
+        "facts": plain(report.facts) if report.facts is not None else None,
     }
 
 
-def smoke_lines(smoke: Any) -> list[str]:
+def smoke_lines(smoke: SmokeResult) -> list[str]:
     """The smoke result for people, as the smoke command prints it."""
     from .smoke import render_text
 

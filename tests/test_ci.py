@@ -45,7 +45,7 @@ REPORT = Report(
 
 
 def Smoke():
-    from envcheck.smoke import SmokeResult
+    from envcheck.model import SmokeResult
 
     return SmokeResult(status=Status.FAIL, summary="smoke failed: cutlass_api is not importable", cause="cutlass_api missing",
                        cause_id="cutlass-api-missing")

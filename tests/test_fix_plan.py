@@ -187,7 +187,8 @@ def test_torch_is_installed_first_from_its_index_and_then_rides_along(tmp_path, 
     plan = make_plan(findings, facts(cpu), policy, opts(tmp_path))
     torch_step, pins = plan.steps
     assert "--index-url=https://download.pytorch.org/whl/cu130" in torch_step.commands[0]
-    assert "--force-reinstall" in torch_step.commands[0] and torch_step.commands[0][-1] == "torch>=2.11"
+    # the remedy asked for torch>=2.11; fix never installs a torch outside the profile's range
+    assert "--force-reinstall" in torch_step.commands[0] and torch_step.commands[0][-1] == "torch<2.14,>=2.11"
     assert pins.commands[0][-1] == "torch<2.14,>=2.11"
     # the user's sources replace the step's index
     offline = make_plan(findings, facts(cpu), policy, opts(tmp_path, sources=PipSources(find_links=(str(tmp_path),), no_index=True)))

@@ -258,6 +258,19 @@ def test_smoke_result_is_frozen():
         result.status = Status.FAIL  # type: ignore[misc]
 
 
+def test_doctor_json_and_smoke_json_carry_the_same_typed_smoke_result(policy, tmp_path):
+    """Report.smoke is a SmokeResult: one JSON path for doctor --smoke and envcheck smoke, and its remedy is written
+    as every finding's remedy is."""
+    from envcheck.model import Report, plain
+    from envcheck.render import to_json_data
+
+    result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path))
+    report = Report(profile=policy.id, target=PY, findings=(), smoke=result)
+    assert to_json_data(report)["smoke"] == result.to_dict()
+    assert result.to_dict()["remedy"] == plain(result.remedy) and "automatic" in result.to_dict()["remedy"]
+    assert report.worst is Status.FAIL and report.exit_code == 1
+
+
 def test_a_cache_folder_that_cannot_be_written_is_a_usage_error_before_any_child(policy, tmp_path, monkeypatch):
     from envcheck.errors import UsageError
 

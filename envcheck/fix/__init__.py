@@ -7,7 +7,9 @@
   promise.py   what a plain fix would fix, for doctor's "envcheck fix can fix" line
   apply.py     runs a plan's steps with an injected process runner: progress, a log, a clear account
   snapshot.py  the environment before the first change, wheels of what was replaced, the undo plan
-  command.py   `envcheck fix`: run_fix(FixOptions) -> exit code
+  host.py      how pip runs for the target, PEP 668, the other interpreters on this machine
+  render.py    a plan and an outcome as text for people
+  command.py   `envcheck fix`: run_fix(FixOptions) -> exit code; orchestration only
 """
 
 from .command import FixOptions, run_fix

@@ -10,26 +10,27 @@ import datetime
 import json
 import os
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence, TextIO
+from typing import Callable, Mapping, Optional, TextIO
 
-from .. import proc
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
-from ..model import Facts, Finding, Interpreter
+from ..model import Facts, Finding, Interpreter, ProfileChoice
 from ..paths import cache_dir, default_cutlass_dir, folder_origin, usable_folder
+from ..policy import Candidates, Policy
 from ..redact import RedactedStream, Redactor, has_credentials
+from ..target import require_interpreter, resolve_python
 from . import snapshot as snapshots
 from .apply import Console, Outcome, Runner, apply, run_command
 from .cutlass import checked_url, read_state
-from ..target import require_interpreter, resolve_python
-from .pip import PipSources, pip_prefix, redact_argv, requirement_names, sources_from_flags
+from .host import externally_managed, find_interpreters, pip_for
+from .pip import PipSources, checked_name, sources_from_flags
 from .plan import Plan, PlanOptions, make_plan
 from .preflight import preflight
+from .render import render_outcome, render_plan
 
-__all__ = ["FixOptions", "run_fix", "find_interpreters", "cutlass_folder"]
+__all__ = ["FixOptions", "Io", "run_fix", "cutlass_folder"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class FixOptions:
     toolkit_prefix: Optional[str] = None
     no_gpu: bool = False
     break_system_packages: bool = False
+    remove: tuple[str, ...] = ()  # consent to remove these distributions where the profile asks for it
     bundle: Optional[str] = None  # a bundle folder, FILE.tar or its parts: packages and CUTLASS, with no network
 
 
@@ -63,38 +65,15 @@ class Io:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     runner: Runner = run_command
     confirm: Optional[Callable[[str], bool]] = None  # None: ask on the terminal when there is one
-    gather: Optional[Callable[..., Facts]] = None
+    gather: Optional[Callable[..., Facts]] = None  # (Sources) -> Facts; None: gather for real
     judge: Optional[Callable[..., tuple[Finding, ...]]] = None
 
 
-def _pip(interpreter: Interpreter) -> tuple[str, ...]:
-    """The target's own pip, or envcheck's driving it with --python (a venv made without pip)."""
-    if interpreter.dist("pip") is not None:
-        return pip_prefix(interpreter.executable, True)
-    try:
-        from importlib.metadata import version
+def _gather(io: Io, python: str, cutlass_dir: Optional[str], candidates: Candidates) -> tuple[Policy, ProfileChoice, Facts]:
+    """The target's facts and the profile that covers its torch (or the one the user named)."""
+    from ..doctor import gather_selected
 
-        own = tuple(int(x) for x in version("pip").split(".")[:2])
-    except Exception:  # noqa: BLE001 - no pip next to envcheck, or an odd version
-        own = (0, 0)
-    if own < (22, 3):
-        raise UsageError(
-            f"--python {interpreter.executable}: this interpreter has no pip, and envcheck's own pip is too old to "
-            f"drive it (pip --python needs 22.3). Run `{interpreter.executable} -m ensurepip` first."
-        )
-    return pip_prefix(interpreter.executable, False)
-
-
-def _externally_managed(interpreter: Interpreter) -> bool:
-    major, minor = interpreter.version[:2]
-    marker = Path(interpreter.base_prefix) / "lib" / f"python{major}.{minor}" / "EXTERNALLY-MANAGED"
-    return not interpreter.in_venv and marker.is_file()
-
-
-def _gather(io: Io, python: str, cutlass_dir: Optional[str], policy) -> Facts:
-    from ..gather import Sources, gather
-
-    return (io.gather or gather)(Sources.for_policy(python, policy, cutlass_dir, io.env))
+    return gather_selected(python, cutlass_dir, candidates, env=io.env, collect=io.gather)
 
 
 def _judge(io: Io, facts: Facts, policy, no_gpu: bool) -> tuple[Finding, ...]:
@@ -113,78 +92,6 @@ def cutlass_folder(flag: Optional[str], facts: Facts, env: Mapping[str, str]) ->
     if checkout_path:
         return str(Path(checkout_path).absolute())
     return str(default_cutlass_dir(env).absolute())
-
-
-def find_interpreters(env: Mapping[str, str], timeout: float = 5.0) -> tuple[tuple[str, str], ...]:
-    """(path, version) of the Python interpreters on this machine, newest first: for the manual python advice."""
-    candidates: list[str] = []
-    path = env.get("PATH", "")
-    for minor in range(20, 7, -1):
-        found = shutil.which(f"python3.{minor}", path=path)
-        if found:
-            candidates.append(found)
-    home = Path(env.get("HOME", os.path.expanduser("~")))
-    for pattern in (".pyenv/versions/*/bin/python3", ".local/share/uv/python/*/bin/python3"):
-        candidates += sorted(str(p) for p in home.glob(pattern))
-    candidates += [p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.isfile(p)]
-    seen, out = set(), []
-    for candidate in candidates:
-        real = os.path.realpath(candidate)
-        if real in seen:
-            continue
-        seen.add(real)
-        try:
-            done = proc.run([candidate, "-I", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout)
-        except OSError:
-            continue
-        if done.returncode == 0 and done.stdout.strip():
-            out.append((candidate, done.stdout.strip()))
-
-    def key(item: tuple[str, str]) -> tuple[int, ...]:
-        return tuple(int(x) for x in item[1].split(".") if x.isdigit())
-
-    return tuple(sorted(out, key=key, reverse=True))
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Showing a plan
-
-
-def _quote(argv: Sequence[str]) -> str:
-    return " ".join(shlex.quote(a) for a in redact_argv(argv))
-
-
-def render_plan(plan: Plan, title: str) -> str:
-    lines = []
-    if plan.steps:
-        lines.append(f"{title}: {len(plan.steps)} step{'s' if len(plan.steps) != 1 else ''} for {plan.target}")
-        for index, step in enumerate(plan.steps, 1):
-            lines.append(f"  {index}. {step.what}")
-            if step.why:
-                lines.append(f"     why: {step.why}")
-            for path, _ in step.writes + step.writes_after:
-                lines.append(f"     writes {path}")
-            for argv in step.commands:
-                lines.append(f"     $ {_quote(argv)}")
-    elif not plan.manual and not plan.blocked:
-        lines.append(f"{title}: nothing to do for {plan.target}")
-    if plan.offered:
-        lines.append("Offered (applied only with --toolkit):")
-        for step in plan.offered:
-            lines.append(f"  - {step.what}")
-            if step.why:
-                lines.append(f"    why: {step.why}")
-            for argv in step.commands:
-                lines.append(f"    $ {_quote(argv)}")
-    if plan.manual:
-        lines.append("Needs you (envcheck does not try these):")
-        for item in plan.manual:
-            lines.append(f"  - {item.check_id}: {item.text}")
-            for argv in item.commands:
-                lines.append(f"      $ {' '.join(shlex.quote(a) for a in argv)}")
-    for reason in plan.blocked:
-        lines.append(f"Stopped before any change: {reason}")
-    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -225,74 +132,52 @@ def _no_credentials(url: str, flag_value: Optional[str]) -> str:
     return url
 
 
-def save_originals(interpreter: Interpreter, plan: Plan, saved: Path, log: TextIO) -> None:
-    """Pack the installed distributions into wheels before the first change, so undo needs no network.
-
-    Every distribution up to SMALL bytes is packed (pip may upgrade any dependency); bigger ones only when a step
-    names them (up to snapshot.MAX_SAVED_BYTES): a CUDA build of torch is left to the package sources.
-    """
-    from ..model import canonical_name
-
-    named = {canonical_name(n) for step in plan.steps for argv in step.commands for n in requirement_names(argv)}
-    for dist in snapshots._first_copies(interpreter.distributions).values():
-        if dist.editable or dist.name in ("pip",):
-            continue
-        limit = snapshots.MAX_SAVED_BYTES if dist.name in named else SMALL
-        wheel = snapshots.save_wheel(dist, saved, max_bytes=limit)
-        log.write(f"# saved {dist.name} {dist.version}: {wheel or 'not packed (too big: undo takes it from the sources)'}\n")
-
-
-SMALL = 64 * 1024 * 1024
-
-
-def _account(outcome: Outcome, again: str = "envcheck fix") -> list[str]:
-    lines = []
-    done = [r for r in outcome.results if r.ok]
-    skipped = [r for r in outcome.results if not r.ok and r.step.optional]
-    if done:
-        lines.append("Done: " + "; ".join(r.step.what for r in done))
-    for r in skipped:
-        lines.append(f"Not done (optional): {r.step.what}: {r.message}")
-    failed = outcome.failed
-    if failed is not None:
-        lines.append(f"Failed: {failed.step.what}: {failed.message}")
-    if outcome.interrupted is not None:
-        lines.append(f"Interrupted (Ctrl-C) during: {outcome.interrupted.what} (it may be half done)")
-    if outcome.not_done:
-        lines.append("Not done: " + "; ".join(s.what for s in outcome.not_done))
-        lines.append(f"Run `{again}` again to finish the job" + ("." if outcome.interrupted else " once the cause is fixed."))
-    return lines
+def _consent(io: Io, options: FixOptions, plan: Plan) -> tuple[str, ...]:
+    """Removals the profile makes only with consent, agreed at the terminal (never with --yes, --json or --dry-run:
+    there the flag --remove NAME is the consent)."""
+    if options.yes or options.as_json or options.dry_run or (io.confirm is None and not (sys.stdin and sys.stdin.isatty())):
+        return ()
+    agreed = []
+    for step in plan.offered:
+        if step.kind == "pip-uninstall" and step.offer.startswith("--remove "):
+            name = step.offer.split(" ", 1)[1]
+            if _confirm(io, f"Also {step.what}? ({step.why})"):
+                agreed.append(name)
+    return tuple(agreed)
 
 
 def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     io = io or Io()
     # pip's output, git's and fix's own carry index URLs: whatever reaches the user or the log is masked.
     io = replace(io, out=RedactedStream(io.out), err=RedactedStream(io.err))
-    from ..policy import resolve
+    from ..policy import candidates
 
     python = resolve_python(options.python)
-    policy = resolve(options.policy, profile=options.profile)
+    named = candidates(options.policy, options.profile)
     sources = sources_from_flags(options.find_links, options.index_url, options.no_index)
-    cutlass_url = checked_url(_no_credentials(options.cutlass_url or policy.cutlass.url, options.cutlass_url), "--cutlass-url")
-    offline = None
-    if options.bundle is not None:
-        from .offline import open_for_fix
-
-        if options.undo or options.find_links or options.index_url or options.no_index or options.cutlass_url:
-            raise UsageError("--bundle brings its own packages and CUTLASS: it takes no --undo, --find-links, "
-                             "--index-url, --no-index or --cutlass-url")
-        offline = open_for_fix(Path(options.bundle), policy, cache_dir(io.env))
-        io.err.write(offline.summary + "\n")
-        sources, cutlass_url = offline.sources, offline.cutlass_url or cutlass_url
-        options = replace(options, no_deps=True)  # the lock is the whole closure: install exactly it
+    if options.cutlass_url is not None:
+        checked_url(_no_credentials(options.cutlass_url, options.cutlass_url), "--cutlass-url")
+    for name in options.remove:
+        checked_name(name, "--remove")
+    if options.bundle is not None and (options.undo or options.find_links or options.index_url or options.no_index
+                                       or options.cutlass_url):
+        raise UsageError("--bundle brings its own packages and CUTLASS: it takes no --undo, --find-links, "
+                         "--index-url, --no-index or --cutlass-url")
     if options.undo and (options.toolkit or options.no_deps):
         raise UsageError("--undo cannot be combined with --toolkit or --no-deps")
     if options.cutlass_dir is not None and (not options.cutlass_dir or options.cutlass_dir.startswith("-")):
         raise UsageError(f"--cutlass-dir {options.cutlass_dir!r}: expected a folder")
 
-    facts = _gather(io, python, options.cutlass_dir, policy)
+    policy, choice, facts = _gather(io, python, options.cutlass_dir, named)
     interpreter = require_interpreter(python, facts.interpreter)
-    if offline is not None:
+    offline = None
+    if options.bundle is not None:  # opened for the profile chosen: its lock must be that profile's
+        from .offline import open_for_fix
+
+        offline = open_for_fix(Path(options.bundle), policy, cache_dir(io.env))
+        io.err.write(offline.summary + "\n")
+        sources = offline.sources
+        options = replace(options, no_deps=True)  # the lock is the whole closure: install exactly it
         offline.check_target(interpreter)
     state_what = " ".join(filter(None, (folder_origin(io.env, "ENVCHECK_STATE_DIR"), "(envcheck fix's state folder)")))
     # A run that may change things needs its state folder before the first change: checked (made) here.
@@ -301,17 +186,22 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     )
     # pip refuses to change an interpreter its distribution manages (PEP 668) unless told; the flag is the consent,
     # passed to pip only where it matters.
-    sources = replace(sources, break_system_packages=options.break_system_packages and _externally_managed(interpreter))
+    sources = replace(sources, break_system_packages=options.break_system_packages and externally_managed(interpreter))
     if options.undo:
         return _undo(options, io, policy, interpreter, state, sources, state_what)
 
+    source = policy.cutlass  # None: the profile needs no CUTLASS checkout
+    cutlass_url = (checked_url(_no_credentials(options.cutlass_url or source.url, options.cutlass_url), "--cutlass-url")
+                   if source is not None else "")
+    if offline is not None and offline.cutlass_url:
+        cutlass_url = offline.cutlass_url
     cutlass_dir = cutlass_folder(options.cutlass_dir, facts, io.env)
     toolkit_prefix = options.toolkit_prefix or str(cache_dir(io.env) / f"cuda-{policy.driver_cuda}")
     findings = _judge(io, facts, policy, options.no_gpu)
     needs_python = any(f.id == "python.version" and f.status.is_problem for f in findings)
-    plan = make_plan(findings, facts, policy, PlanOptions(
+    plan_options = PlanOptions(
         python=python,
-        pip=_pip(interpreter),
+        pip=pip_for(interpreter),
         state_dir=str(state),
         cutlass_dir=cutlass_dir,
         cutlass_url=cutlass_url,
@@ -320,19 +210,24 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         toolkit=options.toolkit,
         toolkit_prefix=str(Path(toolkit_prefix).expanduser().absolute()),
         interpreters=find_interpreters(io.env) if needs_python else (),
+        remove=options.remove,
         locked=offline.locked if offline is not None else (),
-    ))
+    )
+    plan = make_plan(findings, facts, policy, plan_options)
+    agreed = _consent(io, options, plan)
+    if agreed:
+        plan = make_plan(findings, facts, policy, replace(plan_options, remove=plan_options.remove + agreed))
     refused = preflight(plan) if plan.runnable else ()
     if refused:
         raise UsageError(f"the plan cannot run, so nothing was changed: {'; '.join(refused)}")
     console = Console(io.err, quiet=False)
     if options.as_json:
         document: dict = {
-            "policy": {"id": policy.id, "source": policy.source},
+            "policy": {"id": policy.id, "source": policy.source, "reason": choice.reason, "verified": choice.verified},
             "plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None,
         }
     else:
-        io.out.write(f"Policy: {policy.id} ({policy.source})\n" + render_plan(plan, "envcheck fix") + "\n")
+        io.out.write(f"Policy: {policy.id} ({policy.source}): {choice.reason}\n" + render_plan(plan, "envcheck fix") + "\n")
     problem = EXIT_FAILED if plan.failing else EXIT_OK
 
     if options.dry_run or not plan.runnable or (options.as_json and not options.yes):
@@ -350,27 +245,17 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     log, log_path = _open_log(state, "fix", state_what)
     with log:
         console.say(f"The full pip and git output goes to {log_path}")
-        existing = snapshots.load(state)
-        if existing is None or existing.status == "done":
-            taken = snapshots.record(
-                interpreter,
-                read_state(cutlass_dir, policy.cutlass.branch),
-                policy.cutlass.branch,
-                created=(plan_prefix(plan),) if plan_prefix(plan) else (),
-                sources=sources,
-                cutlass_commit=policy.cutlass.commit,
-            )
-            save_originals(interpreter, plan, state / snapshots.SAVED_WHEELS, log)
-            path = snapshots.save(taken, state)
-            console.say(f"Recorded the environment before any change: {path}")
-        else:
-            console.say(f"Keeping the snapshot of {existing.taken_at} (an earlier fix did not finish)")
+        console.say(snapshots.before_changes(
+            state, interpreter, plan, read_state(cutlass_dir, source.branch) if source is not None else None,
+            source.branch if source is not None else "", source.commit if source is not None else "", sources, log,
+        ))
         outcome = apply(plan, log, runner=io.runner, console=console)
         if outcome.interrupted is not None:
             return _interrupted(options, io, document if options.as_json else None, outcome, log_path, python)
         if outcome.ok:
             snapshots.mark(state, "done")
-        after = _judge(io, _gather(io, python, cutlass_dir if options.cutlass_dir else None, policy), policy, options.no_gpu)
+        _, _, again = _gather(io, python, cutlass_dir if options.cutlass_dir else None, Candidates((policy,), choice.reason))
+        after = _judge(io, again, policy, options.no_gpu)
     remaining = [f for f in after if f.status.is_problem]
     if options.as_json:
         document["outcome"] = outcome.to_json()
@@ -378,7 +263,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         document["remaining"] = [{"check": f.id, "status": f.status.value, "found": f.found} for f in remaining]
         io.out.write(json.dumps(document, indent=2) + "\n")
     else:
-        for line in _account(outcome):
+        for line in render_outcome(outcome):
             io.out.write(line + "\n")
         if remaining:
             io.out.write("Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining) + "\n")
@@ -395,15 +280,11 @@ def _interrupted(options: FixOptions, io: Io, document: Optional[dict], outcome:
         document.update(outcome=outcome.to_json(), log=str(log_path), undo=None if options.undo else undo)
         io.out.write(json.dumps(document, indent=2) + "\n")
     else:
-        for line in _account(outcome, again):
+        for line in render_outcome(outcome, again):
             io.out.write(line + "\n")
         io.out.write(f"Log: {log_path}\n" + ("" if options.undo else f"Undo with: {undo}\n"))
     io.out.flush()
     return EXIT_INTERRUPTED
-
-
-def plan_prefix(plan: Plan) -> str:
-    return next((s.param("prefix") for s in plan.steps if s.kind == "toolkit-install"), "")
 
 
 def _undo(
@@ -415,7 +296,7 @@ def _undo(
         return EXIT_OK
     current_checkout = read_state(taken.checkout.path, taken.cutlass_branch) if taken.checkout else None
     plan = snapshots.undo_plan(
-        taken, interpreter, state / snapshots.SAVED_WHEELS, sources, current_checkout, pip=_pip(interpreter)
+        taken, interpreter, state / snapshots.SAVED_WHEELS, sources, current_checkout, pip=pip_for(interpreter)
     )
     if options.as_json:
         document: dict = {"plan": plan.to_json(), "snapshot": str(state / "snapshot.json"), "outcome": None}
@@ -448,7 +329,7 @@ def _undo(
         document["differences"] = [{"name": n, "recorded": a, "now": b} for n, a, b in left]
         io.out.write(json.dumps(document, indent=2) + "\n")
     else:
-        for line in _account(outcome):
+        for line in render_outcome(outcome):
             io.out.write(line + "\n")
         for name, was, now in left:
             io.out.write(f"Differs from the snapshot: {name}: recorded {was or '(absent)'}, now {now or '(absent)'}\n")

@@ -33,7 +33,6 @@ __all__ = [
     "git_commands",
 ]
 
-GIT_URL_SCHEMES = ("https", "ssh", "file")
 CUTLASS_MARKER = "include/cutlass/cutlass.h"  # in every CUTLASS commit's tree; readable without blobs
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")

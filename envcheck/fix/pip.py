@@ -20,6 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
 from ..errors import UsageError
+from ..gitsafe import INDEX_URL_SCHEMES, checked_index_url
 from ..model import canonical_name
 
 __all__ = [
@@ -36,7 +37,8 @@ __all__ = [
     "PIP_INDEX_SCHEMES",
 ]
 
-PIP_INDEX_SCHEMES = ("https", "file")
+PIP_INDEX_SCHEMES = INDEX_URL_SCHEMES
+check_index_url = checked_index_url  # the one check of an index URL (gitsafe, beside git's)
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 # Options every pip call gets: never ask, never nag, and take no option from PIP_* variables or the user's pip
 # configuration (the sources come from envcheck's flags; the machine's global pip configuration still applies).
@@ -70,19 +72,6 @@ class PipSources:
 
     def to_json(self) -> dict:
         return {"find_links": list(self.find_links), "index_url": redact(self.index_url), "no_index": self.no_index}
-
-
-def check_index_url(url: str, flag: str) -> str:
-    """An index URL pip may use: https or file, no leading '-', no whitespace or control characters."""
-    parsed = urlparse(url)
-    if (
-        parsed.scheme not in PIP_INDEX_SCHEMES
-        or url.startswith("-")
-        or not (parsed.netloc or parsed.path)
-        or any(ch.isspace() or ord(ch) < 32 for ch in url)
-    ):
-        raise UsageError(f"{flag} {redact(url)!r}: expected an https:// or file:// URL of a package index")
-    return url
 
 
 def sources_from_flags(

@@ -19,19 +19,21 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
-from ..policy import Policy, driver_text
+from ..model import Facts, Failure, Finding, Interpreter, Report, Status, Step, canonical_name
+from ..judge.cutedsl import conflicting
+from ..policy import Policy
 from . import cutlass as cutlass_fetch
 from .pip import PipSources, install_argv, merge_requirements, parse_requirement, redact_argv, uninstall_argv
 
-__all__ = ["PlanOptions", "PlannedStep", "Instruction", "Plan", "make_plan", "constraints_text", "toolkit_env_text"]
+__all__ = ["PlanOptions", "PlannedStep", "Instruction", "Plan", "plan", "make_plan", "torch_range", "constraints_text",
+           "toolkit_env_text"]
 
 SCHEMA_VERSION = 1
 # Where the nvidia-cuda-nvcc wheel of CUDA 13 puts the toolkit, relative to the folder pip installs into.
@@ -52,6 +54,7 @@ class PlanOptions:
     toolkit: bool = False  # apply the toolkit step instead of only offering it
     toolkit_prefix: str = ""
     interpreters: tuple[tuple[str, str], ...] = ()  # (path, version) of other interpreters found on this machine
+    remove: tuple[str, ...] = ()  # distributions the user agreed to remove where the profile asks consent (--remove)
     locked: tuple[str, ...] = ()  # `name==version` of a bundle's packages: installed exactly, wherever they differ
 
     @property
@@ -80,6 +83,7 @@ class PlannedStep:
     writes: tuple[tuple[str, str], ...] = ()
     params: tuple[tuple[str, str], ...] = ()
     writes_after: tuple[tuple[str, str], ...] = ()  # files written once the commands succeeded
+    offer: str = ""  # for an offered step: the flag that applies it ("--toolkit", "--remove cutlass-api")
 
     def param(self, name: str, default: str = "") -> str:
         return dict(self.params).get(name, default)
@@ -93,6 +97,7 @@ class PlannedStep:
             "command": " ".join(shlex.quote(a) for a in redact_argv(self.commands[0])) if self.commands else "",
             "optional": self.optional,
             "writes": [path for path, _ in self.writes + self.writes_after],
+            "offer": self.offer,
         }
 
 
@@ -150,7 +155,7 @@ def constraints_text(policy: Policy, interpreter: Interpreter, torch_planned: bo
             lines.append(f"{rule.name}{rule.specifier}")
     torch = interpreter.dist("torch")
     if torch_planned:
-        lines.append(f"torch{policy.torch_requirement.specifier}")
+        lines.append(str(torch_range(policy)))
     elif torch is not None:
         lines.append(f"torch=={torch.version}")
     return "\n".join(lines) + "\n"
@@ -215,119 +220,115 @@ def _version_ok(text: str, policy: Policy) -> bool:
         return False
 
 
-def _driver_instruction(finding: Finding, policy: Policy) -> Instruction:
-    """The judge's words when it has some (it knows the GPUs); otherwise the floor and the container route."""
-    if finding.remedy is not None and finding.remedy.text:
-        return Instruction(finding.id, finding.title, finding.remedy.text, finding.remedy.commands)
-    floor = driver_text(policy.driver_floor)
-    text = (
-        f"Install NVIDIA driver {floor} or newer (CUDA {policy.driver_cuda}): it needs root and usually a reboot, so "
-        "envcheck never tries it."
-    )
-    commands: tuple[tuple[str, ...], ...] = ()
-    if policy.forward_compat:
-        text += (
-            f" In a container on a datacenter GPU, CUDA forward compatibility can stand in: install "
-            f"{policy.forward_compat} and put /usr/local/cuda/compat first on LD_LIBRARY_PATH. It does not work on "
-            "consumer GPUs (CUDA error 804)."
-        )
-        commands = (("apt-get", "install", "-y", policy.forward_compat),)
-    return Instruction(finding.id, finding.title, text, commands)
-
-
 def _manual(finding: Finding, policy: Policy, options: PlanOptions) -> Instruction:
     if finding.id == "python.version":
         return _python_instruction(finding, policy, options)
-    if finding.id == "cuda.driver":
-        return _driver_instruction(finding, policy)
     remedy = finding.remedy
     text = remedy.text if remedy is not None else f"{finding.found}" + (f" (wanted: {finding.wanted})" if finding.wanted else "")
     return Instruction(finding.id, finding.title, text, remedy.commands if remedy is not None else ())
 
 
-def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options: PlanOptions) -> Plan:
-    failing = [f for f in findings if f.status.is_problem]
-    warned = [f for f in findings if f.status is Status.WARN]
-    failing_ids = tuple(f.id for f in failing)
-    python = options.python
-    pip = options.pip_command
-    interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
+# --------------------------------------------------------------------------------------------------------------
+# The planners: one per kind of step, in the plan's order. Each reads the Ground (what the findings ask for, sorted
+# once, and what every pip step shares) and returns its Part; make_plan only joins them.
 
-    manual = tuple(_manual(f, policy, options) for f in failing if f.remedy is None or not f.remedy.steps)
-    blocked: list[str] = []
-    if interpreter is None:
-        blocked.append(f"the target interpreter could not be read: {getattr(facts.interpreter, 'message', 'unknown')}")
-        return Plan(python, (), manual, (), tuple(blocked), failing_ids)
-    if "python.version" in failing_ids:
-        blocked.append(f"{interpreter.executable} is Python {interpreter.version_text}; the stack needs {policy.python}")
 
-    required = _remedy_steps(failing)
-    optional = [(f, s) for f, s in _remedy_steps(warned)]
-    steps: list[PlannedStep] = []
-    offered: list[PlannedStep] = []
+@dataclass(frozen=True)
+class Part:
+    """What one planner adds: steps to run, steps offered behind a flag, and reasons nothing may run."""
 
-    # 1. uninstall what must go, only what is there
-    names: list[str] = []
-    whys: list[str] = []
-    for finding, step in required + optional:
-        if step.kind != "pip-uninstall":
-            continue
-        for name in step.args:
-            key = canonical_name(name)
-            if interpreter.installed(key) and key not in names:
-                names.append(key)
-                whys.append(step.why or finding.title)
-    # Installing the policy's CuTeDSL turns every conflicting distribution still there into a stale one (the
-    # split nvidia-cutlass-dsl-libs-* packages of a newer DSL): they go first, before the DSL is installed.
-    installs_dsl = any(
-        step.kind == "pip-install" and any(_name(a) == policy.cutedsl.name for a in step.args)
-        for _, step in required
-    )
-    if installs_dsl:
-        for dist in interpreter.distributions:
-            if any(c.matches(dist.name) for c in policy.conflicts) and dist.name not in names:
-                names.append(dist.name)
-                whys.append(next(c.why for c in policy.conflicts if c.matches(dist.name)))
-    if names:
-        steps.append(PlannedStep(
-            "pip-uninstall",
-            f"uninstall {', '.join(names)}",
-            "; ".join(dict.fromkeys(whys)),
-            (uninstall_argv(pip, names, options.sources),),
-        ))
+    steps: tuple[PlannedStep, ...] = ()
+    offered: tuple[PlannedStep, ...] = ()
+    blocked: tuple[str, ...] = ()
 
-    # 2..4. pip installs: torch apart, then the required pins, then the recommended ones
-    torch_reqs: list[Requirement] = []
+
+@dataclass(frozen=True)
+class Installs:
+    """The pip-install requests of the remedies, by the transaction they go into."""
+
+    torch: tuple[Requirement, ...] = ()
+    torch_index: str = ""
+    torch_reinstall: bool = False
+    torch_why: tuple[str, ...] = ()
+    pins: tuple[Requirement, ...] = ()  # required: one transaction
+    pins_why: tuple[str, ...] = ()
+    renew: tuple[Requirement, ...] = ()  # files to put back (--force-reinstall --no-deps, after the pins)
+    extra: tuple[Requirement, ...] = ()  # recommended: a transaction that may fail
+    extra_why: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ground:
+    """Everything the planners share, derived once from the findings, the facts, the policy and the options."""
+
+    policy: Policy
+    options: PlanOptions
+    facts: Facts
+    interpreter: Interpreter
+    required: tuple[tuple[Finding, Step], ...]  # remedy steps of the failing findings
+    optional: tuple[tuple[Finding, Step], ...]  # remedy steps of the warnings
+    installs: Installs
+
+    @property
+    def wanted(self) -> tuple[tuple[Finding, Step], ...]:
+        return self.required + self.optional
+
+    def why(self, kind: str, default: str) -> str:
+        return next((s.why for _, s in self.wanted if s.kind == kind and s.why), default)
+
+    @property
+    def torch_hold(self) -> tuple[Requirement, ...]:
+        """torch rides along in every transaction, so pip resolves its pins too and cannot replace it."""
+        installed = self.interpreter.dist("torch")
+        if self.installs.torch:
+            return (torch_range(self.policy),)
+        if installed is not None and not self.options.no_deps:
+            return (Requirement(f"torch=={installed.version}"),)
+        return ()
+
+    @property
+    def constraints(self) -> tuple[tuple[str, str], ...]:
+        text = constraints_text(self.policy, self.interpreter, bool(self.installs.torch))
+        return ((self.options.constraints_file, text),)
+
+
+def torch_range(policy: Policy) -> Requirement:
+    """The torch fix may install: the profile's requirement, never outside the torch versions the profile covers."""
+    specifier = policy.torch_requirement.specifier & policy.torch
+    return Requirement(f"torch{specifier}")
+
+
+def _sort_installs(
+    wanted: Sequence[tuple[Finding, Step]], required: Sequence[tuple[Finding, Step]], policy: Policy,
+    interpreter: Interpreter, locked: Sequence[str] = (),
+) -> Installs:
+    torch: list[Requirement] = []
     torch_index, torch_reinstall, torch_why = "", False, []
-    pins: list[Requirement] = []
-    pins_why: list[str] = []
-    extra: list[Requirement] = []
-    extra_why: list[str] = []
-    renew: list[Requirement] = []  # installed files to put back (--force-reinstall --no-deps, after the pins)
+    pins, pins_why, extra, extra_why, renew = [], [], [], [], []
     recommended = {rule.name for rule in policy.packages if rule.level != "required"}
-    for group, is_required in ((required, True), (optional, False)):
-        for finding, step in group:
-            if step.kind != "pip-install":
-                continue
-            for text in step.args:
-                requirement = parse_requirement(text, f"the remedy of {finding.id}")
-                key = canonical_name(requirement.name)
-                if any(c.matches(key) for c in policy.conflicts):
-                    continue  # asked for by what the plan replaces (a newer DSL's split libs): never installed
-                if key == "torch":
-                    torch_reqs.append(requirement)
-                    torch_index = torch_index or step.index_url
-                    torch_reinstall = torch_reinstall or step.reinstall
-                    torch_why.append(step.why or finding.title)
-                elif is_required and key not in recommended:
-                    pins.append(requirement)
-                    pins_why.append(step.why or finding.title)
-                    if step.reinstall:
-                        renew.append(requirement)
-                else:
-                    extra.append(requirement)
-                    extra_why.append(step.why or finding.title)
-    for text in options.locked:  # a bundle's locked stack: every package at its locked version
+    for finding, step in wanted:
+        if step.kind != "pip-install":
+            continue
+        is_required = (finding, step) in required
+        for text in step.args:
+            requirement = parse_requirement(text, f"the remedy of {finding.id}")
+            key = canonical_name(requirement.name)
+            if any(c.matches(key) and not c.version for c in policy.conflicts):
+                continue  # asked for by what the plan replaces (a newer DSL's split libs): never installed
+            if key == "torch":
+                torch.append(requirement)
+                torch_index = torch_index or step.index_url
+                torch_reinstall = torch_reinstall or step.reinstall
+                torch_why.append(step.why or finding.title)
+            elif is_required and key not in recommended:
+                pins.append(requirement)
+                pins_why.append(step.why or finding.title)
+                if step.reinstall:
+                    renew.append(requirement)
+            else:
+                extra.append(requirement)
+                extra_why.append(step.why or finding.title)
+    for text in locked:  # a bundle's locked stack: every package at its locked version
         requirement = parse_requirement(text, "the bundle's lock")
         have = interpreter.dist(requirement.name)
         if have is None or not requirement.specifier.contains(have.version, prereleases=True):
@@ -335,119 +336,214 @@ def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options
             pins_why.append("the bundle's locked version")
     required_names = {canonical_name(r.name) for r in pins}
     extra = [r for r in extra if canonical_name(r.name) not in required_names]
-    if options.locked:  # from a bundle, a recommended package it does not carry cannot be had: not planned
-        carried = {canonical_name(parse_requirement(text, "the bundle's lock").name) for text in options.locked}
+    if locked:  # from a bundle, a recommended package it does not carry cannot be had: not planned
+        carried = {canonical_name(parse_requirement(text, "the bundle's lock").name) for text in locked}
         extra = [r for r in extra if canonical_name(r.name) in carried]
-    torch_planned = bool(torch_reqs)
-    constraints = options.constraints_file
-    constraints_write = ((constraints, constraints_text(policy, interpreter, torch_planned)),)
-    installed_torch = interpreter.dist("torch")
-    # torch rides along in every transaction, so pip resolves its pins too and cannot replace it
-    if torch_planned:
-        torch_hold = [Requirement(f"torch{policy.torch_requirement.specifier}")]
-    elif installed_torch is not None and not options.no_deps:
-        torch_hold = [Requirement(f"torch=={installed_torch.version}")]
-    else:
-        torch_hold = []
+    if torch:
+        torch.append(torch_range(policy))  # whatever a remedy asked, never a torch outside the profile's range
+    return Installs(tuple(torch), torch_index, torch_reinstall, tuple(torch_why), tuple(pins), tuple(pins_why),
+                    tuple(renew), tuple(extra), tuple(extra_why))
 
-    if torch_planned:
-        merged = merge_requirements(torch_reqs)
-        steps.append(PlannedStep(
-            "pip-install",
-            f"install {', '.join(map(str, merged))}" + (f" from {torch_index}" if torch_index and not options.sources.given else ""),
-            "; ".join(dict.fromkeys(torch_why)),
-            (install_argv(pip, merged, sources=options.sources, step_index_url=torch_index,
-                          reinstall=torch_reinstall, no_deps=options.no_deps),),
-        ))
-    if pins:
-        merged = merge_requirements(pins)
-        steps.append(PlannedStep(
-            "pip-install",
-            f"install {', '.join(map(str, merged))} in one transaction"
-            + (", holding torch where it is" if torch_hold else ""),
-            "; ".join(dict.fromkeys(pins_why)),
-            (install_argv(pip, (*merged, *torch_hold), sources=options.sources, constraints=constraints,
-                          no_deps=options.no_deps),),
-            writes=constraints_write,
-        ))
-    if renew:
-        merged = merge_requirements(renew)
-        steps.append(PlannedStep(
-            "pip-install",
-            f"reinstall {', '.join(map(str, merged))} over what other packages left in its place",
-            "files of the package were overwritten or removed by another distribution",
-            (install_argv(pip, merged, sources=options.sources, constraints=constraints, reinstall=True, no_deps=True),),
-            writes=constraints_write,
-        ))
-    if extra:
-        merged = merge_requirements(extra)
-        steps.append(PlannedStep(
-            "pip-install",
-            f"install {', '.join(map(str, merged))} (recommended: a failure here does not stop the plan)",
-            "; ".join(dict.fromkeys(extra_why)),
-            (install_argv(pip, (*merged, *torch_hold), sources=options.sources, constraints=constraints,
-                          no_deps=options.no_deps),),
-            optional=True,
-            writes=constraints_write,
-        ))
 
-    # 5. CUTLASS
-    kinds = {step.kind for _, step in required + optional}
-    source = policy.cutlass
-    checkout = facts.checkout
-    if "cutlass-fetch" in kinds:
-        dirty = getattr(checkout, "dirty_files", ()) if _same_path(getattr(checkout, "path", None), options.cutlass_dir) else ()
-        if dirty and getattr(checkout, "commit", None) != source.commit:
-            blocked.append(
-                f"the CUTLASS checkout {options.cutlass_dir} has changes that are not committed "
-                f"({', '.join(dirty[:3])}{'...' if len(dirty) > 3 else ''}); envcheck does not touch a dirty checkout. "
-                "Commit or stash them, or choose another folder with --cutlass-dir, then run `envcheck fix` again."
-            )
-        steps.append(PlannedStep(
-            "cutlass-fetch",
-            f"fetch CUTLASS {source.branch} at {source.commit[:12]} (shallow, blob-filtered, sparse to {source.subdir}) "
-            f"into {options.cutlass_dir}",
-            next((s.why for _, s in required + optional if s.kind == "cutlass-fetch" and s.why), source.why),
-            cutlass_fetch.git_commands(options.cutlass_dir, options.cutlass_url, source.branch, source.commit, source.subdir),
-            params=(("dest", options.cutlass_dir), ("url", options.cutlass_url), ("branch", source.branch),
-                    ("commit", source.commit), ("subdir", source.subdir)),
-        ))
-    if "cutlass-install" in kinds:
-        package = os.path.join(options.cutlass_dir, source.subdir)
-        target = f"{package}[{','.join(source.extras)}]" if source.extras else package
-        steps.append(PlannedStep(
-            "cutlass-install",
-            f"install {source.distribution} editable from {package}",
-            next((s.why for _, s in required + optional if s.kind == "cutlass-install" and s.why), source.why),
-            (install_argv(pip, tuple(torch_hold), sources=options.sources, constraints=constraints, editable=target,
-                          no_deps=options.no_deps, build_isolation=_build_isolation(interpreter)),),
-            writes=constraints_write,
-        ))
+def _removals(g: Ground) -> Part:
+    """1. uninstall what must go, only what is there, before anything is installed over it. What the profile
+    removes only with consent (a conflict with `consent = true`) is offered until the user agrees (--remove NAME)."""
+    interpreter, policy = g.interpreter, g.policy
+    whys: dict[str, str] = {}
+    for finding, step in g.wanted:
+        if step.kind != "pip-uninstall":
+            continue
+        for name in step.args:
+            key = canonical_name(name)
+            if interpreter.installed(key):
+                whys.setdefault(key, step.why or finding.title)
+    # Installing the policy's CuTeDSL turns every conflicting distribution still there into a stale one (the
+    # split nvidia-cutlass-dsl-libs-* packages of another DSL): what conflicts once the installed DSL is gone goes
+    # first, before the DSL is installed.
+    if any(canonical_name(r.name) == policy.cutedsl.name for r in g.installs.pins):
+        without_dsl = replace(interpreter, distributions=tuple(
+            d for d in interpreter.distributions if d.name != policy.cutedsl.name))
+        for dist, rule in conflicting(policy, interpreter) + conflicting(policy, without_dsl):
+            if not rule.unless:  # a rule with `unless` is met by installing what it names (the judge's remedy does)
+                whys.setdefault(dist.name, rule.why)
+    consent = {name for name in whys if any(c.consent and c.matches(name) for c in policy.conflicts)}
+    agreed = {canonical_name(n) for n in g.options.remove}
+    now = [name for name in whys if name not in consent or name in agreed]
+    asked = [name for name in whys if name in consent and name not in agreed]
 
-    # 6. the toolkit, in a prefix of its own
-    toolkit_steps = [(f, s) for f, s in required + optional if s.kind == "toolkit-install"]
-    if toolkit_steps and options.toolkit_prefix:
-        finding, step = toolkit_steps[0]
-        requirement = parse_requirement(step.args[0] if step.args else str(policy.toolkit_requirement),
-                                        f"the remedy of {finding.id}")
-        env_file = os.path.join(options.toolkit_prefix, "env.sh")
-        planned = PlannedStep(
-            "toolkit-install",
-            f"install {requirement} into {options.toolkit_prefix} (outside torch's environment) and write {env_file}",
-            step.why or finding.title,
-            (install_argv(pip, (requirement,), sources=options.sources, target=options.toolkit_prefix, upgrade=True),),
-            writes_after=((env_file, toolkit_env_text(options.toolkit_prefix)),),
-            params=(("prefix", options.toolkit_prefix), ("env_file", env_file)),
+    def step(names: list[str], what: str, offer: str = "") -> PlannedStep:
+        return PlannedStep("pip-uninstall", what, "; ".join(dict.fromkeys(whys[n] for n in names)),
+                           (uninstall_argv(g.options.pip_command, names, g.options.sources),), offer=offer)
+
+    steps = (step(now, f"uninstall {', '.join(now)}"),) if now else ()
+    offered = tuple(step([n], f"uninstall {n}", offer=f"--remove {n}") for n in asked)
+    return Part(steps, offered)
+
+
+def _torch(g: Ground) -> Part:
+    """2. torch, from its CUDA index, when the torch checks fail: inside the profile's range."""
+    installs, options = g.installs, g.options
+    if not installs.torch:
+        return Part()
+    merged = merge_requirements(installs.torch)
+    index = installs.torch_index
+    return Part((PlannedStep(
+        "pip-install",
+        f"install {', '.join(map(str, merged))}" + (f" from {index}" if index and not options.sources.given else ""),
+        "; ".join(dict.fromkeys(installs.torch_why)),
+        (install_argv(options.pip_command, merged, sources=options.sources, step_index_url=index,
+                      reinstall=installs.torch_reinstall, no_deps=options.no_deps),),
+    ),))
+
+
+def _pins(g: Ground) -> Part:
+    """3. the policy's required pins in one pip transaction, with torch in it and every pin as a constraint."""
+    installs, options = g.installs, g.options
+    if not installs.pins:
+        return Part()
+    merged = merge_requirements(installs.pins)
+    hold = g.torch_hold
+    return Part((PlannedStep(
+        "pip-install",
+        f"install {', '.join(map(str, merged))} in one transaction" + (", holding torch where it is" if hold else ""),
+        "; ".join(dict.fromkeys(installs.pins_why)),
+        (install_argv(options.pip_command, (*merged, *hold), sources=options.sources,
+                      constraints=options.constraints_file, no_deps=options.no_deps),),
+        writes=g.constraints,
+    ),))
+
+
+def _renew(g: Ground) -> Part:
+    """3b. files of a pinned package that another distribution overwrote or removed, put back."""
+    if not g.installs.renew:
+        return Part()
+    merged = merge_requirements(g.installs.renew)
+    return Part((PlannedStep(
+        "pip-install",
+        f"reinstall {', '.join(map(str, merged))} over what other packages left in its place",
+        "files of the package were overwritten or removed by another distribution",
+        (install_argv(g.options.pip_command, merged, sources=g.options.sources, constraints=g.options.constraints_file,
+                      reinstall=True, no_deps=True),),
+        writes=g.constraints,
+    ),))
+
+
+def _recommended(g: Ground) -> Part:
+    """4. recommended packages, in a transaction of their own that may fail without stopping the plan."""
+    installs, options = g.installs, g.options
+    if not installs.extra:
+        return Part()
+    merged = merge_requirements(installs.extra)
+    return Part((PlannedStep(
+        "pip-install",
+        f"install {', '.join(map(str, merged))} (recommended: a failure here does not stop the plan)",
+        "; ".join(dict.fromkeys(installs.extra_why)),
+        (install_argv(options.pip_command, (*merged, *g.torch_hold), sources=options.sources,
+                      constraints=options.constraints_file, no_deps=options.no_deps),),
+        optional=True,
+        writes=g.constraints,
+    ),))
+
+
+def _cutlass_fetch(g: Ground) -> Part:
+    """5. the CUTLASS fetch (shallow, blob-filtered, sparse), never into a dirty checkout."""
+    if g.policy.cutlass is None or not any(s.kind == "cutlass-fetch" for _, s in g.wanted):
+        return Part()
+    source, options, checkout = g.policy.cutlass, g.options, g.facts.checkout
+    blocked = ()
+    dirty = getattr(checkout, "dirty_files", ()) if _same_path(getattr(checkout, "path", None), options.cutlass_dir) else ()
+    if dirty and getattr(checkout, "commit", None) != source.commit:
+        blocked = (
+            f"the CUTLASS checkout {options.cutlass_dir} has changes that are not committed "
+            f"({', '.join(dirty[:3])}{'...' if len(dirty) > 3 else ''}); envcheck does not touch a dirty checkout. "
+            "Commit or stash them, or choose another folder with --cutlass-dir, then run `envcheck fix` again.",
         )
-        (steps if options.toolkit else offered).append(planned)
-    return Plan(python, tuple(steps), manual, tuple(offered), tuple(blocked), failing_ids)
+    step = PlannedStep(
+        "cutlass-fetch",
+        f"fetch CUTLASS {source.branch} at {source.commit[:12]} (shallow, blob-filtered, sparse to {source.subdir}) "
+        f"into {options.cutlass_dir}",
+        g.why("cutlass-fetch", source.why),
+        cutlass_fetch.git_commands(options.cutlass_dir, options.cutlass_url, source.branch, source.commit, source.subdir),
+        params=(("dest", options.cutlass_dir), ("url", options.cutlass_url), ("branch", source.branch),
+                ("commit", source.commit), ("subdir", source.subdir)),
+    )
+    return Part((step,), blocked=blocked)
 
 
-def _name(requirement: str) -> str:
-    try:
-        return canonical_name(Requirement(requirement).name)
-    except Exception:  # noqa: BLE001 - parse_requirement reports it properly later
-        return ""
+def _cutlass_install(g: Ground) -> Part:
+    """5b. the editable install of the package from the checkout, under the same constraints."""
+    if g.policy.cutlass is None or not any(s.kind == "cutlass-install" for _, s in g.wanted):
+        return Part()
+    source, options = g.policy.cutlass, g.options
+    package = os.path.join(options.cutlass_dir, source.subdir)
+    target = f"{package}[{','.join(source.extras)}]" if source.extras else package
+    return Part((PlannedStep(
+        "cutlass-install",
+        f"install {source.distribution} editable from {package}",
+        g.why("cutlass-install", source.why),
+        (install_argv(options.pip_command, g.torch_hold, sources=options.sources, constraints=options.constraints_file,
+                      editable=target, no_deps=options.no_deps, build_isolation=_build_isolation(g.interpreter)),),
+        writes=g.constraints,
+    ),))
+
+
+def _toolkit(g: Ground) -> Part:
+    """6. the CUDA toolkit in a prefix of its own: applied with --toolkit, otherwise offered."""
+    options = g.options
+    wanted = [(f, s) for f, s in g.wanted if s.kind == "toolkit-install"]
+    if not wanted or not options.toolkit_prefix:
+        return Part()
+    finding, step = wanted[0]
+    requirement = parse_requirement(step.args[0] if step.args else str(g.policy.toolkit_requirement),
+                                    f"the remedy of {finding.id}")
+    env_file = os.path.join(options.toolkit_prefix, "env.sh")
+    planned = PlannedStep(
+        "toolkit-install",
+        f"install {requirement} into {options.toolkit_prefix} (outside torch's environment) and write {env_file}",
+        step.why or finding.title,
+        (install_argv(options.pip_command, (requirement,), sources=options.sources, target=options.toolkit_prefix,
+                      upgrade=True),),
+        writes_after=((env_file, toolkit_env_text(options.toolkit_prefix)),),
+        params=(("prefix", options.toolkit_prefix), ("env_file", env_file)),
+        offer="--toolkit",
+    )
+    return Part((planned,)) if options.toolkit else Part(offered=(planned,))
+
+
+PLANNERS = (_removals, _torch, _pins, _renew, _recommended, _cutlass_fetch, _cutlass_install, _toolkit)
+
+
+def plan(report: Report, policy: Policy, options: PlanOptions) -> Plan:
+    """The plan for a doctor report: what `envcheck fix` would do about its findings. Pure."""
+    facts = report.facts if report.facts is not None else Facts(Failure("interpreter", "no facts in the report"),
+                                                                Failure("driver", ""), Failure("toolkit", ""), None)
+    return make_plan(report.findings, facts, policy, options)
+
+
+def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options: PlanOptions) -> Plan:
+    failing = [f for f in findings if f.status.is_problem]
+    failing_ids = tuple(f.id for f in failing)
+    manual = tuple(_manual(f, policy, options) for f in failing if f.remedy is None or not f.remedy.steps)
+    interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
+    if interpreter is None:
+        reason = f"the target interpreter could not be read: {getattr(facts.interpreter, 'message', 'unknown')}"
+        return Plan(options.python, (), manual, (), (reason,), failing_ids)
+    blocked: list[str] = []
+    if "python.version" in failing_ids:
+        blocked.append(f"{interpreter.executable} is Python {interpreter.version_text}; the stack needs {policy.python}")
+    required = tuple(_remedy_steps(failing))
+    optional = tuple(_remedy_steps(f for f in findings if f.status is Status.WARN))
+    ground = Ground(policy, options, facts, interpreter, required, optional,
+                    _sort_installs(required + optional, required, policy, interpreter, options.locked))
+    parts = [planner(ground) for planner in PLANNERS]
+    return Plan(
+        options.python,
+        tuple(s for p in parts for s in p.steps),
+        manual,
+        tuple(s for p in parts for s in p.offered),
+        tuple(blocked) + tuple(b for p in parts for b in p.blocked),
+        failing_ids,
+    )
 
 
 def _same_path(a: Optional[str], b: str) -> bool:

@@ -43,7 +43,7 @@ def fixable(findings: Sequence[Finding], facts: Facts, policy: Policy, cutlass_d
         return ()
     plan = make_plan(findings, facts, policy, PlanOptions(
         python=interpreter.executable, state_dir="", cutlass_dir=cutlass_folder(cutlass_dir, facts, env),
-        cutlass_url=policy.cutlass.url,
+        cutlass_url=policy.cutlass.url if policy.cutlass is not None else "",
     ))
     if not plan.runnable:
         return ()

@@ -22,7 +22,7 @@ import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence, TextIO
 
 from packaging.requirements import Requirement
 
@@ -385,3 +385,57 @@ def undo_plan(
         if os.path.exists(path):
             steps.append(PlannedStep("remove-path", f"remove {path}", "envcheck fix created it", params=(("path", path),)))
     return Plan(python, tuple(steps))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Before the first change
+
+
+def _pip_names(argv: Sequence[str]) -> list[str]:
+    if "--" not in argv:
+        return []
+    names = []
+    for text in argv[list(argv).index("--") + 1:]:
+        try:
+            names.append(Requirement(text).name)
+        except Exception:  # noqa: BLE001 - a distribution name for uninstall
+            names.append(text)
+    return names
+
+
+SMALL = 64 * 1024 * 1024  # every distribution up to this size is packed before the first change
+
+
+def save_originals(interpreter: Interpreter, plan: Plan, saved: Path, log: TextIO) -> None:
+    """Pack the installed distributions into wheels before the first change, so undo needs no network.
+
+    Every distribution up to SMALL bytes is packed (pip may upgrade any dependency); bigger ones only when a step
+    names them (up to MAX_SAVED_BYTES): a CUDA build of torch is left to the package sources.
+    """
+    named = {canonical_name(n) for step in plan.steps for argv in step.commands for n in _pip_names(argv)}
+    for dist in _first_copies(interpreter.distributions).values():
+        if dist.editable or dist.name in ("pip",):
+            continue
+        limit = MAX_SAVED_BYTES if dist.name in named else SMALL
+        wheel = save_wheel(dist, saved, max_bytes=limit)
+        log.write(f"# saved {dist.name} {dist.version}: {wheel or 'not packed (too big: undo takes it from the sources)'}\n")
+
+
+def plan_prefix(plan: Plan) -> str:
+    """The folder a plan's toolkit step creates, recorded so that undo removes it ("" when there is none)."""
+    return next((s.param("prefix") for s in plan.steps if s.kind == "toolkit-install"), "")
+
+
+def before_changes(
+    state: Path, interpreter: Interpreter, plan: Plan, checkout: Optional[CheckoutState], branch: str, commit: str,
+    sources: PipSources, log: TextIO,
+) -> str:
+    """Record the environment before fix's first change (the snapshot, and wheels of what may be replaced), unless
+    an earlier fix did not finish: its snapshot is the one to go back to. Returns what was done, for the console."""
+    existing = load(state)
+    if existing is not None and existing.status != "done":
+        return f"Keeping the snapshot of {existing.taken_at} (an earlier fix did not finish)"
+    prefix = plan_prefix(plan)
+    taken = record(interpreter, checkout, branch, created=(prefix,) if prefix else (), sources=sources, cutlass_commit=commit)
+    save_originals(interpreter, plan, state / SAVED_WHEELS, log)
+    return f"Recorded the environment before any change: {save(taken, state)}"

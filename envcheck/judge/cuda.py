@@ -6,7 +6,9 @@ from ..model import Failure, Finding, Remedy, Status, Step
 from ..policy import RECIPE, driver_floor_for, driver_text, spec_text
 from ._common import Context, basis_text, fix_command, satisfies, version_or_none
 
-__all__ = ["cuda_driver", "cuda_toolkit", "is_consumer_gpu"]
+__all__ = ["cuda_driver", "cuda_toolkit", "driver_remedy", "is_consumer_gpu"]
+
+DRIVER_LINK = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
 
 # Forward compatibility (cuda-compat) is supported on datacenter GPUs only; consumer GPUs fail with error 804.
 _CONSUMER_MARKS = ("GeForce", "TITAN", "RTX")
@@ -28,13 +30,8 @@ def cuda_driver(ctx: Context) -> Finding:
     if ctx.no_gpu:
         return Finding(check, title, Status.SKIP, "not checked (--no-gpu)", wanted, why)
     driver = ctx.facts.driver
-    upgrade = (
-        f"Upgrade the host's NVIDIA driver to {floor} or newer (needs root, usually a reboot; it cannot be done "
-        f"from a virtual environment)."
-    )
     if isinstance(driver, Failure):
-        install = f"Install an NVIDIA driver {floor} or newer on a machine with an NVIDIA GPU (or pass --no-gpu on a build machine)."
-        return Finding(check, title, Status.FAIL, driver.message, wanted, why, Remedy(install))
+        return Finding(check, title, Status.FAIL, driver.message, wanted, why, driver_remedy(policy, missing=True))
     found = f"driver {driver.version}, supports CUDA up to {driver.cuda}"
     supported = version_or_none(driver.cuda)
     if supported is not None and supported >= policy.driver_cuda:
@@ -49,11 +46,25 @@ def cuda_driver(ctx: Context) -> Finding:
     own = driver_floor_for(policy.driver_floors, supported) if supported else None
     if supported is not None and own is not None:
         details.append(f"CUDA {driver.cuda} itself needs driver >= {driver_text(own)}; torch's own CUDA runtime may still run here.")
-    text = upgrade
-    commands: tuple = ()
-    datacenter = driver.gpus and not any(is_consumer_gpu(g.name) for g in driver.gpus)
-    if policy.forward_compat:
-        if datacenter:
+    remedy = driver_remedy(policy, tuple(g.name for g in driver.gpus))
+    return Finding(check, title, status, found, wanted, why, remedy, tuple(details))
+
+
+def driver_remedy(policy, gpu_names: tuple[str, ...] = (), *, missing: bool = False, lead: str = "") -> Remedy:
+    """What to do about a driver below the policy's CUDA: the one text doctor, fix and smoke print.
+
+    gpu_names: the GPUs it is for (forward compatibility is offered on datacenter GPUs only); missing: no driver
+    at all; lead: a sentence of the caller's before it (what was seen)."""
+    floor = driver_text(policy.driver_floor)
+    if missing:
+        text = (f"Install an NVIDIA driver {floor} or newer (CUDA {policy.driver_cuda}) on a machine with an NVIDIA "
+                "GPU (or pass --no-gpu on a build machine).")
+    else:
+        text = (f"Upgrade the host's NVIDIA driver to {floor} or newer (CUDA {policy.driver_cuda}): it needs root and "
+                "usually a reboot, and cannot be done from a virtual environment, so envcheck never tries it.")
+    commands: tuple[tuple[str, ...], ...] = ()
+    if policy.forward_compat and not missing:
+        if gpu_names and not any(is_consumer_gpu(name) for name in gpu_names):
             text += (
                 f" In a container on these datacenter GPUs, CUDA forward compatibility can stand in: install "
                 f"{policy.forward_compat} and put /usr/local/cuda/compat first on LD_LIBRARY_PATH."
@@ -61,7 +72,7 @@ def cuda_driver(ctx: Context) -> Finding:
             commands = (("apt-get", "install", "-y", policy.forward_compat),)
         else:
             text += f" Forward compatibility ({policy.forward_compat}) works on datacenter GPUs only (error 804 elsewhere)."
-    return Finding(check, title, status, found, wanted, why, Remedy(text, commands), tuple(details))
+    return Remedy(f"{lead} {text}" if lead else text, commands, link=DRIVER_LINK)
 
 
 def cuda_toolkit(ctx: Context) -> Finding:

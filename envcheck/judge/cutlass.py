@@ -8,24 +8,31 @@ from ..model import Checkout, Failure, Finding, Remedy, Status, Step
 from ..policy import spec_text
 from ._common import Context, fix_command, interpreter_error
 
-__all__ = ["cutlass_checkout", "cutlass_api_install"]
+__all__ = ["cutlass_checkout", "cutlass_api_install", "fetch_remedy"]
 
 
-def _fetch(ctx: Context, why: str) -> Remedy:
-    source = ctx.policy.cutlass
+def fetch_remedy(source, python: str, why: str, text: str = "") -> Remedy:
+    """What to do when the CUTLASS checkout or the package from it is missing: `envcheck fix`, or by hand the very
+    git commands fix runs (fix.cutlass.git_commands) and the editable install. doctor and smoke both say this."""
+    from ..fix.cutlass import git_commands  # the one place the fetch commands are written
+
+    extras = f"[{','.join(source.extras)}]" if source.extras else ""
     return Remedy(
-        text=(
+        text=text or (
             f"Fetch branch {source.branch} of {source.url} at {source.commit[:9]} (shallow, sparse to {source.subdir}) "
             f"and install {source.distribution} from it; `envcheck fix` does both."
         ),
         commands=(
-            fix_command(ctx.python),
-            ("git", "clone", "--filter=blob:none", "--sparse", "--branch", source.branch, source.url, "cutlass"),
-            ("git", "-C", "cutlass", "sparse-checkout", "set", source.subdir),
-            ("git", "-C", "cutlass", "checkout", source.commit),
+            fix_command(python),
+            *git_commands("cutlass", source.url, source.branch, source.commit, source.subdir),
+            (python, "-m", "pip", "install", "-e", f"cutlass/{source.subdir}{extras}"),
         ),
         steps=(Step("cutlass-fetch", (), why), Step("cutlass-install", (), f"{source.distribution} comes from the checkout")),
     )
+
+
+def _fetch(ctx: Context, why: str) -> Remedy:
+    return fetch_remedy(ctx.policy.cutlass, ctx.python, why)
 
 
 def _describe(checkout: Checkout) -> str:

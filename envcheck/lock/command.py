@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..errors import EXIT_FAILED, UsageError
+from ..gitsafe import checked_index_url
 from ..userfile import write_text
 from .build import StackMismatch, build_lock
 from .export import requirements
@@ -53,8 +54,7 @@ def run_lock(
     if live and (target is not None or torch_index_url is not None or without):
         raise UsageError("--from-env (or --python) locks the live environment: --python-version, --platform, "
                          "--torch-index-url and --without apply to a resolved lock only")
-    if not index_url.startswith(("https://", "http://", "file://")):
-        raise UsageError(f"--index-url {index_url!r}: expected an https, http or file URL of a simple index")
+    checked_index_url(index_url, "--index-url")
     from ..policy import resolve
     from ..redact import Redactor
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
+from ..judge.cuda import driver_remedy
+from ..judge.cutlass import fetch_remedy
 from ..model import Facts, Failure, Interpreter, Remedy, Status, Step
 from ..policy import Policy
 from .signatures import SignatureRow, load_signatures
@@ -44,7 +46,8 @@ class Context:
     policy: Policy
     capability: Optional[tuple[int, int]] = None
     gpu: str = ""
-    cutlass_api_found: bool = True
+    cutlass_api_found: bool = True  # the kernel library (`library`) is importable
+    library: str = "cutlass_api"  # the module of the profile's kernel library ([smoke] library)
     cutlass_found: bool = True
     cutedsl_version: Optional[str] = None
     cutedsl_location: Optional[str] = None
@@ -110,29 +113,8 @@ def _dsl_remedy(ctx: Context, text: str) -> Remedy:
 
 
 def _cutlass_api_remedy(ctx: Context, text: str) -> Remedy:
-    source = ctx.policy.cutlass
-    extras = f"[{','.join(source.extras)}]" if source.extras else ""
-    return Remedy(
-        text=text,
-        commands=(
-            ("envcheck", "fix", "--python", ctx.python),
-            ("git", "clone", "--branch", source.branch, "--filter=blob:none", "--sparse", source.url, "cutlass"),
-            ("git", "-C", "cutlass", "checkout", source.commit),
-            ("git", "-C", "cutlass", "sparse-checkout", "set", source.subdir),
-            _pip(ctx, "install", "-e", f"cutlass/{source.subdir}{extras}"),
-        ),
-        steps=(Step("cutlass-fetch", why="cutlass_api has no wheel"), Step("cutlass-install")),
-        link=ctx.policy.link or RECIPE_LINK,
-    )
-
-
-def _driver_remedy(ctx: Context, text: str) -> Remedy:
-    floor = ctx.policy.driver_floor
-    return Remedy(
-        text=f"{text} Install NVIDIA driver {floor} or newer (CUDA {ctx.policy.driver_cuda}); a driver cannot be "
-        "changed from user space, so envcheck will not try.",
-        link="https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
-    )
+    remedy = fetch_remedy(ctx.policy.cutlass, ctx.python, f"{ctx.library} has no wheel", text)
+    return replace(remedy, link=ctx.policy.link or RECIPE_LINK)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -227,11 +209,25 @@ def _cutlass_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
 
 
 def _cutlass_api_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
-    return (
-        "cutlass_api is not importable in the target interpreter, so Inductor's NVGEMM backend offers no kernels.",
-        _cutlass_api_remedy(ctx, "Install cutlass_api from the CUTLASS repository (branch "
-                            f"{ctx.policy.cutlass.branch}); `envcheck fix` does it."),
+    said = f"{ctx.library} is not importable in the target interpreter, so Inductor's NVGEMM backend offers no kernels."
+    source = ctx.policy.cutlass
+    if source is not None and source.module == ctx.library:
+        return said, _cutlass_api_remedy(ctx, f"Install {source.distribution} from the CUTLASS repository (branch "
+                                         f"{source.branch}); `envcheck fix` does it.")
+    rule = next((r for r in ctx.policy.packages if r.module == ctx.library), None)
+    if rule is None:
+        return said, None
+    return said, Remedy(
+        text=f"Install {rule.requirement}; `envcheck fix` does it.",
+        commands=(("envcheck", "fix", "--python", ctx.python), _pip(ctx, "install", rule.requirement)),
+        steps=(Step("pip-install", (rule.requirement,), why=rule.why),),
+        link=ctx.policy.link or RECIPE_LINK,
     )
+
+
+def library_cause_id(library: str) -> str:
+    """The stable cause id of a kernel library that is not importable: cutlass_api -> cutlass-api-missing."""
+    return re.sub(r"[^a-z0-9]+", "-", library.lower()).strip("-") + "-missing"
 
 
 def _torch_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
@@ -278,7 +274,7 @@ def _driver(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
                 "cuda-compat package works only on datacenter GPUs, so the driver itself is too old.")
     else:
         text = f"The NVIDIA driver is too old for the CUDA this stack uses ({said})."
-    return text, _driver_remedy(ctx, "")
+    return text, driver_remedy(ctx.policy, (ctx.gpu,) if ctx.gpu else ())
 
 
 def _out_of_memory(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
@@ -302,7 +298,7 @@ def _no_valid_choices(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
         )
     if cc is not None and cc < ctx.policy.gpu_below.capability:
         return (
-            f"Inductor found no kernel: cutlass_api offers none for compute capability {cc_text} (it needs "
+            f"Inductor found no kernel: {ctx.library} offers none for compute capability {cc_text} (it needs "
             f"{ctx.policy.gpu_below.capability[0]}.{ctx.policy.gpu_below.capability[1]} or newer).",
             Remedy(text="Run on a GPU of compute capability 8.0 or newer."),
         )
@@ -316,12 +312,12 @@ def _no_valid_choices(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
         )
     if ctx.dtype not in ("bfloat16", "float16"):
         return (
-            f"Inductor found no kernel: cutlass_api has no {ctx.dtype} GEMM for compute capability {cc_text}.",
+            f"Inductor found no kernel: {ctx.library} has no {ctx.dtype} GEMM for compute capability {cc_text}.",
             Remedy(text="Use bfloat16 or float16 inputs."),
         )
     return (
         f"Inductor found no CuteDSL kernel for this {ctx.dtype} GEMM on compute capability {cc_text}, although "
-        "cutlass_api is importable: every candidate failed to compile or was rejected. The log shows each "
+        f"{ctx.library} is importable: every candidate failed to compile or was rejected. The log shows each "
         "candidate's error.",
         _dsl_remedy(ctx, "Check that nvidia-cutlass-dsl and cutlass_api are the versions the policy names "
                     "(`envcheck doctor`), then read the log."),
@@ -472,14 +468,16 @@ def context_from(facts: Facts, policy: Policy, python: str, backends: str = "", 
     gpus = getattr(facts.driver, "gpus", ()) or ()
     first = gpus[0] if gpus else None
     dsl = interpreter.dist(policy.cutedsl.name) if interpreter else None
-    api = interpreter.module(policy.cutlass.module) if interpreter else None
+    library = policy.smoke.library or (policy.cutlass.module if policy.cutlass is not None else "")
+    api = interpreter.module(library) if interpreter and library else None
     cutlass = interpreter.module(policy.cutedsl_module) if interpreter else None
     return Context(
         python=python,
         policy=policy,
         capability=first.capability if first else None,
         gpu=f"{first.name} ({first.capability_text})" if first else "",
-        cutlass_api_found=bool(api and api.origin) if interpreter else True,
+        cutlass_api_found=bool(api and api.origin) if interpreter and library else True,
+        library=library,
         cutlass_found=bool(cutlass and cutlass.origin) if interpreter else True,
         cutedsl_version=dsl.version if dsl else None,
         cutedsl_location=dsl.location if dsl else None,
@@ -488,7 +486,7 @@ def context_from(facts: Facts, policy: Policy, python: str, backends: str = "", 
         split_packages=tuple(sorted({d.name for d in interpreter.distributions if d.name.startswith(DSL_LIBS_PREFIX)}))
         if interpreter
         else (),
-        backends=backends or policy.backend,
+        backends=backends or ",".join(policy.smoke.backends),
         dtype=dtype,
     )
 
@@ -524,6 +522,6 @@ def preflight(facts: Facts, policy: Policy, ctx: Context) -> Optional[Cause]:
         said, remedy = _cutlass_missing(policy.cutedsl_module, ctx)
         return Cause("cutlass-not-importable", said, remedy, evidence=f"find_spec({policy.cutedsl_module!r}) is None")
     if not ctx.cutlass_api_found:
-        said, remedy = _cutlass_api_missing(policy.cutlass.module, ctx)
-        return Cause("cutlass-api-missing", said, remedy, evidence=f"find_spec({policy.cutlass.module!r}) is None")
+        said, remedy = _cutlass_api_missing(ctx.library, ctx)
+        return Cause(library_cause_id(ctx.library), said, remedy, evidence=f"find_spec({ctx.library!r}) is None")
     return None

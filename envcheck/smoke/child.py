@@ -18,6 +18,7 @@ Debug hook: ENVCHECK_SMOKE_PROFILE=PATH writes a cProfile of the run to PATH.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -47,6 +48,8 @@ RESULT_SCHEMA = (
     "timings",  # [[phase, seconds since start], ...]
     "code",  # where the generated code was written, or null
     "kernel_lookup",  # "inductor": cutlass_api enumerated in full; "seeded": from a verified marker (see below)
+    "library",  # --library runs: the module called directly (no Inductor), else null
+    "tried",  # --library runs: [{"kernel", "error"}] for each candidate that failed before the one that ran
     "error",  # null, or {"type", "message", "traceback"}
     "process",  # what the process really loaded: {"libraries": [LIBRARY...], "modules": {name: file}} (below)
 )
@@ -83,18 +86,28 @@ class SmokeWrongResult(SmokeError):
     """The CuteDSL kernel ran and its result does not match the fp32 reference."""
 
 
-def find_kernel(code):
+class SmokeNoKernel(SmokeError):
+    """The library offers no kernel for this GEMM on this GPU, or none of the ones tried compiled and ran."""
+
+
+def find_kernel(code, call_pattern=None, kernel_pattern=None):
     """(call, kernel, fallbacks) named in Inductor's generated code. Pure: the tests feed it real generated code.
 
-    call: the name passed to async_compile.nv_universal_gemm; kernel: the cutlass_api kernel name the generated
+    call: the name passed to async_compile.nv_universal_gemm; kernel: the library's kernel name the generated
     module looks up (the `_GEMM_KERNEL_NAME = "cutedsl..."` assignment, else any cutedsl.* name); fallbacks: what
-    else computes a GEMM there (cuBLAS, Triton).
+    else computes a GEMM there (cuBLAS, Triton). A profile may give its own patterns: call_pattern's group 1 is the
+    call, kernel_pattern's group 1 (or the whole match when it has no group) is the kernel.
     """
-    call = _CALL.search(code)
-    named = _NAME_VAR.search(code) or _CUTEDSL.search(code)
+    call = re.compile(call_pattern).search(code) if call_pattern else _CALL.search(code)
     kernel = None
-    if named is not None:
-        kernel = named.group(1) if named.re is _NAME_VAR else named.group(0)
+    if kernel_pattern:
+        named = re.compile(kernel_pattern).search(code)
+        if named is not None:
+            kernel = named.group(1) if named.re.groups else named.group(0)
+    else:
+        named = _NAME_VAR.search(code) or _CUTEDSL.search(code)
+        if named is not None:
+            kernel = named.group(1) if named.re is _NAME_VAR else named.group(0)
     fallbacks = [label for needle, label in _FALLBACKS if needle in code]
     return (call.group(1) if call else None), kernel, fallbacks
 
@@ -222,7 +235,8 @@ def _versions():
     from importlib import metadata
 
     found = {}
-    for name in ("torch", "triton", "nvidia-cutlass-dsl", "cutlass_api", "apache-tvm-ffi", "nvidia-matmul-heuristics"):
+    for name in ("torch", "triton", "nvidia-cutlass-dsl", "cutlass_api", "nvidia-cutlass-operators", "apache-tvm-ffi",
+                 "nvidia-matmul-heuristics"):
         try:
             found[name] = metadata.version(name)
         except Exception:  # not installed: leave it out
@@ -329,14 +343,10 @@ def _record_full_lookup(marker, versions):
         pass
 
 
-def smoke(args, run):
-    result = run.result
-    run.phase("import-torch")
-    import torch
-
+def _cuda_device(torch, result):
+    """Device 0, recorded in the result; SmokeNoCuda when torch sees none."""
     result["versions"] = _versions()
     result["versions"]["torch_cuda"] = torch.version.cuda
-    run.phase("cuda")
     if not torch.cuda.is_available():
         raise SmokeNoCuda(
             "torch %s (CUDA build %s) sees no CUDA device (torch.cuda.is_available() is False)"
@@ -348,18 +358,49 @@ def smoke(args, run):
         "name": torch.cuda.get_device_name(device),
         "capability": list(torch.cuda.get_device_capability(device)),
     }
-    if "NVGEMM" in args.backends.split(",") and not args.no_import_check:
-        # Inductor only looks for these with find_spec; importing them here surfaces the real error (a broken
-        # .pth, an API mismatch) instead of a bare "no choices".
-        run.phase("import-cutlass")
-        import cutlass  # noqa: F401
-        import cutlass_api  # noqa: F401
+    return device
 
-    run.phase("inputs")
+
+def _inputs(torch, args, device):
     dtype = getattr(torch, args.dtype)
     generator = torch.Generator(device=device).manual_seed(0)
     a = torch.randn(args.m, args.k, device=device, dtype=dtype, generator=generator)
     b = torch.randn(args.k, args.n, device=device, dtype=dtype, generator=generator)
+    return a, b
+
+
+def _check(torch, out, a, b, args, result):
+    """Compare out with the fp32 reference of a @ b; SmokeWrongResult outside the dtype's tolerance."""
+    reference = a.float() @ b.float()
+    max_error = (out.float() - reference).abs().max().item()
+    max_ref = reference.abs().max().item()
+    atol, rtol = TOLERANCES[args.dtype]
+    result["max_error"] = max_error
+    result["tolerance"] = {"atol": atol, "rtol": rtol}
+    if not (max_error == max_error and within_tolerance(max_error, max_ref, args.dtype)):  # NaN fails too
+        raise SmokeWrongResult(
+            "max |out - ref| = %.4g exceeds %s's tolerance atol=%g + rtol=%g * max|ref| (%.4g)"
+            % (max_error, args.dtype, atol, rtol, max_ref)
+        )
+
+
+def smoke(args, run):
+    """The GEMM through torch.compile, restricted to the CuteDSL backend, proved from the generated code."""
+    result = run.result
+    run.phase("import-torch")
+    import torch
+
+    run.phase("cuda")
+    device = _cuda_device(torch, result)
+    if "NVGEMM" in args.backends.split(",") and not args.no_import_check:
+        # Inductor only looks for these with find_spec; importing them here surfaces the real error (a broken
+        # .pth, an API mismatch) instead of a bare "no choices".
+        run.phase("import-cutlass")
+        for module in _names(args.modules):
+            importlib.import_module(module)
+
+    run.phase("inputs")
+    a, b = _inputs(torch, args, device)
 
     def gemm(x, y):
         return torch.mm(x, y)
@@ -380,26 +421,17 @@ def smoke(args, run):
         with open(args.code_out, "w", encoding="utf-8") as handle:
             handle.write(code)
         result["code"] = args.code_out
-    call, kernel, fallbacks = find_kernel(code)
+    call, kernel, fallbacks = find_kernel(code, args.call_pattern, args.kernel_pattern)
     result["call"], result["kernel"] = call, kernel
     if call is None:
         raise SmokeFellBack(
-            "Inductor's generated code has no async_compile.nv_universal_gemm call%s"
-            % (": the GEMM ran on " + " and ".join(fallbacks) if fallbacks else "")
+            "Inductor's generated code has no %s call%s"
+            % (args.call_pattern or "async_compile.nv_universal_gemm",
+               ": the GEMM ran on " + " and ".join(fallbacks) if fallbacks else "")
         )
 
     run.phase("check")
-    reference = a.float() @ b.float()
-    max_error = (out.float() - reference).abs().max().item()
-    max_ref = reference.abs().max().item()
-    atol, rtol = TOLERANCES[args.dtype]
-    result["max_error"] = max_error
-    result["tolerance"] = {"atol": atol, "rtol": rtol}
-    if not (max_error == max_error and within_tolerance(max_error, max_ref, args.dtype)):  # NaN fails too
-        raise SmokeWrongResult(
-            "max |out - ref| = %.4g exceeds %s's tolerance atol=%g + rtol=%g * max|ref| (%.4g)"
-            % (max_error, args.dtype, atol, rtol, max_ref)
-        )
+    _check(torch, out, a, b, args, result)
 
     run.phase("run")
     result["run_s"] = _time_calls(torch, compiled, a, b, args.runs)
@@ -408,6 +440,77 @@ def smoke(args, run):
         _record_full_lookup(args.lookup_marker, result["versions"])
     result["ok"] = True
     run.phase("done")
+
+
+def _library_module():
+    """envcheck/smoke/library.py: imported as envcheck.smoke.library in envcheck's own process (tests), and as
+    smoke_library beside this script in a run directory."""
+    try:
+        from . import library  # type: ignore
+    except ImportError:
+        import smoke_library as library  # type: ignore
+    return library
+
+
+def library_smoke(args, run):
+    """The GEMM through the profile's kernel library directly, no Inductor: candidates are tried in the library's
+    order until one compiles, runs and matches the fp32 reference (at most --tries of them)."""
+    library = _library_module()
+    result = run.result
+    result["library"] = args.library
+    result["tried"] = []
+    run.phase("import-torch")
+    import torch
+
+    run.phase("cuda")
+    device = _cuda_device(torch, result)
+    run.phase("import-library")
+    for module in _names(args.modules) or [args.library]:
+        importlib.import_module(module)
+    result["versions"][args.library] = library.library_version(args.library)
+
+    run.phase("inputs")
+    a, b = _inputs(torch, args, device)
+    out = torch.empty(args.m, args.n, device=device, dtype=a.dtype)
+
+    run.phase("kernel-lookup")
+    capability = tuple(result["gpu"]["capability"])
+    kernels = library.candidates(args.library, a, b, out, capability)
+    if not kernels:
+        raise SmokeNoKernel(
+            "%s offers no kernel for a %dx%dx%d %s GEMM on compute capability %d.%d"
+            % ((args.library, args.m, args.n, args.k, args.dtype) + capability)
+        )
+    for kernel in kernels[: max(1, args.tries)]:
+        run.phase("compile")
+        began = time.perf_counter()
+        try:
+            compiled = kernel.compile()
+            result["compile_s"] = round(time.perf_counter() - began, 3)
+            run.phase("check")
+            out.zero_()
+            kernel.run(compiled)
+            torch.cuda.synchronize()
+            _check(torch, out, a, b, args, result)
+        except Exception as exc:  # this candidate failed: the next one may work; all are reported
+            result["tried"].append({"kernel": kernel.name, "error": "%s: %s" % (type(exc).__name__, str(exc)[:2000])})
+            continue
+        result["kernel"] = kernel.name
+        break
+    else:
+        raise SmokeNoKernel(
+            "none of the first %d of %d kernels %s offers compiled, ran and matched the reference: %s"
+            % (len(result["tried"]), len(kernels), args.library, result["tried"][-1]["error"])
+        )
+
+    run.phase("run")
+    result["run_s"] = _time_calls(torch, lambda x, y: kernel.run(compiled), a, b, args.runs)
+    result["ok"] = True
+    run.phase("done")
+
+
+def _names(text):
+    return [name for name in (text or "").split(",") if name]
 
 
 def parse_args(argv):
@@ -421,6 +524,11 @@ def parse_args(argv):
     parser.add_argument("--code-out", default=None, help="write Inductor's generated code here")
     parser.add_argument("--no-import-check", action="store_true", help="leave importing cutlass to Inductor")
     parser.add_argument("--lookup-marker", default=None, help="where the full kernel enumeration is recorded")
+    parser.add_argument("--modules", default="cutlass,cutlass_api", help="modules imported first, comma-separated")
+    parser.add_argument("--call-pattern", default=None, help="regex: the kernel call in the generated code (group 1)")
+    parser.add_argument("--kernel-pattern", default=None, help="regex: the kernel name in the generated code")
+    parser.add_argument("--library", default=None, help="call this kernel library directly instead of Inductor")
+    parser.add_argument("--tries", type=int, default=4, help="--library: candidates tried before giving up")
     return parser.parse_args(argv)
 
 
@@ -435,7 +543,7 @@ def main(argv=None):
         profiler = cProfile.Profile()
         profiler.enable()
     try:
-        smoke(args, run)
+        (library_smoke if args.library else smoke)(args, run)
     except BaseException as exc:  # noqa: BLE001 - every failure, Ctrl-C included, becomes the result line
         kind = type(exc)
         text = traceback.format_exc()

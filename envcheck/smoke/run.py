@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Callable, Mapping, Optional, TextIO
@@ -30,12 +30,12 @@ from packaging.version import InvalidVersion, Version
 
 from .. import paths
 from ..errors import UsageError
-from ..model import Facts, Remedy, Status, Toolkit
+from ..model import Facts, Remedy, SmokeResult, Status, Toolkit, plain
 from ..policy import Policy
 from ..proc import kill_group
 from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from .child import PHASE_PREFIX, RESULT_PREFIX
-from .forensics import ProcessRecord, process_from, summary
+from .forensics import process_from, summary
 
 __all__ = [
     "SmokeResult",
@@ -87,70 +87,7 @@ class SmokeShape:
         return f"{self.m}x{self.n}x{self.k} {self.dtype}"
 
 
-@dataclass(frozen=True)
-class SmokeResult:
-    """What one smoke run proved, or why it could not."""
-
-    status: Status
-    summary: str  # one line for people
-    kernel: Optional[str] = None  # "cutedsl.Sm80TensorOpGemmKernel_..."
-    call: Optional[str] = None  # "nv_universal_gemm_fused_mm_<hash>"
-    gpu: Optional[str] = None  # "NVIDIA H200 (9.0)"
-    compile_s: Optional[float] = None  # first call of the compiled GEMM (compile, autotune, kernel JIT, run)
-    run_s: Optional[float] = None  # one call afterwards (median, CUDA events)
-    elapsed_s: Optional[float] = None  # the whole child, interpreter start-up included
-    max_error: Optional[float] = None
-    tolerance: Optional[str] = None
-    cause: Optional[str] = None  # a sentence: why it failed or was skipped
-    cause_id: Optional[str] = None  # stable: "cutlass-api-missing", "timeout", ...
-    remedy: Optional[Remedy] = None
-    evidence: str = ""  # the output line that shows the cause
-    log: Optional[str] = None
-    backends: str = ""
-    shape: str = ""
-    warm: Optional[bool] = None  # Inductor's FX graph cache answered (a warm run)
-    kernel_lookup: Optional[str] = None  # "inductor" (full cutlass_api enumeration) or "seeded" (see child.py)
-    cache_dir: Optional[str] = None
-    versions: tuple[tuple[str, str], ...] = ()
-    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
-    process: Optional[ProcessRecord] = None  # what the child really loaded (envcheck/smoke/forensics.py)
-
-    @property
-    def exit_code(self) -> int:
-        """0 when the GEMM ran and was proved; a skip proved nothing, so it is 1 like a failure."""
-        return 1 if self.status.is_problem or self.status is Status.SKIP else 0
-
-    def to_dict(self) -> dict:
-        return {
-            "status": self.status.value,
-            "summary": self.summary,
-            "kernel": self.kernel,
-            "call": self.call,
-            "gpu": self.gpu,
-            "backends": self.backends,
-            "shape": self.shape,
-            "timings": {"compile_s": self.compile_s, "run_s": self.run_s, "elapsed_s": self.elapsed_s,
-                        "phases": [list(p) for p in self.timings]},
-            "numerics": {"max_error": self.max_error, "tolerance": self.tolerance},
-            "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause, "evidence": self.evidence},
-            "remedy": remedy_dict(self.remedy),
-            "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
-            "versions": dict(self.versions),
-            "process": self.process.to_dict() if self.process is not None else None,
-            "log": self.log,
-        }
-
-
-def remedy_dict(remedy: Optional[Remedy]) -> Optional[dict]:
-    if remedy is None:
-        return None
-    return {
-        "text": remedy.text,
-        "commands": [list(c) for c in remedy.commands],
-        "steps": [{"kind": s.kind, "args": list(s.args), "why": s.why} for s in remedy.steps],
-        "link": remedy.link,
-        "automatic": remedy.automatic,
-    }
+remedy_dict = plain  # the one JSON shape of a remedy (explain uses it too)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -158,12 +95,9 @@ def remedy_dict(remedy: Optional[Remedy]) -> Optional[dict]:
 
 
 def smoke_backends(policy: Policy, capability: Optional[tuple[int, int]]) -> str:
-    """The backends the smoke run allows: the policy's CuteDSL backend, and on CC 10.x the CUTEDSL grouped-mm
-    path too. Never ATEN or TRITON, so nothing can fall back silently."""
-    backends = [policy.backend]
-    if capability is not None and capability[0] == 10 and "CUTEDSL" not in backends:
-        backends.append("CUTEDSL")
-    return ",".join(backends)
+    """The backends the smoke run allows: the profile's (`[smoke] backends`), plus those it names for this GPU
+    (the CUTEDSL grouped-mm path on CC 10.x). Never ATEN or TRITON, so nothing can fall back silently."""
+    return ",".join(policy.smoke.backends_for(capability))
 
 
 def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) -> dict[str, str]:
@@ -266,13 +200,15 @@ def run_smoke(
     env: Optional[Mapping[str, str]] = None,
     child: Optional[Path] = None,
     backends: Optional[str] = None,
+    library: bool = False,
     progress: Callable[[str], None] = lambda message: None,
 ) -> SmokeResult:
     """Prove the stack with one GEMM. Never raises for anything the target does: every outcome is a SmokeResult.
 
     cache_dir: envcheck's cache root (default paths.cache_dir()); Inductor's cache is cache_dir/inductor.
     child: the script to run (default envcheck/smoke/child.py; tests pass others). backends: override the
-    backends the policy and the GPU imply (used to capture failures).
+    backends the policy and the GPU imply (used to capture failures). library: call the profile's kernel library
+    directly (smoke/library.py) instead of going through Inductor.
     """
     base_env = dict(os.environ if env is None else env)
     cache_root = Path(cache_dir) if cache_dir is not None else paths.cache_dir(base_env)
@@ -295,20 +231,27 @@ def run_smoke(
     run_dir = _new_run_dir(cache_root)
     (cache_root / "inductor").mkdir(parents=True, exist_ok=True)
     log_path = run_dir / "smoke.log"
-    script = run_dir / "smoke_child.py"  # the name logs and users know, whatever the source file is called
-    script.write_text(
-        child.read_text(encoding="utf-8") if child else resources.files("envcheck.smoke").joinpath("child.py").read_text(encoding="utf-8"),
-        encoding="utf-8",
-    )
+    script = write_child(run_dir, child)
     argv = [
         python, str(script), "--m", str(shape.m), "--n", str(shape.n), "--k", str(shape.k),
-        "--dtype", shape.dtype, "--backends", backends, "--code-out", str(run_dir / "output_code.py"),
-        "--lookup-marker", str(cache_root / "inductor" / LOOKUP_MARKER),
+        "--dtype", shape.dtype, *profile_arguments(policy),
     ]
-    progress(
-        f"compiling a {shape.text} GEMM with {backends} in {python} "
-        f"({'warm cache' if warm_before else 'cold cache: half a minute or more'}); log: {log_path}"
-    )
+    if library and not library_module(policy):
+        return _from_cause(Cause("no-library", f"The profile {policy.id} names no kernel library ([smoke] library), so "
+                                 "there is nothing to call directly.", Remedy(text="Run `envcheck smoke` without --library.")),
+                           **common)
+    if library:
+        argv += ["--library", library_module(policy)]
+        progress(f"running a {shape.text} GEMM through {library_module(policy)} directly in {python}; log: {log_path}")
+    else:
+        argv += [
+            "--backends", backends, "--code-out", str(run_dir / "output_code.py"),
+            "--lookup-marker", str(cache_root / "inductor" / LOOKUP_MARKER),
+        ]
+        progress(
+            f"compiling a {shape.text} GEMM with {backends} in {python} "
+            f"({'warm cache' if warm_before else 'cold cache: half a minute or more'}); log: {log_path}"
+        )
     common["log"] = str(log_path)
     with open(log_path, "w", encoding="utf-8") as log:
         log.write(f"# envcheck smoke: {' '.join(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
@@ -332,6 +275,36 @@ def run_smoke(
     return _from_cause(cause, **{**common, **measured})
 
 
+CHILD_FILES = (("child.py", "smoke_child.py"), ("library.py", "smoke_library.py"))
+
+
+def write_child(run_dir: Path, child: Optional[Path] = None) -> Path:
+    """Copy the child script (smoke_child.py, the name logs and users know) and the library adapters it imports
+    (smoke_library.py) into run_dir; return the script's path. child: another script in place of child.py (tests)."""
+    package = resources.files("envcheck.smoke")
+    for source, name in CHILD_FILES:
+        text = child.read_text(encoding="utf-8") if child and source == "child.py" else package.joinpath(source).read_text(encoding="utf-8")
+        (run_dir / name).write_text(text, encoding="utf-8")
+    return run_dir / CHILD_FILES[0][1]
+
+
+def library_module(policy: Policy) -> str:
+    """The module of the profile's kernel library, the one Inductor's NVGEMM backend calls ("" when it names none)."""
+    return policy.smoke.library
+
+
+def profile_arguments(policy: Policy) -> list[str]:
+    """What the child must know of the profile: the modules Inductor looks for (imported first, so that a broken
+    one shows its real error), and how the generated code names the kernel call and the kernel."""
+    modules = policy.inductor_modules or (policy.cutedsl_module, *((library_module(policy),) if library_module(policy) else ()))
+    argv = ["--modules", ",".join(modules)]
+    if policy.smoke.call_pattern:
+        argv += ["--call-pattern", policy.smoke.call_pattern]
+    if policy.smoke.kernel_pattern:
+        argv += ["--kernel-pattern", policy.smoke.kernel_pattern]
+    return argv
+
+
 def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
     result = result or {}
     gpu = result.get("gpu") or {}
@@ -353,6 +326,8 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
         "tolerance": f"atol {tolerance['atol']:g} + rtol {tolerance['rtol']:g}" if tolerance else None,
         "warm": warm,
         "kernel_lookup": result.get("kernel_lookup"),
+        "library": result.get("library"),
+        "tried": tuple((str(t.get("kernel")), str(t.get("error"))) for t in (result.get("tried") or []) if isinstance(t, dict)),
         "versions": versions,
         "timings": tuple((str(p), float(t)) for p, t in (result.get("timings") or [])),
         "process": process_from(result),
@@ -360,8 +335,13 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
 
 
 def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeResult:
+    if fields["library"]:
+        through = f"{fields['library']} directly (no Inductor)"
+        fields = {**fields, "warm": None}
+    else:
+        through = fields["call"]
     summary = (
-        f"{fields['kernel']} ran on {fields['gpu']} through {fields['call']}: compile {fields['compile_s']:.1f} s"
+        f"{fields['kernel']} ran on {fields['gpu']} through {through}: compile {fields['compile_s']:.1f} s"
         f"{' (warm)' if fields['warm'] else ' (cold)' if fields['warm'] is False else ''}, "
         f"run {fields['run_s'] * 1e3:.3f} ms, max error {fields['max_error']:.3g}"
     )
@@ -427,12 +407,13 @@ def smoke_command(
     as_json: bool = False,
     allow_skip: bool = False,
     cache_dir: Optional[Path] = None,
+    library: bool = False,
     out: Optional[TextIO] = None,
     err: Optional[TextIO] = None,
     output: Optional[Path] = None,
 ) -> int:
     """`envcheck smoke`: gather, run, print (or write `output` atomically). 0 pass or warn; 1 fail, or skipped
-    (no GPU) unless allow_skip."""
+    (no GPU) unless allow_skip. library: `--library`, the profile's kernel library called directly, not Inductor."""
     if not (0 < timeout <= MAX_TIMEOUT):  # nan fails every comparison
         raise UsageError(f"--timeout {timeout:g}: expected a number of seconds above 0 and at most {MAX_TIMEOUT:g}")
     if output is not None:
@@ -441,30 +422,31 @@ def smoke_command(
         from ..atomic import write_text_atomic
 
         buffer = io.StringIO()
-        code = smoke_command(python, policy_file, timeout=timeout, fresh=fresh, as_json=as_json, cache_dir=cache_dir,
-                             out=buffer, err=err, allow_skip=allow_skip)
+        code = smoke_command(python, policy_file, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json,
+                             cache_dir=cache_dir, out=buffer, err=err, allow_skip=allow_skip, library=library)
         write_text_atomic(output, buffer.getvalue())
         return code
     out = out or sys.stdout
     err = err or sys.stderr
-    from .. import policy as policy_module
-    from ..gather import Gatherers, Sources, gather
-
+    from ..doctor import gather_selected
+    from ..gather import Gatherers
+    from ..policy import candidates
     from ..target import require_interpreter, resolve_python
 
     target = resolve_python(python)  # a bad --python is a usage error, GPU or not
-    chosen = policy_module.resolve(policy_file, profile=profile)
-    # The smoke run needs the interpreter and the GPUs; nvcc and the CUTLASS checkout are doctor's business.
-    facts = gather(
-        Sources.for_policy(target, chosen),
-        Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None),
+    # The profile that covers the installed torch, unless one is named. The smoke run needs the interpreter and the
+    # GPUs; nvcc and the CUTLASS checkout are doctor's business.
+    chosen, choice, facts = gather_selected(
+        target, None, candidates(policy_file, profile),
+        gatherers=Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None),
     )
     require_interpreter(target, facts.interpreter)  # not Python, or hung: nothing to prove anything in (exit 2)
+    err.write(f"envcheck: profile {choice.id}: {choice.reason}\n")
 
     def say(message: str) -> None:
         print(f"envcheck: {message}", file=err, flush=True)
 
-    result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, progress=say)
+    result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, library=library, progress=say)
     if as_json:
         json.dump({"schema_version": SCHEMA_VERSION, "profile": chosen.id, "target": target, "smoke": result.to_dict()}, out, indent=2)
         out.write("\n")
@@ -478,7 +460,14 @@ def smoke_command(
 def render_text(result: SmokeResult) -> str:
     """The result for people: a status line, then what was proved or what to do."""
     lines = [f"smoke  {result.status.value.upper():5}  {result.summary}"]
-    if result.status in (Status.PASS, Status.WARN):
+    if result.status in (Status.PASS, Status.WARN) and result.library:
+        lines.append(f"  kernel    {result.kernel}")
+        lines.append(f"  library   {result.library} (called directly, no Inductor)")
+        lines.append(f"  gpu       {result.gpu}")
+        lines.append(f"  compile   {result.compile_s:.2f} s (the library's JIT compile of this kernel)")
+        lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape})")
+        lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
+    elif result.status in (Status.PASS, Status.WARN):
         lines.append(f"  kernel    {result.kernel}")
         lines.append(f"  call      {result.call}")
         lines.append(f"  gpu       {result.gpu}")
@@ -486,6 +475,8 @@ def render_text(result: SmokeResult) -> str:
         lines.append(f"  compile   {result.compile_s:.2f} s ({'warm' if result.warm else 'cold'} cache {result.cache_dir}{lookup})")
         lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape}, {result.backends})")
         lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
+    for kernel, error in result.tried:
+        lines.append(f"  tried     {kernel}: {error}")
     if result.process is not None and result.process.libraries:
         lines.append(f"  loaded    {summary(result.process)}")
     if result.evidence:
