@@ -15,13 +15,13 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Iterable, Mapping, Optional
 from urllib.parse import urlparse
 
 from .errors import UsageError
 from .redact import Redactor
 
-__all__ = ["GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "checked_url", "checked_index_url", "environment", "open_repo",
+__all__ = ["GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "checked_url", "checked_index_url", "environment", "filter_drivers", "open_repo",
            "init_repo", "upload_pack"]
 
 GIT_URL_SCHEMES = ("https", "ssh", "file")
@@ -56,14 +56,21 @@ _FILTER_KEY = re.compile(r"^filter\.(?P<driver>.+)\.(clean|smudge|process|requir
 FILE_UPLOAD_PACK = "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
 
 
-def environment(repo_dir: Optional[str | Path] = None, base: Optional[Mapping[str, str]] = None) -> dict[str, str]:
-    """The variables to add to git's environment so that nothing configured in `repo_dir` runs."""
+def environment(
+    repo_dir: Optional[str | Path] = None, base: Optional[Mapping[str, str]] = None,
+    drivers: Optional[Iterable[str]] = None,
+) -> dict[str, str]:
+    """The variables to add to git's environment so that nothing configured in `repo_dir` runs.
+
+    drivers: the filter drivers to empty, when the caller has read them already (`filter_drivers`); else they are
+    read from repo_dir's configuration."""
     base = os.environ if base is None else base
     pairs = list(_NEUTRAL)
-    if repo_dir is not None:
-        for driver in _filter_drivers(Path(repo_dir), base):
-            pairs += [(f"filter.{driver}.{key}", "") for key in ("clean", "smudge", "process")]
-            pairs.append((f"filter.{driver}.required", "false"))
+    if drivers is None:
+        drivers = _filter_drivers(Path(repo_dir), base) if repo_dir is not None else ()
+    for driver in drivers:
+        pairs += [(f"filter.{driver}.{key}", "") for key in ("clean", "smudge", "process")]
+        pairs.append((f"filter.{driver}.required", "false"))
     try:
         first = int(base.get("GIT_CONFIG_COUNT", "0") or 0)  # settings the user passed this way stay, before ours
     except ValueError:
@@ -88,8 +95,12 @@ def _filter_drivers(repo_dir: Path, base: Mapping[str, str]) -> list[str]:
         )
     except (OSError, subprocess.TimeoutExpired):
         return []
-    names = done.stdout.decode("utf-8", "replace").split("\0")
-    return sorted({m["driver"] for m in map(_FILTER_KEY.match, names) if m})
+    return filter_drivers(done.stdout.decode("utf-8", "replace").split("\0"))
+
+
+def filter_drivers(config_keys: Iterable[str]) -> list[str]:
+    """The filter driver names among configuration keys (`filter.<driver>.smudge` and the like; a name may hold dots)."""
+    return sorted({m["driver"] for m in map(_FILTER_KEY.match, config_keys) if m})
 
 
 def _git():

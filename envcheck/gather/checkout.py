@@ -1,14 +1,15 @@
 """Facts about the CUTLASS checkout, read with git itself: where it is, which commit, clean or dirty, what it holds.
 
-Reading takes six short git calls, each with the repository's executing settings neutralised (envcheck.gitsafe);
+Reading takes four short git calls, each with the repository's executing settings neutralised (envcheck.gitsafe);
 GitPython, which the fixer uses to change a checkout, is not imported for it (it is most of doctor's start-up)."""
 
 from __future__ import annotations
 
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 from .. import gitsafe, proc
 from ..model import Checkout, Interpreter
@@ -43,11 +44,13 @@ def locate_checkout(
 
 
 class _Git:
-    """git in one folder, every call with the repository's executing settings neutralised and under a time limit."""
+    """git in one folder, every call with the repository's executing settings neutralised and under a time limit.
 
-    def __init__(self, folder: Path, timeout: float = 30.0):
+    drivers: the filter drivers to empty; () for calls that run no filter (rev-parse, config, cat-file)."""
+
+    def __init__(self, folder: Path, drivers: Sequence[str] = (), timeout: float = 30.0):
         self.folder, self.timeout = folder, timeout
-        self.env = {**os.environ, **gitsafe.environment(folder)}
+        self.env = {**os.environ, **gitsafe.environment(folder, drivers=drivers)}
 
     def __call__(self, *args: str) -> tuple[bool, str]:
         """(whether git succeeded, its standard output)."""
@@ -63,6 +66,8 @@ class _Git:
 
 
 _TRUE = ("true", "yes", "on", "1", "")  # git's spellings of a true boolean (a bare key is true)
+# One read of the settings doctor reports, and of the filter drivers `git status` must not run.
+_SETTINGS = r"^(core\.sparsecheckout|remote\..*\.url|filter\..*)$"
 
 
 def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
@@ -73,41 +78,50 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
     package_version = _package_version(folder / subdir, module)
     if not folder.is_dir():
         return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
-    # An untrusted checkout: nothing its configuration names runs, and reading it rewrites nothing.
-    first = _Git(folder)
-    ok, out, err = first.run("rev-parse", "--show-toplevel", "--is-shallow-repository")
-    lines = out.splitlines()
+    # An untrusted checkout: nothing its configuration names runs, and reading it rewrites nothing. Four git calls
+    # in two rounds of two (doctor's start-up is a measured goal): where and what HEAD is, with the settings; then
+    # the status, with the filter drivers emptied, and whether the commit is CUTLASS.
+    reader = _Git(folder)
+    with ThreadPoolExecutor(2) as pool:
+        where = pool.submit(reader.run, "rev-parse", "--show-toplevel", "--is-shallow-repository", "HEAD",
+                            "--abbrev-ref", "HEAD")
+        config = pool.submit(reader, "config", "--null", "--get-regexp", _SETTINGS)
+        ok, out, err = where.result()
+        settings = [entry.partition("\n") for entry in config.result()[1].split("\0") if entry]
     if not ok and "dubious ownership" in err:  # a repository git will not read as this user: say so, not "no repo"
         raise RuntimeError(next((line for line in err.splitlines() if line.startswith("fatal:")), err.strip()))
-    if not ok or len(lines) < 2:  # not inside a work tree (or a bare repository)
-        return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
-    root = Path(lines[0])
-    git = first if root == folder.resolve() else _Git(root)  # the filter drivers are the work tree's own
+    lines = out.splitlines()
+    if not ok:  # no commits yet, or not a repository at all
+        ok, out = reader("rev-parse", "--show-toplevel")
+        if not ok or not out.strip():
+            return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
+        root = Path(out.strip())
+        return Checkout(path=str(root), source=source, is_repo=True, has_package=(root / subdir / "pyproject.toml").is_file(),
+                        error="no commits")
+    root, shallow, head, branch = Path(lines[0]), lines[1].strip(), lines[2].strip(), lines[3].strip()
     has_package = (root / subdir / "pyproject.toml").is_file()
     package_version = _package_version(root / subdir, module)
-    ok, head = git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-    if not ok:  # a repository with no commits
-        return Checkout(path=str(root), source=source, is_repo=True, has_package=has_package, error="no commits")
-    head = head.strip()
-    ok, branch = git("symbolic-ref", "--quiet", "--short", "HEAD")
-    ok_status, status = git("status", "--porcelain", "--untracked-files=normal")
+    git = _Git(root, drivers=gitsafe.filter_drivers(key for key, _, _ in settings))
+    with ThreadPoolExecutor(2) as pool:
+        status = pool.submit(git, "status", "--porcelain", "--untracked-files=normal")
+        marker = pool.submit(reader, "cat-file", "-e", f"{head}:{_CUTLASS_MARKER}")
+        ok_status, porcelain = status.result()
+        is_cutlass = marker.result()[0]
     if not ok_status:
         raise RuntimeError(f"git status failed in {root}")
-    # `git config` reads every scope, the per-worktree one that `git sparse-checkout` writes included
-    _, config = git("config", "--null", "--get-regexp", r"^(core\.sparsecheckout|remote\..*\.url)$")
-    settings = [entry.partition("\n") for entry in config.split("\0") if entry]
     return Checkout(
         path=str(root),
         source=source,
         is_repo=True,
         commit=head,
-        branch=branch.strip() if ok else None,  # None: a detached HEAD
-        dirty_files=tuple(changed_paths(status)),
-        shallow=lines[1].strip() == "true",
+        branch=None if branch == "HEAD" else branch,  # "HEAD": a detached HEAD
+        dirty_files=tuple(changed_paths(porcelain)),
+        shallow=shallow == "true",
+        # `git config` reads every scope, the per-worktree one that `git sparse-checkout` writes included
         sparse=any(key == "core.sparsecheckout" and value.strip().lower() in _TRUE for key, _, value in settings),
-        remotes=tuple(sorted({value for key, _, value in settings if key.startswith("remote.")})),
+        remotes=tuple(sorted({value for key, _, value in settings if key.startswith("remote.") and key.endswith(".url")})),
         has_package=has_package,
-        is_cutlass=git("cat-file", "-e", f"{head}:{_CUTLASS_MARKER}")[0],
+        is_cutlass=is_cutlass,
         package_version=package_version,
     )
 
