@@ -54,6 +54,7 @@ def doctor(
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU (CI builders, image builds)."),
     smoke: bool = typer.Option(False, "--smoke", help="Also compile and run a real CuteDSL GEMM (needs a GPU)."),
     junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE", help="Also write the checks as JUnit XML (one testcase per check)."),
+    bench: bool = typer.Option(False, "--bench", help="Also show the last `envcheck bench` result (saved under the cache)."),
 ) -> int:
     """Check every link of the stack and report what is missing."""
     from .doctor import DoctorOptions, run_doctor
@@ -72,6 +73,7 @@ def doctor(
             junit=junit,
             output=output,
             anonymize=anonymize,
+            bench=bench,
         )
     )
 
@@ -109,6 +111,28 @@ def explain(
     from .explain import run_explain
 
     return run_explain(log, python, policy, as_json)
+
+
+@app.command()
+def bench(
+    python: Optional[str] = PythonOpt,
+    policy: Optional[Path] = PolicyOpt,
+    shapes: str = typer.Option("llm", "--shapes", metavar="SET", help="llm, square, a list MxNxK,... or a file of shapes."),
+    dtype: str = typer.Option("bf16", "--dtype", help="bf16 or fp16."),
+    budget: float = typer.Option(600.0, "--budget", metavar="SECONDS", help="Stop measuring new shapes after this long."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS", help="Kill the run after this long (default: the budget plus 180 s)."),
+    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    plot: Optional[Path] = typer.Option(None, "-o", "--plot", metavar="FILE", help="Also draw TF/s by shape (.png or .svg; needs matplotlib)."),
+    fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: cold compiles."),
+    library: bool = typer.Option(False, "--library", help="Time the profile's kernel library directly (every candidate kernel) beside cuBLAS, without Inductor."),
+) -> int:
+    """Time each GEMM backend through Inductor on this GPU, and say whether to enable the CuteDSL one."""
+    from .bench import bench_command
+
+    return bench_command(python, policy, shapes=shapes, dtype=dtype, budget=budget, timeout=timeout,
+                         output_format="json" if as_json else output_format, plot=plot, fresh=fresh,
+                         library=library)
 
 
 @app.command()

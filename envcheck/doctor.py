@@ -37,6 +37,7 @@ class DoctorOptions:
     junit: Optional[Path] = None
     output: Optional[Path] = None  # -o FILE: written atomically instead of standard output
     anonymize: bool = False  # the host object's hostname as a hash
+    bench: bool = False  # embed the last `envcheck bench` (saved under the cache)
 
 
 def diagnose(
@@ -181,6 +182,10 @@ def _report(
 
         result = run_smoke(python, report.facts, policy, progress=say)
         report = replace(report, smoke=result, findings=report.findings + (libraries_finding(result, report),))
+    if options.bench:
+        from .bench import last_bench
+
+        report = replace(report, bench=last_bench() or {"bench": {"status": "skip", "summary": "no `envcheck bench` has run here yet"}})
     return policy, replace(report, host=host_of(report.facts, anonymize=options.anonymize))
 
 

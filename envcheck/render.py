@@ -51,9 +51,16 @@ def to_json_data(report: Report) -> dict:
         "summary": summary_counts(report),
         "checks": [plain(f) for f in report.findings],
         "smoke": report.smoke.to_dict() if report.smoke is not None else None,
+        "bench": report.bench,
         "host": plain(report.host) if report.host is not None else None,
         "facts": plain(report.facts) if report.facts is not None else None,
     }
+
+
+def bench_line(saved: dict) -> str:
+    """The last bench, in one line: its status and decision (envcheck bench prints the whole table)."""
+    bench = saved.get("bench") or {}
+    return f"bench  {str(bench.get('status', '?')).upper():5}  {bench.get('summary', '')}"
 
 
 def smoke_lines(smoke: SmokeResult) -> list[str]:
@@ -110,6 +117,8 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
     if report.smoke is not None:
         lines.append("")
         lines.extend(smoke_lines(report.smoke))
+    if report.bench is not None:
+        lines += ["", bench_line(report.bench)]
     counts = summary_counts(report)
     lines.append("")
     parts = [f"{counts[s.value]} {name}" for s, name in ((Status.PASS, "passed"), (Status.WARN, "warned"), (Status.FAIL, "failed"), (Status.SKIP, "skipped"), (Status.ERROR, "errors")) if counts[s.value]]
@@ -159,4 +168,6 @@ def markdown(report: Report, verbose: bool = False) -> str:
         lines += ["", "</details>"]
     if report.smoke is not None:
         lines += ["", "#### Smoke", ""] + [f"    {line}" for line in smoke_lines(report.smoke)]
+    if report.bench is not None:
+        lines += ["", "#### Bench", "", f"    {bench_line(report.bench)}"]
     return "\n".join(lines) + "\n"

@@ -12,27 +12,21 @@ it), so that a second smoke run is warm; --fresh empties them first.
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 from typing import Callable, Mapping, Optional, TextIO
 
 from packaging.version import InvalidVersion, Version
 
-from .. import paths
+from .. import child_process, paths
+from ..child_process import ChildEnd, run_child
 from ..errors import UsageError
 from ..model import Facts, Remedy, SmokeResult, Status, Toolkit, plain
 from ..policy import Policy
-from ..proc import kill_group
 from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from .child import PHASE_PREFIX, RESULT_PREFIX
 from .forensics import process_from, summary
@@ -52,26 +46,7 @@ __all__ = [
 SCHEMA_VERSION = 1
 DEFAULT_TIMEOUT = 300.0
 MAX_TIMEOUT = 7 * 24 * 3600.0  # a week: beyond this a time limit is a typo
-KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for the child's process group
-KEEP_RUNS = 20  # run directories kept under the cache (logs, generated code)
 LOOKUP_MARKER = "envcheck-kernel-lookup.json"  # the stack on which Inductor's full kernel enumeration worked
-
-# Variables of the caller's environment that would change what the smoke run measures; the child gets its own.
-_DROPPED = (
-    "TORCHINDUCTOR_FORCE_DISABLE_CACHES",
-    "TORCHINDUCTOR_MAX_AUTOTUNE",
-    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM",
-    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS",
-    "TORCHINDUCTOR_AUTOTUNE_FALLBACK_TO_ATEN",
-    "TORCHINDUCTOR_FX_GRAPH_CACHE",
-    "TORCHINDUCTOR_AUTOTUNE_LOCAL_CACHE",
-    "TORCH_COMPILE_DISABLE",
-    "TORCHDYNAMO_DISABLE",
-    "CUTE_DSL_DISABLE_FILE_CACHING",
-    "PYTHONDONTWRITEBYTECODE",  # torch without .pyc files costs seconds of byte-compiling in every warm run
-    "TORCHINDUCTOR_COMPILE_THREADS",
-)
-
 
 @dataclass(frozen=True)
 class SmokeShape:
@@ -102,67 +77,12 @@ def smoke_backends(policy: Policy, capability: Optional[tuple[int, int]]) -> str
 
 def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) -> dict[str, str]:
     """The child's environment: the caller's, less what would change the measurement, plus envcheck's caches."""
-    env = {k: v for k, v in base.items() if k not in _DROPPED}
-    env.update(
-        PYTHONUNBUFFERED="1",
-        TORCHINDUCTOR_CACHE_DIR=str(cache_root / "inductor"),
-        TRITON_CACHE_DIR=str(cache_root / "triton"),
-        CUTE_DSL_CACHE_DIR=str(cache_root / "cutedsl"),
-        TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS="1",
-        TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=backends,
+    return child_process.child_environment(base, cache_root, {
+        "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "1",
+        "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": backends,
         # One GEMM needs no pool of compile workers (each would import torch); Inductor compiles in-process.
-        TORCHINDUCTOR_COMPILE_THREADS="1",
-    )
-    return env
-
-
-def _cache_dirs(cache_root: Path) -> tuple[Path, ...]:
-    return tuple(cache_root / name for name in ("inductor", "triton", "cutedsl"))
-
-
-def _new_run_dir(cache_root: Path) -> Path:
-    runs = cache_root / "smoke"
-    runs.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    run_dir = Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=runs))  # names sort by time; two runs never share one
-    for old in sorted(p for p in runs.iterdir() if p.is_dir())[:-KEEP_RUNS]:
-        shutil.rmtree(old, ignore_errors=True)
-    return run_dir
-
-
-@dataclass(frozen=True)
-class ChildEnd:
-    """How the child process ended."""
-
-    returncode: Optional[int]
-    timed_out: bool
-    elapsed_s: float
-
-
-def run_child(argv: list[str], env: Mapping[str, str], cwd: Path, log: TextIO, timeout: float) -> ChildEnd:
-    """Run argv (no shell) in a new session writing to log; on timeout kill its whole process group."""
-    began = time.monotonic()
-    process = subprocess.Popen(
-        argv, env=dict(env), cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    timed_out = False
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        kill_group(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=KILL_GRACE)
-        except subprocess.TimeoutExpired:
-            kill_group(process.pid, signal.SIGKILL)
-            process.wait()
-    finally:
-        if process.poll() is None:  # interrupted while waiting: take the child down with us
-            kill_group(process.pid, signal.SIGKILL)
-            process.wait()
-        kill_group(process.pid, signal.SIGKILL)  # helpers it left behind (Inductor's compile workers)
-    return ChildEnd(None if timed_out else process.returncode, timed_out, round(time.monotonic() - began, 3))
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
+    })
 
 
 def parse_child_output(text: str) -> tuple[Optional[dict], Optional[str]]:
@@ -225,10 +145,10 @@ def run_smoke(
     paths.usable_folder(cache_root, what, create=True)
 
     if fresh:
-        for folder in _cache_dirs(cache_root):
+        for folder in child_process.cache_dirs(cache_root):
             shutil.rmtree(folder, ignore_errors=True)
     warm_before = (cache_root / "inductor").is_dir() and any((cache_root / "inductor").iterdir())
-    run_dir = _new_run_dir(cache_root)
+    run_dir = child_process.new_run_dir(cache_root, "smoke")
     (cache_root / "inductor").mkdir(parents=True, exist_ok=True)
     log_path = run_dir / "smoke.log"
     script = write_child(run_dir, child)
@@ -281,10 +201,8 @@ CHILD_FILES = (("child.py", "smoke_child.py"), ("library.py", "smoke_library.py"
 def write_child(run_dir: Path, child: Optional[Path] = None) -> Path:
     """Copy the child script (smoke_child.py, the name logs and users know) and the library adapters it imports
     (smoke_library.py) into run_dir; return the script's path. child: another script in place of child.py (tests)."""
-    package = resources.files("envcheck.smoke")
     for source, name in CHILD_FILES:
-        text = child.read_text(encoding="utf-8") if child and source == "child.py" else package.joinpath(source).read_text(encoding="utf-8")
-        (run_dir / name).write_text(text, encoding="utf-8")
+        child_process.copy_script(run_dir, name, "envcheck.smoke", source, child if source == "child.py" else None)
     return run_dir / CHILD_FILES[0][1]
 
 

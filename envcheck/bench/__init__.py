@@ -1,0 +1,14 @@
+"""bench: should this GPU use the profile's CuteDSL backend, shape by shape? Honest GEMM timings through Inductor.
+
+  data.py      the GPUs' dense peaks (peaks.toml) and the named shape sets (shapes.toml), each with its source
+  shapes.py    --shapes: llm, square, MxNxK,... or a file
+  child.py     the script run in the target interpreter (standard library at module level; copied, not imported)
+  watch.py     NVML sampled while the child runs: clocks, power, temperature, throttle reasons, other processes
+  analysis.py  rows -> trusted measurements, per-shape verdicts over the measured noise, the decision (pure)
+  render.py    table, JSON, markdown, plot
+  run.py       the orchestration and `envcheck bench`
+"""
+
+from .run import BenchOptions, BenchResult, bench_command, last_bench, run_bench
+
+__all__ = ["BenchOptions", "BenchResult", "bench_command", "last_bench", "run_bench"]

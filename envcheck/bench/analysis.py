@@ -1,0 +1,381 @@
+"""From the bench child's rows to trusted figures, winners and a decision. Pure: no I/O, tested with tables and
+with real captured H200 output.
+
+1. Each row becomes a Measurement. A figure is refused, never reported as a win, when it is above the GPU's dense
+   peak (a broken measurement), when the result was wrong, or when NVML saw another process on the GPU while it
+   was timed.
+2. Each shape gets its noise: the largest of the spreads ((q75 - q25) / median) of the two figures compared, the
+   drift between two measurements of the same compiled function taken apart in time (the child re-measures its
+   first backend after the others), and a 1% floor (the resolution of CUDA events on microsecond kernels).
+3. The profile's backend wins a shape when it is faster than the best of the others by more than that noise, in
+   kernel time and not slower per call (host overhead counts: these calls are not in a CUDA graph); it loses when
+   slower by more than the noise; otherwise the shape is "same".
+4. The decision: enable when it wins somewhere and loses nowhere; when it wins on some shapes and loses on others,
+   enable only if Inductor's own pick among all backends ("mix") was never slower than the best single backend
+   beyond the noise, per kernel or per call; never when it computed a wrong result.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence
+
+from .data import Peak
+from .shapes import Shape
+from .watch import Sample, throttle_names
+
+__all__ = [
+    "Measurement",
+    "ShapeVerdict",
+    "Decision",
+    "NOISE_FLOOR",
+    "measurements",
+    "shape_verdicts",
+    "decide",
+    "config_snippet",
+    "gpu_state",
+    "normalize_uuid",
+    "gpu_samples",
+]
+
+NOISE_FLOOR = 0.01
+CALL_NOISE_FLOOR = 0.05  # call times are wall clock over back-to-back calls: host jitter makes them noisier
+MIX = "mix"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One backend on one shape, as measured and judged."""
+
+    shape: Shape
+    backend: str
+    status: str  # "ok", "refused", "wrong-result", "error", "skipped"
+    reason: str = ""
+    kernel_ms: Optional[float] = None  # median device time
+    spread: Optional[float] = None  # (q75 - q25) / median
+    reps: Optional[int] = None
+    tflops: Optional[float] = None
+    pct_peak: Optional[float] = None
+    call_ms: Optional[float] = None
+    call_spread: Optional[float] = None  # (max - min) / median of call_ms over its rounds
+    host_ms: Optional[float] = None
+    do_bench_ms: Optional[float] = None
+    max_error: Optional[float] = None
+    compile_s: Optional[float] = None
+    warm: Optional[bool] = None
+    choice: Optional[str] = None
+    kernel: Optional[str] = None
+    device_kernels: tuple[str, ...] = ()
+    gaps: bool = False  # the host fell behind the blocking kernel: launch gaps may be in kernel_ms
+    mode: Optional[str] = None  # "back-to-back" (the host kept ahead) or "blocking" (behind a sleep kernel)
+    gpu: dict = field(default_factory=dict, compare=False)  # NVML during the timing: clocks, power, throttle
+
+    @property
+    def trusted(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict:
+        return {
+            "shape": self.shape.to_dict(), "backend": self.backend, "status": self.status, "reason": self.reason,
+            "kernel_ms": self.kernel_ms, "spread": self.spread, "reps": self.reps, "tflops": self.tflops,
+            "pct_peak": self.pct_peak, "call_ms": self.call_ms, "call_spread": self.call_spread, "host_ms": self.host_ms,
+            "do_bench_ms": self.do_bench_ms, "max_error": self.max_error, "compile_s": self.compile_s,
+            "warm": self.warm, "choice": self.choice, "kernel": self.kernel,
+            "device_kernels": list(self.device_kernels), "gaps": self.gaps, "mode": self.mode, "gpu": self.gpu,
+        }
+
+
+@dataclass(frozen=True)
+class ShapeVerdict:
+    """The profile's backend against the best of the others on one shape."""
+
+    shape: Shape
+    verdict: str  # "wins", "loses", "same", "failed", "refused", "not measured"
+    noise: float
+    fastest: Optional[str] = None  # the fastest trusted single backend by kernel time
+    baseline: Optional[str] = None  # the best of the others
+    speedup: Optional[float] = None  # baseline kernel time / the backend's kernel time
+    call_speedup: Optional[float] = None  # the same per call through the compiled function
+    mix_choice: Optional[str] = None  # what Inductor picked among all backends
+    mix_ok: Optional[bool] = None  # the mix was not slower than the best single backend beyond noise
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {"shape": self.shape.to_dict(), "verdict": self.verdict, "noise": self.noise, "fastest": self.fastest,
+                "baseline": self.baseline, "speedup": self.speedup, "call_speedup": self.call_speedup,
+                "mix_choice": self.mix_choice, "mix_ok": self.mix_ok, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Decision:
+    backend: str
+    enable: bool
+    text: str
+    wins: tuple[str, ...] = ()
+    loses: tuple[str, ...] = ()
+    same: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    snippet: str = ""
+
+    def to_dict(self) -> dict:
+        return {"backend": self.backend, "enable": self.enable, "text": self.text, "wins": list(self.wins),
+                "loses": list(self.loses), "same": list(self.same), "failed": list(self.failed),
+                "snippet": self.snippet}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Rows -> measurements
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
+
+
+def normalize_uuid(uuid: Optional[str]) -> str:
+    """The 32 hex digits of a GPU UUID, however it is written (NVML: "GPU-xxxxxxxx-...", torch: bare or UUID(...))."""
+    found = _UUID.search((uuid or "").lower())
+    return found.group(0).replace("-", "") if found else ""
+
+
+def gpu_samples(samples: Sequence[Sample], uuid: Optional[str]) -> list[Sample]:
+    """The samples of the GPU the child ran on (by UUID; with one GPU, that one)."""
+    wanted = normalize_uuid(uuid)
+    mine = [s for s in samples if wanted and normalize_uuid(s.uuid) == wanted]
+    if mine:
+        return mine
+    indexes = {s.index for s in samples}
+    return list(samples) if len(indexes) == 1 else []
+
+
+def gpu_state(samples: Sequence[Sample]) -> dict:
+    """SM clock range, peak power and temperature, and the throttle reasons seen in some samples."""
+    if not samples:
+        return {}
+    clocks = [s.sm_mhz for s in samples if s.sm_mhz is not None]
+    powers = [s.power_w for s in samples if s.power_w is not None]
+    temps = [s.temp_c for s in samples if s.temp_c is not None]
+    mask = 0
+    for s in samples:
+        mask |= s.throttle
+    return {
+        "samples": len(samples),
+        "sm_mhz": [min(clocks), max(clocks)] if clocks else None,
+        "power_w_max": max(powers) if powers else None,
+        "temp_c_max": max(temps) if temps else None,
+        "throttle": list(throttle_names(mask)),
+    }
+
+
+def _foreign(samples: Sequence[Sample]) -> tuple[int, ...]:
+    """Processes other than the bench child's that held the GPU in these samples.
+
+    A pid is known to be foreign when it is visible here and not in the child's session. When NVML's pids are not
+    visible here (another pid namespace) and the child's own never shows, two or more at once means another."""
+    foreign = {pid for s in samples for pid in s.foreign}
+    if foreign:
+        return tuple(sorted(foreign))
+    if not any(s.own for s in samples):
+        crowded = [s.unknown for s in samples if len(s.unknown) > 1]
+        if crowded:
+            return tuple(sorted({pid for pids in crowded for pid in pids}))
+    return ()
+
+
+def _window(samples: Sequence[Sample], window, slack: float) -> list[Sample]:
+    if not window or window[0] is None:
+        return []
+    end = window[1] if window[1] is not None else window[0]
+    return [s for s in samples if window[0] - slack <= s.t <= end + slack]
+
+
+def measurements(
+    rows: Iterable[dict], peak: Optional[Peak], dtype: str, samples: Sequence[Sample] = (), uuid: Optional[str] = None,
+    slack: float = 0.25,
+) -> tuple[list[Measurement], dict[tuple[Shape, str], float]]:
+    """(one Measurement per first-time row, {(shape, backend): kernel ms of the repeat}) from the child's rows."""
+    peak_tflops = peak.for_dtype(dtype) if peak else None
+    mine = gpu_samples(samples, uuid)
+    found, repeats = [], {}
+    for row in rows:
+        raw = row.get("shape") or {}
+        shape = Shape(int(raw["m"]), int(raw["n"]), int(raw["k"]), str(raw.get("label") or ""))
+        timing = row.get("kernel_ms") or {}
+        median = timing.get("median")
+        if row.get("repeat"):
+            if row.get("status") == "ok" and median:
+                repeats[(shape, row["backend"])] = float(median)
+            continue
+        cache = row.get("cache") or {}
+        warm = None
+        if "fxgraph_cache_hit" in cache or "fxgraph_cache_miss" in cache:
+            warm = cache.get("fxgraph_cache_hit", 0) > 0 and not cache.get("fxgraph_cache_miss", 0)
+        in_window = _window(mine, row.get("window"), slack)
+        tflops = shape.flops / (median * 1e-3) / 1e12 if median else None
+        status, reason = str(row.get("status") or "error"), str(row.get("reason") or "")
+        if status == "ok":
+            others = _foreign(in_window)
+            if peak_tflops is not None and tflops is not None and tflops > peak_tflops:
+                status, reason = "refused", (
+                    f"{tflops:.1f} TF/s is above this GPU's dense peak of {peak_tflops:g} TF/s: the measurement is "
+                    "broken, not fast")
+            elif others:
+                status, reason = "refused", (
+                    f"another process used the GPU while this was timed (pid {', '.join(map(str, others))})")
+        found.append(Measurement(
+            shape=shape, backend=str(row.get("backend")), status=status, reason=reason,
+            kernel_ms=median, spread=timing.get("spread"), reps=timing.get("reps"), tflops=tflops,
+            pct_peak=100.0 * tflops / peak_tflops if tflops is not None and peak_tflops else None,
+            call_ms=row.get("call_ms"), call_spread=row.get("call_spread"), host_ms=row.get("host_ms"),
+            do_bench_ms=row.get("do_bench_ms"),
+            max_error=row.get("max_error"), compile_s=row.get("compile_s"), warm=warm, choice=row.get("choice"),
+            kernel=row.get("kernel"), device_kernels=tuple(row.get("device_kernels") or ()),
+            gaps=bool(timing.get("gaps")), mode=timing.get("mode"), gpu=gpu_state(in_window),
+        ))
+    return found, repeats
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Measurements -> verdicts -> decision
+
+
+def _noise(*figures: Optional[Measurement], drift: Optional[float] = None) -> float:
+    spreads = [m.spread for m in figures if m is not None and m.spread is not None]
+    return max([NOISE_FLOOR, *spreads, *([drift] if drift is not None else [])])
+
+
+def _call_noise(noise: float, *figures: Optional[Measurement]) -> float:
+    """The noise of comparing call times: the kernel-time noise, the call times' own spreads, and a 5% floor."""
+    return max([noise, CALL_NOISE_FLOOR, *(m.call_spread for m in figures if m is not None and m.call_spread)])
+
+
+def _drift(shape: Shape, by_backend: dict[str, Measurement], repeats: dict[tuple[Shape, str], float]) -> Optional[float]:
+    drifts = []
+    for (rshape, backend), again in repeats.items():
+        first = by_backend.get(backend)
+        if rshape == shape and first is not None and first.kernel_ms:
+            drifts.append(abs(again - first.kernel_ms) / first.kernel_ms)
+    return max(drifts) if drifts else None
+
+
+def _best_per_backend(found: Sequence[Measurement]) -> dict[str, Measurement]:
+    """One measurement per backend: the fastest trusted one where a backend has several (a library's candidate
+    kernels), else its first."""
+    best: dict[str, Measurement] = {}
+    for m in found:
+        held = best.get(m.backend)
+        if held is None or (m.trusted and m.kernel_ms and (not held.trusted or m.kernel_ms < held.kernel_ms)):
+            best[m.backend] = m
+    return best
+
+
+def shape_verdicts(found: Sequence[Measurement], repeats: dict[tuple[Shape, str], float], backend: str) -> list[ShapeVerdict]:
+    shapes: list[Shape] = []
+    for m in found:
+        if m.shape not in shapes:
+            shapes.append(m.shape)
+    verdicts = []
+    for shape in shapes:
+        by_backend = _best_per_backend([m for m in found if m.shape == shape])
+        drift = _drift(shape, by_backend, repeats)
+        singles = {name: m for name, m in by_backend.items() if name != MIX and m.trusted and m.kernel_ms}
+        fastest = min(singles, key=lambda name: singles[name].kernel_ms) if singles else None
+        others = {name: m for name, m in singles.items() if name != backend}
+        baseline = min(others, key=lambda name: others[name].kernel_ms) if others else None
+        mine = by_backend.get(backend)
+        base = others.get(baseline) if baseline else None
+        noise = _noise(mine if mine is not None and mine.trusted else None, base, drift=drift)
+        mix = by_backend.get(MIX)
+        mix_choice = mix.choice if mix is not None and mix.status in ("ok", "refused") else None
+        mix_ok = None
+        if mix is not None and mix.trusted and fastest is not None:
+            mix_noise = _noise(mix, singles[fastest], drift=drift)
+            quickest = min((m for m in singles.values() if m.call_ms), key=lambda m: m.call_ms, default=None)
+            mix_ok = mix.kernel_ms <= singles[fastest].kernel_ms * (1 + mix_noise) and (
+                quickest is None or not mix.call_ms
+                or mix.call_ms <= quickest.call_ms * (1 + _call_noise(mix_noise, mix, quickest)))
+        common = dict(shape=shape, noise=noise, fastest=fastest, baseline=baseline, mix_choice=mix_choice, mix_ok=mix_ok)
+        if mine is None or mine.status == "skipped":
+            verdicts.append(ShapeVerdict(verdict="not measured", note=mine.reason if mine else "", **common))
+        elif mine.status in ("wrong-result", "error"):
+            verdicts.append(ShapeVerdict(verdict="failed", note=mine.reason, **common))
+        elif mine.status == "refused":
+            verdicts.append(ShapeVerdict(verdict="refused", note=mine.reason, **common))
+        elif base is None:
+            verdicts.append(ShapeVerdict(verdict="not measured", note="no other backend measured to compare with", **common))
+        else:
+            speedup = base.kernel_ms / mine.kernel_ms
+            call_speedup = base.call_ms / mine.call_ms if base.call_ms and mine.call_ms else None
+            host_slower = call_speedup is not None and call_speedup < 1 / (1 + _call_noise(noise, mine, base))
+            if speedup > 1 + noise and not host_slower:
+                verdict, note = "wins", ""
+            elif speedup > 1 + noise:
+                verdict, note = "loses", (
+                    f"its kernel is {speedup:.2f}x faster, but each call is {1 / call_speedup:.2f}x slower: host overhead")
+            elif speedup < 1 / (1 + noise):
+                verdict, note = "loses", ""
+            else:
+                verdict, note = "same", ""
+            verdicts.append(ShapeVerdict(verdict=verdict, speedup=speedup, call_speedup=call_speedup, note=note, **common))
+    return verdicts
+
+
+def config_snippet(backend: str, enable: bool, why: str) -> str:
+    backends = "ATEN,TRITON," + backend if enable else "ATEN,TRITON"
+    comment = f"# envcheck bench: {why}"
+    return "\n".join((
+        comment,
+        "import torch._inductor.config as inductor_config",
+        "inductor_config.max_autotune = True  # or torch.compile(mode=\"max-autotune-no-cudagraphs\")",
+        f"inductor_config.max_autotune_gemm_backends = \"{backends}\"",
+    ))
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def decide(verdicts: Sequence[ShapeVerdict], found: Sequence[Measurement], backend: str, gpu: str,
+           library: bool = False) -> Decision:
+    """Whether to enable the backend on this GPU; with library=True (the library called directly, best kernel per
+    shape against cuBLAS), what the library itself can give, with no Inductor snippet."""
+    def shapes(*kinds: str) -> tuple[str, ...]:
+        return tuple(f"{v.shape.text} ({v.shape.label})" if v.shape.label else v.shape.text
+                     for v in verdicts if v.verdict in kinds)
+
+    wins, loses, same = shapes("wins"), shapes("loses"), shapes("same")
+    failed = shapes("failed", "refused")
+    wrong = [m for m in found if m.backend in (backend, MIX) and m.status == "wrong-result"]
+    measured = wins + loses + same
+    mix_bad = [v for v in verdicts if v.mix_ok is False]
+    if library:
+        text = (f"{backend} called directly on {gpu}, its best kernel per shape against cuBLAS: faster on "
+                f"{len(wins)}, slower on {len(loses)}, the same on {len(same)} of {_count(len(measured), 'shape')}")
+        if wrong:
+            text += f"; wrong results from {_count(len({m.kernel for m in wrong}), 'kernel')}"
+        if failed:
+            text += f"; no working kernel on {len(failed)}"
+        return Decision(backend=backend, enable=bool(wins) and not loses, text=text, wins=wins, loses=loses,
+                        same=same, failed=failed, snippet="")
+    if wrong:
+        enable, text = False, (f"do not enable {backend} on {gpu}: it computed a wrong result on "
+                               f"{', '.join(sorted({m.shape.text for m in wrong}))}")
+    elif not measured:
+        enable, text = False, f"no decision for {backend} on {gpu}: no shape was measured against another backend"
+    elif not wins:
+        enable, text = False, (f"do not enable {backend} on {gpu}: it is faster on none of the "
+                               f"{_count(len(measured), 'shape')} measured beyond the noise (loses on {len(loses)}, "
+                               f"same on {len(same)})")
+    elif not loses:
+        enable, text = True, (f"enable {backend} on {gpu}: it wins on {len(wins)} of "
+                              f"{_count(len(measured), 'shape')} and loses on none")
+    elif mix_bad:
+        enable, text = False, (f"do not enable {backend} on {gpu}: it wins on {_count(len(wins), 'shape')} but "
+                               f"loses on {len(loses)}, and Inductor's autotuning among all backends picked a slower kernel on "
+                               f"{', '.join(v.shape.text for v in mix_bad)}")
+    else:
+        enable, text = True, (f"enable {backend} on {gpu} together with ATEN and TRITON: it wins on "
+                              f"{_count(len(wins), 'shape')}, loses on {len(loses)}, and Inductor's autotuning picked well on every shape")
+    if failed:
+        text += f"; it failed or was refused on {len(failed)}"
+    return Decision(backend=backend, enable=enable, text=text, wins=wins, loses=loses, same=same, failed=failed,
+                    snippet=config_snippet(backend, enable, text))

@@ -1,0 +1,161 @@
+"""One BenchResult, several texts: a table for people, JSON for programs, markdown for an issue, and a plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from .run import BenchResult
+
+__all__ = ["FORMATS", "render", "table_rows", "require_matplotlib", "plot"]
+
+FORMATS = ("table", "json", "markdown")
+COLUMNS = ("shape", "from", "backend", "kernel ms", "spread", "TF/s", "% peak", "call ms", "host ms", "do_bench ms",
+           "max err", "compile s", "status", "kernel")
+
+
+def _num(value: Optional[float], digits: int = 4) -> str:
+    return "" if value is None else f"{value:.{digits}g}"
+
+
+def _kernel(m) -> str:
+    name = (m.device_kernels[0] if m.device_kernels else None) or m.kernel or m.choice or ""
+    return name if len(name) <= 70 else name[:67] + "..."
+
+
+def table_rows(result: "BenchResult") -> list[tuple[str, ...]]:
+    rows = []
+    for m in result.measurements:
+        compile_s = "" if m.compile_s is None else f"{m.compile_s:.1f}" + (" warm" if m.warm else " cold" if m.warm is False else "")
+        status = m.status if m.status == "ok" else f"{m.status}: {m.reason}"
+        if m.backend == "mix" and m.choice:
+            status += f" (picked {m.choice})"
+        rows.append((
+            m.shape.text, m.shape.label, m.backend, _num(m.kernel_ms), "" if m.spread is None else f"{100 * m.spread:.1f}%",
+            _num(m.tflops, 4), "" if m.pct_peak is None else f"{m.pct_peak:.1f}%", _num(m.call_ms), _num(m.host_ms),
+            _num(m.do_bench_ms), _num(m.max_error, 3), compile_s, status, _kernel(m),
+        ))
+    return rows
+
+
+def _header(result: "BenchResult") -> list[str]:
+    peak = result.peak
+    peak_text = (f"dense peak {peak.for_dtype(result.dtype):g} TF/s ({peak.name}: {peak.source})" if peak
+                 else "no dense peak known for this GPU: figures above peak cannot be refused")
+    lines = [f"bench  {result.status.value.upper():5}  {result.summary}",
+             f"  gpu       {result.gpu} {'' if not result.capability else '(' + '.'.join(map(str, result.capability)) + ')'}, "
+             f"{result.dtype}, {peak_text}"]
+    if result.versions:
+        lines.append("  stack     " + ", ".join(f"{k} {v}" for k, v in result.versions))
+    lines.append(f"  method    {result.method}")
+    for label, state in (("before", result.gpu_before), ("after", result.gpu_after)):
+        if state:
+            clocks = state.get("sm_mhz") or [None]
+            lines.append(f"  {label:9} SM {clocks[-1]} MHz, {state.get('power_w_max')} W, {state.get('temp_c_max')} C"
+                         + (f", throttle: {', '.join(state['throttle'])}" if state.get("throttle") else ""))
+    throttled = sorted({r for m in result.measurements for r in (m.gpu or {}).get("throttle", [])})
+    if throttled:
+        lines.append(f"  throttle  seen while timing: {', '.join(throttled)}")
+    if result.watch_error:
+        lines.append(f"  nvml      {result.watch_error}: other processes on the GPU could not be ruled out")
+    if result.busy_before:
+        lines.append(f"  busy      processes on the GPU before bench started: {', '.join(map(str, result.busy_before))}")
+    return lines
+
+
+LEGEND = (
+    "kernel ms: device time, L2 flushed, launch cost hidden (median; spread = (q75-q25)/median); "
+    "call ms: wall time per call through the compiled function, calls back to back; host ms: CPU time to launch one "
+    "call; do_bench ms: triton.testing.do_bench on the same function (it includes launch gaps when the host is slower "
+    "than the kernel); TF/s and % peak from kernel ms."
+)
+
+
+def _footer(result: "BenchResult") -> list[str]:
+    lines = [LEGEND, ""] if result.measurements else []
+    for v in result.verdicts:
+        extra = f" ({v.note})" if v.note else ""
+        speed = f", kernel {v.speedup:.2f}x as fast as {v.baseline}'s" if v.speedup else ""
+        mix = f", mix picked {v.mix_choice}" if v.mix_choice else ""
+        lines.append(f"  {v.shape.text:>20} {v.shape.label:24} {result.backend} {v.verdict}{speed} "
+                     f"(noise {100 * v.noise:.1f}%){mix}{extra}")
+    if result.decision is not None:
+        lines += ["", f"decision: {result.decision.text}", "", result.decision.snippet]
+    if result.log:
+        lines += ["", f"log: {result.log}"]
+    return lines
+
+
+def _text_table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(str(r[i])) for r in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
+    return ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in [COLUMNS, *rows]]
+
+
+def render(result: "BenchResult", data: dict, output_format: str) -> str:
+    if output_format == "json":
+        return json.dumps(data, indent=2) + "\n"
+    rows = table_rows(result)
+    if output_format == "markdown":
+        lines = [f"### envcheck bench: {result.status.value}", "", *(f"    {line}" for line in _header(result)), ""]
+        if rows:
+            lines += ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+            lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        lines += ["", "```", *_footer(result), "```"]
+        return "\n".join(lines) + "\n"
+    lines = _header(result)
+    if rows:
+        lines += [""] + _text_table(rows)
+    lines += [""] + _footer(result)
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The plot (matplotlib is the optional extra `plot`)
+
+
+def require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401 - only whether it imports
+    except ImportError:
+        raise UsageError("-o: a plot needs matplotlib, which is not installed; "
+                         "install envcheck's extra with: pip install 'envcheck[plot]'") from None
+
+
+def plot(result: "BenchResult", path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shapes = []
+    for m in result.measurements:
+        key = (m.shape.text, m.shape.label)
+        if key not in shapes:
+            shapes.append(key)
+    backends = []
+    for m in result.measurements:
+        if m.backend not in backends:
+            backends.append(m.backend)
+    figure, axes = plt.subplots(figsize=(max(8, 0.5 * len(shapes) * len(backends) / 2), 5))
+    width = 0.8 / max(1, len(backends))
+    for b_index, backend in enumerate(backends):
+        values = []
+        for text, label in shapes:
+            found = [m for m in result.measurements if m.backend == backend and m.shape.text == text and m.shape.label == label]
+            values.append(found[0].tflops if found and found[0].trusted and found[0].tflops else 0.0)
+        axes.bar([i + b_index * width for i in range(len(shapes))], values, width, label=backend)
+    peak = result.peak.for_dtype(result.dtype) if result.peak else None
+    if peak:
+        axes.axhline(peak, color="black", linestyle="--", linewidth=1, label=f"dense peak {peak:g} TF/s")
+    axes.set_xticks([i + 0.4 - width / 2 for i in range(len(shapes))])
+    axes.set_xticklabels([f"{t}\n{label}" for t, label in shapes], rotation=60, ha="right", fontsize=7)
+    axes.set_ylabel(f"TF/s ({result.dtype}, kernel time)")
+    axes.set_title(f"envcheck bench: {result.gpu}")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(str(path))
+    plt.close(figure)

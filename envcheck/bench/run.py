@@ -1,0 +1,383 @@
+"""`envcheck bench`: time each GEMM backend through Inductor in the target interpreter, and decide.
+
+The flow: NVML first (no GPU: exit 1 with one line, within a second or two, nothing started), the target's facts
+and smoke's preflight (no torch, a CPU build, no cutlass_api: the same causes and remedies as smoke), then the child
+(envcheck/bench/child.py, beside smoke's child) run with child_process's machinery under a timeout of the budget
+plus a start-up allowance, while a thread samples NVML; then analysis (pure) and the result, saved as the last
+bench under the cache (doctor --bench embeds it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Optional
+
+from .. import child_process, paths
+from ..errors import UsageError
+from ..model import Status, Toolkit
+from . import analysis
+from .child import METHOD, PHASE_PREFIX, RESULT_PREFIX, ROW_PREFIX
+from .data import Peak, peak_for
+from .shapes import Shape
+from .watch import GpuWatch
+
+__all__ = ["BenchOptions", "BenchResult", "run_bench", "bench_command", "last_bench", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+STARTUP_S = 180.0  # beyond the budget: interpreter start, imports, the first NVGEMM kernel lookup
+NOISE_TARGET = 0.02
+TIME_CAP_S = 0.5
+DTYPE_FLAGS = {"bf16": "bfloat16", "fp16": "float16"}
+LAST = "last.json"
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    shapes: tuple[Shape, ...]
+    dtype: str = "bfloat16"
+    budget_s: float = 600.0
+    fresh: bool = False
+    noise_target: float = NOISE_TARGET
+    time_cap_s: float = TIME_CAP_S
+    library: bool = False  # time the profile's kernel library directly (every candidate) beside cuBLAS
+    timeout_s: Optional[float] = None  # kill the child after this long (default: the budget plus STARTUP_S)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    status: Status
+    summary: str
+    backend: str = "NVGEMM"
+    dtype: str = "bfloat16"
+    gpu: Optional[str] = None
+    capability: Optional[tuple[int, int]] = None
+    peak: Optional[Peak] = None
+    measurements: tuple[analysis.Measurement, ...] = ()
+    verdicts: tuple[analysis.ShapeVerdict, ...] = ()
+    decision: Optional[analysis.Decision] = None
+    gpu_before: dict = field(default_factory=dict)
+    gpu_after: dict = field(default_factory=dict)
+    busy_before: tuple[int, ...] = ()  # processes on the GPU before the child started
+    watch_error: Optional[str] = None
+    method: str = METHOD
+    versions: tuple[tuple[str, str], ...] = ()
+    elapsed_s: Optional[float] = None
+    budget_s: Optional[float] = None
+    cause: Optional[str] = None
+    cause_id: Optional[str] = None
+    log: Optional[str] = None
+    cache_dir: Optional[str] = None
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.status.is_problem else 0
+
+    def to_dict(self) -> dict:
+        peak = self.peak
+        return {
+            "status": self.status.value,
+            "summary": self.summary,
+            "backend": self.backend,
+            "dtype": self.dtype,
+            "gpu": {"name": self.gpu, "capability": list(self.capability) if self.capability else None,
+                    "before": self.gpu_before, "after": self.gpu_after, "busy_before": list(self.busy_before),
+                    "watch_error": self.watch_error},
+            "peak": None if peak is None else {"name": peak.name, "tflops": peak.for_dtype(self.dtype), "source": peak.source},
+            "method": self.method,
+            "measurements": [m.to_dict() for m in self.measurements],
+            "verdicts": [v.to_dict() for v in self.verdicts],
+            "decision": None if self.decision is None else self.decision.to_dict(),
+            "versions": dict(self.versions),
+            "elapsed_s": self.elapsed_s,
+            "budget_s": self.budget_s,
+            "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause},
+            "log": self.log,
+            "cache_dir": self.cache_dir,
+        }
+
+
+def _failed(summary: str, cause_id: str, **fields) -> BenchResult:
+    return BenchResult(status=Status.FAIL, summary=f"bench failed: {summary}", cause=summary, cause_id=cause_id, **fields)
+
+
+def run_bench(
+    python: str,
+    facts,
+    policy,
+    options: BenchOptions,
+    *,
+    cache_dir: Optional[Path] = None,
+    env: Optional[Mapping[str, str]] = None,
+    child: Optional[Path] = None,
+    progress: Callable[[str], None] = lambda message: None,
+) -> BenchResult:
+    """Measure and decide. Never raises for anything the target does: every outcome is a BenchResult.
+
+    child: the script to run (default envcheck/bench/child.py; tests pass others that replay captured output)."""
+    from ..smoke.causes import Evidence, context_from, diagnose, preflight
+    from ..smoke.run import LOOKUP_MARKER, library_module, write_child
+
+    base_env = dict(os.environ if env is None else env)
+    cache_root = Path(cache_dir) if cache_dir is not None else paths.cache_dir(base_env)
+    backend = policy.backend
+    ctx = context_from(facts, policy, python, backend, options.dtype)
+    common = dict(backend=backend, dtype=options.dtype, gpu=_plain_name(ctx.gpu), budget_s=options.budget_s,
+                  cache_dir=str(cache_root / "inductor"))
+    early = preflight(facts, policy, ctx)
+    if early is not None:
+        return _failed(early.text, early.id, **common)
+    if options.fresh:
+        for folder in child_process.cache_dirs(cache_root):
+            shutil.rmtree(folder, ignore_errors=True)
+    run_dir = child_process.new_run_dir(cache_root, "bench")
+    (cache_root / "inductor").mkdir(parents=True, exist_ok=True)
+    code_dir = run_dir / "code"
+    code_dir.mkdir()
+    write_child(run_dir)  # smoke_child.py and smoke_library.py, which the bench child imports from beside itself
+    library = library_module(policy) if options.library else None
+    script = child_process.copy_script(run_dir, "bench_child.py", "envcheck.bench", "child.py", child)
+    plan = {
+        "shapes": [s.to_dict() for s in options.shapes],
+        "dtype": options.dtype,
+        "cutedsl_backend": backend,
+        "backends": [{"name": "ATEN", "backends": "ATEN"}, {"name": "TRITON", "backends": "TRITON"},
+                     {"name": backend, "backends": backend},
+                     {"name": analysis.MIX, "backends": f"ATEN,TRITON,{backend}"}],
+        "library": library,
+        "budget_s": options.budget_s,
+        "noise_target": options.noise_target,
+        "time_cap_s": options.time_cap_s,
+        "seed": 0,
+    }
+    if library:
+        plan["backends"] = [{"name": "cuBLAS", "backends": "torch.mm"}, {"name": library, "backends": library}]
+        backend = library
+        common["backend"] = library
+    (run_dir / "plan.json").write_text(json.dumps(plan, indent=1), encoding="utf-8")
+
+    argv = [python, str(script), "--plan", str(run_dir / "plan.json"), "--code-dir", str(code_dir),
+            "--lookup-marker", str(cache_root / "inductor" / LOOKUP_MARKER)]
+    log_path = run_dir / "bench.log"
+    common["log"] = str(log_path)
+    timeout = options.timeout_s if options.timeout_s is not None else options.budget_s + STARTUP_S
+    what = (f"cuBLAS and every {library} kernel, called directly" if library
+            else f"4 backends ({backend}, ATEN, TRITON, mix) through Inductor")
+    progress(f"{len(options.shapes)} shapes x {what}, in {python}, budget {options.budget_s:g} s; log: {log_path}")
+    watch = GpuWatch().start()
+    before = list(watch.samples)
+    settings = {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": f"ATEN,TRITON,{policy.backend}"}
+    stop = threading.Event()
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write(f"# envcheck bench: {' '.join(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
+        log.flush()
+        follower = threading.Thread(target=_follow, args=(log_path, progress, stop), daemon=True)
+        follower.start()
+
+        def started(pid: int) -> None:
+            watch.session = pid
+
+        try:
+            end = child_process.run_child(argv, child_process.child_environment(base_env, cache_root, settings),
+                                          run_dir, log, timeout, started=started)
+        except OSError as exc:
+            watch.stop()
+            stop.set()
+            return _failed(f"could not start {python}: {exc.strerror or exc}", "interpreter", **common)
+        finally:
+            stop.set()
+    samples = watch.stop()
+    follower.join(timeout=2)
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    rows = child_process.result_lines(text, ROW_PREFIX)
+    results = child_process.result_lines(text, RESULT_PREFIX)
+    result = results[-1] if results else None
+    gpu = (result or {}).get("gpu") or {}
+    peak = peak_for(gpu.get("name") or ctx.gpu or "")
+    found, repeats = analysis.measurements(rows, peak, options.dtype, samples, gpu.get("uuid"))
+    verdicts = analysis.shape_verdicts(found, repeats, backend)
+    gpu_name = gpu.get("name") or _plain_name(ctx.gpu) or "this GPU"
+    mine = analysis.gpu_samples(samples, gpu.get("uuid"))
+    fields = dict(
+        common,
+        gpu=gpu_name,
+        capability=tuple(gpu["capability"]) if gpu.get("capability") else ctx.capability,
+        peak=peak,
+        measurements=tuple(found),
+        verdicts=tuple(verdicts),
+        gpu_before=analysis.gpu_state(mine[:1]),
+        gpu_after=analysis.gpu_state(mine[-1:]),
+        busy_before=tuple(sorted({p for s in before for p in s.foreign + s.unknown})),
+        watch_error=watch.error,
+        versions=tuple(sorted((str(k), str(v)) for k, v in ((result or {}).get("versions") or {}).items() if v)),
+        elapsed_s=end.elapsed_s,
+    )
+    trusted = [m for m in found if m.trusted]
+    if not trusted:
+        evidence = Evidence(result=_as_smoke_result(result), log=text, returncode=end.returncode,
+                            timed_out=end.timed_out, timeout_s=timeout, last_phase=(result or {}).get("phase"))
+        cause = diagnose(evidence, ctx)
+        first_failure = next((m.reason for m in found if m.reason), "")
+        said = cause.text if result is None or (result.get("error") or end.timed_out) else (first_failure or cause.text)
+        return _failed(said, cause.id, **fields)
+    decision = analysis.decide(verdicts, found, backend, gpu_name, library=bool(library))
+    problems = [m for m in found if m.status in ("refused", "wrong-result")]
+    skipped = [m for m in found if m.status == "skipped"]
+    status = Status.WARN if problems or skipped or fields["busy_before"] or end.timed_out else Status.PASS
+    summary = decision.text
+    if problems:
+        summary += f" ({len(problems)} figures refused or wrong)"
+    if skipped or end.timed_out:
+        summary += f" (incomplete: {len(skipped)} measurements not taken within the budget)"
+    return BenchResult(status=status, summary=summary, decision=decision, **fields)
+
+
+def _plain_name(gpu: Optional[str]) -> Optional[str]:
+    """"NVIDIA H200" from the facts' "NVIDIA H200 (9.0)" (the capability is shown on its own)."""
+    return gpu.rsplit(" (", 1)[0] if gpu and gpu.endswith(")") else (gpu or None)
+
+
+def _as_smoke_result(result: Optional[dict]) -> Optional[dict]:
+    """The child's result line in the shape smoke's diagnose reads (it looks at "error" and "phase")."""
+    if result is None:
+        return None
+    return {"ok": False, "phase": result.get("phase"), "error": result.get("error")}
+
+
+def _follow(path: Path, progress: Callable[[str], None], stop: threading.Event) -> None:
+    """Tell the user what the child is doing: its phase lines, as they come."""
+    position = 0
+    while True:
+        done = stop.wait(1.0)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                handle.seek(position)
+                chunk = handle.read()
+                position = handle.tell()
+        except OSError:
+            return
+        for line in chunk.splitlines():
+            if line.startswith(PHASE_PREFIX):
+                progress(line[len(PHASE_PREFIX):])
+            elif line.startswith("envcheck-bench: row "):
+                progress("  " + line[len("envcheck-bench: row "):])
+        if done:
+            return
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The last result, for doctor --bench
+
+
+def save_last(cache_root: Path, data: dict) -> Path:
+    folder = cache_root / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LAST
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def last_bench(cache_root: Optional[Path] = None) -> Optional[dict]:
+    """The last bench's JSON, or None when there is none (or it cannot be read)."""
+    path = (cache_root or paths.cache_dir()) / "bench" / LAST
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The command
+
+
+def no_gpu_reason() -> Optional[str]:
+    """Why there is no GPU to bench on, from NVML alone (fast: no interpreter is started), or None."""
+    from ..gather.driver import NvmlUnavailable, gather_driver
+
+    try:
+        driver = gather_driver()
+    except NvmlUnavailable as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 - NVML itself misbehaving is also "no GPU to bench on"
+        return f"NVML failed: {exc}"
+    return None if driver.gpus else "the NVIDIA driver reports no GPU"
+
+
+def bench_command(
+    python: Optional[str] = None,
+    policy_file: Optional[Path] = None,
+    *,
+    shapes: str = "llm",
+    dtype: str = "bf16",
+    budget: float = 600.0,
+    timeout: Optional[float] = None,
+    output_format: str = "table",
+    plot: Optional[Path] = None,
+    fresh: bool = False,
+    library: bool = False,
+    cache_dir: Optional[Path] = None,
+    out=None,
+    err=None,
+) -> int:
+    """`envcheck bench`: 0 when it measured and decided, 1 when it proved nothing (no GPU, nothing ran)."""
+    from . import render
+    from .shapes import parse_shapes
+    from ..target import resolve_python
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if dtype not in DTYPE_FLAGS:
+        raise UsageError(f"--dtype {dtype!r}: expected one of {', '.join(DTYPE_FLAGS)}")
+    if output_format not in render.FORMATS:
+        raise UsageError(f"--format {output_format!r}: expected one of {', '.join(render.FORMATS)}")
+    if not budget > 0:
+        raise UsageError(f"--budget {budget:g}: expected a number of seconds above 0")
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"--timeout {timeout:g}: expected a number of seconds above 0")
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
+        raise UsageError(f"-o {plot}: expected a file name ending in .png or .svg")
+    parsed = parse_shapes(shapes)
+    target = resolve_python(python)
+    if plot is not None:
+        render.require_matplotlib()
+    reason = no_gpu_reason()
+    if reason is not None:
+        print(f"envcheck bench: no GPU to measure on: {reason}", file=err)
+        return 1
+
+    from .. import policy as policy_module
+    from ..gather import Gatherers, Sources, gather
+
+    chosen = policy_module.resolve(policy_file)
+    facts = gather(Sources.for_policy(target, chosen), Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None))
+
+    def say(message: str) -> None:
+        print(f"envcheck: {message}", file=err, flush=True)
+
+    began = time.monotonic()
+    options = BenchOptions(shapes=parsed, dtype=DTYPE_FLAGS[dtype], budget_s=float(budget), fresh=fresh, library=library,
+                           timeout_s=timeout)
+    result = run_bench(target, facts, chosen, options, cache_dir=cache_dir, progress=say)
+    from .. import __version__
+
+    data = {"schema_version": SCHEMA_VERSION, "envcheck_version": __version__, "profile": chosen.id, "target": target,
+            "wall_s": round(time.monotonic() - began, 3), "bench": result.to_dict()}
+    root = Path(cache_dir) if cache_dir is not None else paths.cache_dir()
+    if result.measurements:
+        save_last(root, data)
+    from ..redact import Redactor
+
+    out.write(Redactor()(render.render(result, data, output_format)))
+    if plot is not None and result.measurements:
+        render.plot(result, plot)
+        say(f"plot written to {plot}")
+    return result.exit_code

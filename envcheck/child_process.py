@@ -1,0 +1,147 @@
+"""Running a script of envcheck's in the target interpreter, as smoke and bench do.
+
+The script is copied into a run directory of its own under envcheck's cache (logs and generated code stay there;
+the newest KEEP_RUNS are kept), run by path with no shell, in a session of its own (so a timeout kills its whole
+process group, Inductor's compile workers included), with an environment that drops what would change the run and
+points Inductor's, Triton's and CuteDSL's caches into envcheck's cache (so a second run is warm). The script speaks a
+line protocol: `PREFIX {json}` lines on stdout, which result_lines() reads back from the log.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Mapping, Optional, TextIO
+
+from .proc import kill_group
+
+__all__ = [
+    "ChildEnd",
+    "KEEP_RUNS",
+    "cache_dirs",
+    "child_environment",
+    "copy_script",
+    "new_run_dir",
+    "result_lines",
+    "run_child",
+]
+
+KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for the child's process group
+KEEP_RUNS = 20  # run directories kept under the cache (logs, generated code)
+
+# Variables of the caller's environment that would change what a child run measures; the child gets its own.
+_DROPPED = (
+    "TORCHINDUCTOR_FORCE_DISABLE_CACHES",
+    "TORCHINDUCTOR_MAX_AUTOTUNE",
+    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM",
+    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS",
+    "TORCHINDUCTOR_AUTOTUNE_FALLBACK_TO_ATEN",
+    "TORCHINDUCTOR_FX_GRAPH_CACHE",
+    "TORCHINDUCTOR_AUTOTUNE_LOCAL_CACHE",
+    "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS",
+    "TORCH_COMPILE_DISABLE",
+    "TORCHDYNAMO_DISABLE",
+    "CUTE_DSL_DISABLE_FILE_CACHING",
+    "PYTHONDONTWRITEBYTECODE",  # torch without .pyc files costs seconds of byte-compiling in every warm run
+    "TORCHINDUCTOR_COMPILE_THREADS",
+)
+
+
+def cache_dirs(cache_root: Path) -> tuple[Path, ...]:
+    """The compiler caches envcheck owns: Inductor's, Triton's and CuteDSL's."""
+    return tuple(cache_root / name for name in ("inductor", "triton", "cutedsl"))
+
+
+def child_environment(base: Mapping[str, str], cache_root: Path, settings: Mapping[str, str]) -> dict[str, str]:
+    """The child's environment: the caller's, less what would change the run, plus envcheck's caches and settings."""
+    env = {k: v for k, v in base.items() if k not in _DROPPED}
+    inductor, triton, cutedsl = cache_dirs(cache_root)
+    env.update(
+        PYTHONUNBUFFERED="1",
+        TORCHINDUCTOR_CACHE_DIR=str(inductor),
+        TRITON_CACHE_DIR=str(triton),
+        CUTE_DSL_CACHE_DIR=str(cutedsl),
+    )
+    env.update(settings)
+    return env
+
+
+def new_run_dir(cache_root: Path, kind: str) -> Path:
+    """A fresh directory under cache_root/kind whose name sorts by time; only the newest KEEP_RUNS stay."""
+    runs = cache_root / kind
+    runs.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S-%f")  # to the microsecond: names sort by time
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=runs))  # two runs never share one
+    for old in sorted(p for p in runs.iterdir() if p.is_dir())[:-KEEP_RUNS]:
+        shutil.rmtree(old, ignore_errors=True)
+    return run_dir
+
+
+def copy_script(run_dir: Path, name: str, package: str, resource: str, source: Optional[Path] = None) -> Path:
+    """Copy a child script (a resource of an envcheck package, or `source`) into run_dir under the name logs use."""
+    script = run_dir / name
+    text = source.read_text(encoding="utf-8") if source else resources.files(package).joinpath(resource).read_text(encoding="utf-8")
+    script.write_text(text, encoding="utf-8")
+    return script
+
+
+@dataclass(frozen=True)
+class ChildEnd:
+    """How the child process ended."""
+
+    returncode: Optional[int]
+    timed_out: bool
+    elapsed_s: float
+    pid: Optional[int] = None  # its process (and process group) id
+
+
+def run_child(argv: list[str], env: Mapping[str, str], cwd: Path, log: TextIO, timeout: float, started=None) -> ChildEnd:
+    """Run argv (no shell) in a new session writing to log; on timeout kill its whole process group.
+
+    started: called with the child's pid once it runs (bench watches the GPU for processes that are not its own)."""
+    began = time.monotonic()
+    process = subprocess.Popen(
+        argv, env=dict(env), cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    if started is not None:
+        started(process.pid)
+    timed_out = False
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_group(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            kill_group(process.pid, signal.SIGKILL)
+            process.wait()
+    finally:
+        if process.poll() is None:  # interrupted while waiting: take the child down with us
+            kill_group(process.pid, signal.SIGKILL)
+            process.wait()
+        kill_group(process.pid, signal.SIGKILL)  # helpers it left behind (Inductor's compile workers)
+    return ChildEnd(None if timed_out else process.returncode, timed_out, round(time.monotonic() - began, 3), process.pid)
+
+
+def result_lines(text: str, prefix: str) -> list[dict]:
+    """Every `PREFIX {json object}` line of a child's output, in order; a torn or foreign line is skipped."""
+    found = []
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            try:
+                loaded = json.loads(line[len(prefix):])
+            except ValueError:
+                continue
+            if isinstance(loaded, dict):
+                found.append(loaded)
+    return found

@@ -1,0 +1,3 @@
+import collections
+
+counters = collections.defaultdict(collections.Counter)

@@ -1,0 +1,2 @@
+class GraphLowering:
+    save_output_code = None

@@ -1,0 +1,54 @@
+"""The simulated device: a clock that GEMMs, flushes and the sleep kernel advance; events read it."""
+
+CYCLES_PER_MS = 1980000.0
+_clock = [0.0]
+
+
+def advance(ms):
+    _clock[0] += ms
+
+
+def is_available():
+    return True
+
+
+class _Props:
+    name, major, minor, multi_processor_count = "NVIDIA H200", 9, 0, 132
+    uuid = "3b8b9a5c-1d2e-4f60-a1b2-c3d4e5f60718"
+
+
+def get_device_properties(device=None):
+    return _Props()
+
+
+def _sleep(cycles):
+    advance(cycles / CYCLES_PER_MS)
+
+
+def synchronize():
+    pass
+
+
+def empty_cache():
+    pass
+
+
+class Event:
+    def __init__(self, enable_timing=False):
+        self.at = None
+
+    def record(self):
+        self.at = _clock[0]
+
+    def elapsed_time(self, end):
+        return end.at - self.at
+
+    def synchronize(self):
+        pass
+
+    def query(self):
+        return False  # the sleep kernel never ends before the host has queued its batch
+
+
+def current_stream():
+    return "stream"
