@@ -184,6 +184,7 @@ def installed(python: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_bundle_route(route, wheelhouse, tmp_path, monkeypatch, capsys):
     python, profile, lock, out = route
     index = json.loads(out.with_name("recipe.tar.parts.json").read_text())

@@ -281,6 +281,7 @@ def simulate(dockerfile: str, context: Path, variables: dict[str, str], pinned: 
     return ran
 
 
+@pytest.mark.slow
 def test_the_dockerfiles_python_install_steps_build_the_locked_stack(
     envcheck_wheels, wheelhouse, venv_factory, cutlass_repo, build_backend, tmp_path
 ):

@@ -22,7 +22,8 @@ from envcheck.gather import Sources, gather
 from envcheck.judge import judge
 from envcheck.model import Status
 
-pytestmark = pytest.mark.skipif(python312() is None, reason="needs a Python >= 3.12 for cutlass_api")
+# Real venvs, real pip: slow (run by .ci/run after the default command).
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(python312() is None, reason="needs a Python >= 3.12 for cutlass_api")]
 
 # The checks whose failures the fixer owns (the driver, the GPU and nvcc are not its to fix).
 OWNED = ("torch.version", "torch.cuda-build", "cutedsl.version", "cutedsl.importable", "nvgemm.deps",

@@ -35,6 +35,7 @@ def cli(*args: str, env=None, **kw) -> subprocess.CompletedProcess:
                           env=env or os.environ.copy(), cwd=Path(__file__).resolve().parent.parent, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(python312() is None, reason="needs a Python >= 3.12 for cutlass_api")
 def test_json_plan_then_a_real_sigkill_between_steps_then_finish(tmp_path, wheelhouse, build_backend, cutlass_repo):
     python = broken_env(tmp_path, wheelhouse)

@@ -22,6 +22,8 @@ from wheelfactory import build_wheel, install, make_venv
 from envcheck.fix import FixOptions, run_fix
 from envcheck.fix.command import Io
 
+pytestmark = pytest.mark.slow  # real venvs and pip installs: run by .ci/run after the default command
+
 OLD_RECIPE = ("torch==2.14.1+cu130", "cuda-bindings==13.3.1", "cuda-python==13.3.1", "nvidia-cutlass-dsl==4.3.5",
               "apache-tvm-ffi==0.1.7", "torch-c-dlpack-ext==0.1.5", "cutlass-api==0.1.0a1")
 

@@ -135,6 +135,7 @@ def test_missing_interpreter_and_broken_interpreter_are_facts(tmp_path):
         gather_interpreter(str(liar))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(python312() is None, reason="needs a Python >= 3.12 for cutlass_api")
 def test_editable_cutlass_api_leads_to_its_checkout(tmp_path, cutlass_repo, wheelhouse, build_backend, policy):
     from wheelfactory import make_venv, pip

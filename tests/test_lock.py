@@ -406,6 +406,7 @@ def installed_versions(python: Path) -> dict[str, str]:
     return {d.name: d.version for d in gather_interpreter(str(python)).distributions}
 
 
+@pytest.mark.slow
 def test_a_fresh_venv_installed_from_the_lock_reproduces_it_and_verify_catches_a_change(
     stack_venv, wheelhouse, cutlass_repo, build_backend, tmp_path, capsys
 ):

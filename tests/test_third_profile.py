@@ -13,6 +13,8 @@ from envcheck.dockerfile import render_dockerfile
 from envcheck.lock import read_lock
 from envcheck.policy import load
 
+pytestmark = pytest.mark.slow  # real venvs and pip installs: run by .ci/run after the default command
+
 PROFILE = """
 schema = 1
 id = "quux-stack"

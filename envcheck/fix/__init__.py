@@ -12,6 +12,14 @@
   command.py   `envcheck fix`: run_fix(FixOptions) -> exit code; orchestration only
 """
 
-from .command import FixOptions, run_fix
-
 __all__ = ["FixOptions", "run_fix"]
+
+
+def __getattr__(name: str):
+    """`envcheck fix`'s entry points, imported on first use: doctor's promise needs only plan.py, and the rest of
+    the fixer (snapshot, apply, GitPython) is not doctor's start-up."""
+    if name in __all__:
+        from . import command
+
+        return getattr(command, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

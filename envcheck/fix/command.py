@@ -17,7 +17,7 @@ from typing import Callable, Mapping, Optional, TextIO
 
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from ..model import Facts, Finding, Interpreter, ProfileChoice
-from ..paths import cache_dir, default_cutlass_dir, folder_origin, usable_folder
+from ..paths import cache_dir, folder_origin, usable_folder
 from ..policy import Candidates, Policy
 from ..redact import RedactedStream, Redactor, has_credentials
 from ..target import require_interpreter, resolve_python
@@ -26,11 +26,11 @@ from .apply import Console, Outcome, Runner, apply, run_command
 from .cutlass import checked_url, read_state
 from .host import externally_managed, find_interpreters, pip_for
 from .pip import PipSources, checked_name, sources_from_flags
-from .plan import Plan, PlanOptions, make_plan
+from .plan import Plan, PlanOptions, cutlass_folder, make_plan
 from .preflight import preflight
 from .render import render_outcome, render_plan
 
-__all__ = ["FixOptions", "Io", "run_fix", "cutlass_folder"]
+__all__ = ["FixOptions", "Io", "run_fix"]
 
 
 @dataclass(frozen=True)
@@ -82,16 +82,6 @@ def _judge(io: Io, facts: Facts, policy, no_gpu: bool) -> tuple[Finding, ...]:
     from ..judge import judge
 
     return judge(facts, policy, no_gpu=no_gpu)
-
-
-def cutlass_folder(flag: Optional[str], facts: Facts, env: Mapping[str, str]) -> str:
-    """Where fix fetches CUTLASS: --cutlass-dir, else the checkout doctor found, else envcheck's default folder."""
-    checkout_path = getattr(facts.checkout, "path", None)
-    if flag:
-        return str(Path(flag).expanduser().absolute())
-    if checkout_path:
-        return str(Path(checkout_path).absolute())
-    return str(default_cutlass_dir(env).absolute())
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -21,13 +21,14 @@ import os
 import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
 from ..model import Facts, Failure, Finding, Interpreter, Report, Status, Step, canonical_name
 from ..judge.cutedsl import conflicting
+from ..paths import default_cutlass_dir
 from ..policy import Policy
 from . import cutlass as cutlass_fetch
 from .pip import PipSources, install_argv, merge_requirements, parse_requirement, redact_argv, uninstall_argv
@@ -550,3 +551,13 @@ def _same_path(a: Optional[str], b: str) -> bool:
     if not a:
         return False
     return Path(a).expanduser().absolute() == Path(b).expanduser().absolute()
+
+
+def cutlass_folder(flag: Optional[str], facts: Facts, env: Mapping[str, str]) -> str:
+    """Where fix fetches CUTLASS: --cutlass-dir, else the checkout doctor found, else envcheck's default folder."""
+    checkout_path = getattr(facts.checkout, "path", None)
+    if flag:
+        return str(Path(flag).expanduser().absolute())
+    if checkout_path:
+        return str(Path(checkout_path).absolute())
+    return str(default_cutlass_dir(env).absolute())

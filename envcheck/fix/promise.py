@@ -10,9 +10,8 @@ from typing import Mapping, Sequence
 
 from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
 from ..policy import Policy
-from .command import cutlass_folder
 from .pip import requirement_names
-from .plan import Plan, PlanOptions, make_plan
+from .plan import Plan, PlanOptions, cutlass_folder, make_plan
 
 __all__ = ["fixable"]
 
