@@ -31,7 +31,7 @@ from ..model import Distribution, Interpreter, canonical_name
 from ..paths import cache_dir
 from ..redact import without_credentials
 from .cutlass import CheckoutState
-from .pip import PipSources, install_argv, uninstall_argv
+from .pip import PipSources, install_argv, requirement_names, uninstall_argv
 from .plan import Plan, PlannedStep
 
 __all__ = [
@@ -391,18 +391,6 @@ def undo_plan(
 # Before the first change
 
 
-def _pip_names(argv: Sequence[str]) -> list[str]:
-    if "--" not in argv:
-        return []
-    names = []
-    for text in argv[list(argv).index("--") + 1:]:
-        try:
-            names.append(Requirement(text).name)
-        except Exception:  # noqa: BLE001 - a distribution name for uninstall
-            names.append(text)
-    return names
-
-
 SMALL = 64 * 1024 * 1024  # every distribution up to this size is packed before the first change
 
 
@@ -412,7 +400,7 @@ def save_originals(interpreter: Interpreter, plan: Plan, saved: Path, log: TextI
     Every distribution up to SMALL bytes is packed (pip may upgrade any dependency); bigger ones only when a step
     names them (up to MAX_SAVED_BYTES): a CUDA build of torch is left to the package sources.
     """
-    named = {canonical_name(n) for step in plan.steps for argv in step.commands for n in _pip_names(argv)}
+    named = {canonical_name(n) for step in plan.steps for argv in step.commands for n in requirement_names(argv)}
     for dist in _first_copies(interpreter.distributions).values():
         if dist.editable or dist.name in ("pip",):
             continue
