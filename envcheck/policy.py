@@ -638,12 +638,20 @@ def _basis(value: Any) -> str:
     return value
 
 
-def _module(value: Any) -> str:
-    """A module name, dotted or not: 'cutlass', 'cutlass.operators'."""
-    name = _string(value)
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", name):
-        raise ValueError
-    return name
+def _matching(pattern: str) -> Callable[[Any], str]:
+    """A parser of strings that match pattern whole."""
+
+    def parse(value: Any) -> str:
+        text = _string(value)
+        if not re.fullmatch(pattern, text):
+            raise ValueError
+        return text
+
+    return parse
+
+
+_module = _matching(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # 'cutlass', 'cutlass.operators'
+_backend_name = _matching(r"[A-Z][A-Z0-9_]*")  # 'NVGEMM', 'CUTEDSL'
 
 
 def _names(parse: Callable[[Any], str]) -> Callable[[Any], tuple[str, ...]]:
@@ -742,13 +750,6 @@ def _smoke(top: _Table, backend: str) -> SmokeSpec:
     )
     table.done()
     return spec
-
-
-def _backend_name(value: Any) -> str:
-    name = _string(value)
-    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
-        raise ValueError
-    return name
 
 
 def _regex(value: Any) -> str:
