@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 import pytest
 
 from envcheck.proc import Child, run
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is gone for our purposes
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
+from processes import gone_soon
 
 
 def _child_pid(folder) -> int:
@@ -44,11 +32,7 @@ print("the answer")
     end = run([sys.executable, "-c", script], 30)
     assert time.monotonic() - began < 5  # the sleeper inherited stdout; waiting for EOF would take 120 s
     assert end.returncode == 0 and end.stdout == "the answer\n" and not end.timed_out
-    pid = _child_pid(tmp_path)
-    deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid), "what the program left behind was not killed"
+    assert gone_soon(_child_pid(tmp_path)), "what the program left behind was not killed"
 
 
 def test_a_time_limit_kills_the_whole_group(tmp_path):
@@ -61,7 +45,7 @@ time.sleep(120)
 """
     end = run([sys.executable, "-c", script], 1.5)
     assert end.timed_out and end.returncode is None and end.stdout == "started\n" and end.seconds < 5
-    assert not _alive(_child_pid(tmp_path))
+    assert gone_soon(_child_pid(tmp_path)), "the time limit left the program's child running"
 
 
 def test_output_stdin_lines_and_exit_status():
