@@ -15,15 +15,19 @@ The protocol: `envcheck-bench: phase NAME +SECONDS` progress lines on stderr; on
 leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end (RESULT_SCHEMA).
 
 How a kernel is timed (kernel_time): the method of Triton's do_bench (triton/testing.py, Triton 3.x): L2 flushed
-before every repetition by zeroing a 256 MB buffer, a warm-up of 25 ms of calls, CUDA events around each
-repetition, the median, about 100 ms of repetitions back to back, so that the GPU is in the same sustained clock
-and power state as under do_bench. When the host launches a call more slowly than the GPU runs it (a Python launch
+before every repetition by zeroing a 256 MB buffer, CUDA events around each repetition, the median of about 100 ms
+of repetitions back to back. The warm-up is longer than do_bench's 25 ms where the GPU is the bottleneck: 250 ms of
+flushed calls, because an H200 under a 4096^3 GEMM drops from its 1980 MHz boost clock to 1830-1890 MHz within
+about 100 ms (nvidia-smi every 100 ms: throttle reason sw-power-cap), and a time taken before that is 7-11% faster
+than one taken after (tests/data/bench/README.md): bench times the sustained state that a running model and
+do_bench, called after it, see. When the host launches a call more slowly than the GPU runs it (a Python launch
 path on a small GEMM), back-to-back events would time the host: then each batch of repetitions is queued behind a
 GPU sleep kernel (torch.cuda._sleep) long enough that the host has queued the whole batch before the GPU starts it,
-nvbench's "blocking kernel", and the batch is redone with a longer sleep when the sleep ended first. Rounds repeat
-until the spread (interquartile range over the median) is under the noise target or the time cap is reached. The
-host's cost shows separately, in call_ms (wall time per call, back to back) and host_ms (CPU time to launch one
-call); do_bench_ms is triton.testing.do_bench on the same compiled function, as a check.
+nvbench's "blocking kernel", and the batch is redone with a longer sleep when the sleep ended first. Which case
+applies is decided by ten calls queued behind a sleep, the host's launch time measured where nothing can slow it.
+Rounds repeat until the spread (interquartile range over the median) is under the noise target or the time cap is
+reached. The host's cost shows separately, in call_ms (wall time per call, back to back) and host_ms (CPU time to
+launch one call); do_bench_ms is triton.testing.do_bench on the same compiled function, right after, as a check.
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ PHASE_PREFIX = "envcheck-bench: phase "
 PROTOCOL = 1
 FLUSH_BYTES = 256 * 1000 * 1000  # do_bench's L2 flush buffer: 256 MB, several times any L2
 WARMUP_MS = 25.0  # do_bench's default warm-up
+SUSTAIN_MS = 250.0  # the warm-up of a GPU-bound call: an H200 under a 4096^3 GEMM leaves its boost clock in ~100 ms
+MAX_WARMUP_REPS = 4000
+PROBE_REPS = 10  # calls queued behind a sleep to measure the host's launch time
+PROBE_SLEEP_MS = 20.0  # long enough for PROBE_REPS launches of 2 ms each
 REP_MS = 100.0  # do_bench's default time of repetitions
 MIN_REPS = 10
 MAX_REPS = 2000
@@ -192,34 +200,53 @@ def calibrate_sleep(torch):
     return 20000000 / max(start.elapsed_time(end), 1e-3)
 
 
+def queue_batch(torch, call, flush, count, sleep_ms, cycles_per_ms):
+    """count flushed calls queued behind a sleep kernel of sleep_ms, each between two CUDA events: (device ms of
+    each call, host ms to queue one, whether the sleep was still running when the last was queued: then the GPU
+    never waited for the host and the events time the device only)."""
+    starts, ends = _events(torch, count), _events(torch, count)
+    gate = torch.cuda.Event()
+    torch.cuda._sleep(int(sleep_ms * cycles_per_ms))
+    gate.record()
+    queued = time.perf_counter()
+    for i in range(count):
+        flush.zero_()
+        starts[i].record()
+        call()
+        ends[i].record()
+    host_ms = (time.perf_counter() - queued) / count * 1e3
+    ahead = not gate.query()
+    ends[-1].synchronize()
+    return [s.elapsed_time(e) for s, e in zip(starts, ends)], host_ms, ahead
+
+
 def kernel_time(torch, call, flush, cycles_per_ms, cap_s, target):
     """Device time of call() in ms, L2 flushed before each repetition (the method: see the module docstring).
 
-    The estimate and the warm-up are do_bench's: five flushed calls give the device time of one repetition (and,
-    the launch queue being empty, the host's time to launch one), then flushed calls for WARMUP_MS. When the
-    host launches faster than the device runs, repetitions go back to back for REP_MS, as under do_bench (the GPU
-    never waits and stays in the same sustained clock and power state), behind one short sleep kernel so that the
-    host starts ahead. When the host is the slower one, batches of at most MAX_BATCH wait behind a sleep kernel until
-    all of the batch is queued (nvbench's blocking kernel), so that the events time the device only; a batch whose
-    sleep ended before the host finished queueing is redone with a longer sleep. Rounds repeat until the spread is
-    under the target or cap_s is spent."""
+    Five flushed calls give the device time of one repetition (do_bench's estimate); ten more, queued behind a sleep
+    kernel, the host's time to launch one, measured where nothing else can slow it down. When the host launches
+    faster than the device runs, the GPU is first kept busy for SUSTAIN_MS (it leaves its boost clock within about
+    100 ms of full load: what a running model and do_bench's 100 ms see), then repetitions go back to back for REP_MS
+    at a time, as under do_bench, behind a short sleep so that the host starts ahead. When the host is the slower
+    one, batches of at most MAX_BATCH wait behind a sleep kernel until all of the batch is queued (nvbench's blocking
+    kernel), so that the events time the device only; a batch whose sleep ended before the host finished queueing
+    is redone with a longer sleep. Rounds repeat until the spread is under the target or cap_s is spent."""
     for _ in range(3):
+        flush.zero_()
         call()
     torch.cuda.synchronize()
     start, end = _events(torch, 2)
-    launches = []
     start.record()
-    for _ in range(5):  # do_bench's estimate; the launch queue is empty, so the host's times are its own
-        queued = time.perf_counter()
+    for _ in range(5):  # do_bench's estimate
         flush.zero_()
         call()
-        launches.append(time.perf_counter() - queued)
     end.record()
     end.synchronize()
     estimate = max(start.elapsed_time(end) / 5, 1e-3)
-    host_per_rep = sorted(launches)[2] * 1e3
+    _, host_per_rep, _ = queue_batch(torch, call, flush, PROBE_REPS, PROBE_SLEEP_MS, cycles_per_ms)
     host_fast = host_per_rep < HOST_FAST * estimate
-    warmup_reps = max(1, min(MAX_REPS, int(WARMUP_MS / estimate)))
+    warmup_ms = SUSTAIN_MS if host_fast else WARMUP_MS
+    warmup_reps = max(1, min(MAX_WARMUP_REPS, int(warmup_ms / estimate)))
     for _ in range(warmup_reps):
         flush.zero_()
         call()
@@ -234,34 +261,23 @@ def kernel_time(torch, call, flush, cycles_per_ms, cap_s, target):
         else:
             count = max(3, min(MAX_BATCH, int(BATCH_MS / estimate)))
             sleep_ms = min(MAX_SLEEP_MS, factor * count * host_per_rep + 0.5)
-        starts, ends = _events(torch, count), _events(torch, count)
-        gate = torch.cuda.Event()
-        torch.cuda._sleep(int(sleep_ms * cycles_per_ms))
-        gate.record()
-        queued = time.perf_counter()
-        for i in range(count):
-            flush.zero_()
-            starts[i].record()
-            call()
-            ends[i].record()
-        ahead = not gate.query()  # still sleeping: the whole batch was queued before the GPU reached it
-        if not host_fast:
-            host_per_rep = max(host_per_rep, (time.perf_counter() - queued) / count * 1e3)
-        ends[-1].synchronize()
+        batch, host_ms, ahead = queue_batch(torch, call, flush, count, sleep_ms, cycles_per_ms)
         rounds += 1
-        if not host_fast and not ahead and sleep_ms < MAX_SLEEP_MS and redone < 4:
-            redone += 1
-            factor *= 2
-            continue
-        gaps = gaps or (not host_fast and not ahead)
-        samples.extend(s.elapsed_time(e) for s, e in zip(starts, ends))
+        if not host_fast:
+            host_per_rep = max(host_per_rep, host_ms)
+            if not ahead and sleep_ms < MAX_SLEEP_MS and redone < 4:
+                redone += 1
+                factor *= 2
+                continue
+            gaps = gaps or not ahead
+        samples.extend(batch)
         summary = summarize(samples)
         if len(samples) >= MIN_REPS and summary["spread"] is not None and summary["spread"] <= target:
             break
         if time.perf_counter() - began >= cap_s:
             break
     summary.update(mode="back-to-back" if host_fast else "blocking", rounds=rounds, redone=redone, gaps=gaps,
-                   host_launch_ms=host_per_rep, warmup_reps=warmup_reps)
+                   host_launch_ms=host_per_rep, warmup_reps=warmup_reps, estimate_ms=estimate)
     return summary
 
 
@@ -413,9 +429,9 @@ def measure(torch, smoke, ctx, shape, name, backends, inputs, prepare, repeat=Fa
         row["kernel_ms"] = kernel_time(torch, call, ctx["flush"], ctx["cycles_per_ms"], ctx["time_cap_s"],
                                        ctx["noise_target"])
         if not repeat:
-            row["call_ms"], row["host_ms"], row["call_spread"] = call_time(torch, call)
-            if ctx["do_bench"] is not None:
+            if ctx["do_bench"] is not None:  # right after, so that the GPU is in the state it was timed in
                 row["do_bench_ms"] = ctx["do_bench"](call, warmup=25, rep=100, return_mode="median")
+            row["call_ms"], row["host_ms"], row["call_spread"] = call_time(torch, call)
         row["window"][1] = time.time()
         if not repeat and ctx["profile_kernels"]:
             try:
@@ -474,11 +490,13 @@ def bench(plan, args, run):
         from triton.testing import do_bench
     except Exception:  # no Triton: no cross-check, the rest stands
         do_bench = None
+    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device=device)
+    flush.zero_()  # loads the fill kernel (CUDA loads modules lazily): not inside the first row's estimate
     ctx = {
         "dtype": plan["dtype"],
         "cutedsl_backend": cutedsl,
         "code_dir": args.code_dir,
-        "flush": torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device=device),
+        "flush": flush,
         "cycles_per_ms": calibrate_sleep(torch),
         "time_cap_s": float(plan["time_cap_s"]),
         "noise_target": float(plan["noise_target"]),
@@ -571,10 +589,10 @@ def _skip(run, shape, backend, reason):
 
 
 METHOD = (
-    "triton.testing.do_bench's method (L2 flushed by zeroing 256 MB before each repetition, 25 ms warm-up, CUDA "
-    "events, median of ~100 ms of repetitions back to back); where the host launches more slowly than the GPU runs, "
-    "nvbench's blocking kernel (each batch queued behind torch.cuda._sleep, redone if the host fell behind); "
-    "repeated until (q75-q25)/median is under the noise target or the time cap"
+    "triton.testing.do_bench's method (L2 flushed by zeroing 256 MB before each repetition, CUDA events, median of "
+    "~100 ms of repetitions back to back) after a 250 ms warm-up into the GPU's sustained clock; where the host "
+    "launches more slowly than the GPU runs, nvbench's blocking kernel (each batch queued behind torch.cuda._sleep, "
+    "redone if the host fell behind); repeated until (q75-q25)/median is under the noise target or the time cap"
 )
 
 
