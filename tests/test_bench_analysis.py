@@ -122,6 +122,22 @@ def test_run_to_run_drift_of_the_repeat_widens_the_noise():
     assert verdict.verdict == "same" and verdict.noise == pytest.approx(0.005 / 0.175, rel=1e-6)
 
 
+@pytest.mark.parametrize("mode, do_bench_ms, verdict, noise", [
+    ("back-to-back", 0.1715, "wins", 0.01),  # do_bench agrees: the 2% margin stands
+    ("back-to-back", 0.1767, "same", 0.03),  # do_bench 3% away on the same function: a 2% margin is inside that
+    ("back-to-back", 0.1664, "same", 0.03),  # 3% the other way
+    ("blocking", 0.5145, "wins", 0.01),  # the host is the slower one: do_bench times the launch path, not the kernel
+    ("back-to-back", None, "wins", 0.01),  # no Triton, no cross-check
+])
+def test_do_bench_disagreeing_on_a_gpu_bound_figure_widens_the_noise(mode, do_bench_ms, verdict, noise):
+    timing = {"median": 0.1715, "spread": 0.005, "reps": 400, "gaps": False, "mode": mode}
+    rows = [row(backend="ATEN", ms=0.175), row(backend="NVGEMM", kernel_ms=timing, do_bench_ms=do_bench_ms)]
+    found, verdicts, _ = judge(rows)
+    assert verdicts[0].verdict == verdict and verdicts[0].noise == pytest.approx(noise, abs=1e-3)
+    assert by_backend(found)["NVGEMM"].to_dict()["do_bench_gap"] == (
+        None if mode == "blocking" or do_bench_ms is None else pytest.approx(abs(do_bench_ms / 0.1715 - 1)))
+
+
 def test_host_overhead_turns_a_faster_kernel_into_a_loss():
     # issue 9's decode anchor: an Sm90 kernel 1.5x faster than cuBLAS, through a Python launch path of 0.298 ms
     rows = [row(DECODE, "ATEN", ms=0.018, spread=0.02, call=0.025),

@@ -6,7 +6,9 @@ with real captured H200 output.
    was timed.
 2. Each shape gets its noise: the largest of the spreads ((q75 - q25) / median) of the two figures compared, the
    drift between two measurements of the same compiled function taken apart in time (the child re-measures its
-   first backend after the others), and a 1% floor (the resolution of CUDA events on microsecond kernels).
+   first backend after the others), how far triton.testing.do_bench on the same function read from the kernel time
+   where it times the same thing (the GPU the bottleneck: calls back to back), and a 1% floor (the resolution of
+   CUDA events on microsecond kernels).
 3. The profile's backend wins a shape when it is faster than the best of the others by more than that noise, in
    kernel time and not slower per call (host overhead counts: these calls are not in a CUDA graph); it loses when
    slower by more than the noise; otherwise the shape is "same".
@@ -75,12 +77,20 @@ class Measurement:
     def trusted(self) -> bool:
         return self.status == "ok"
 
+    @property
+    def do_bench_gap(self) -> Optional[float]:
+        """|do_bench / kernel time - 1| where both time the device: calls back to back. None where the host is the
+        slower one: do_bench then times the launch path (that is call_ms's job), not the kernel."""
+        if self.mode != "back-to-back" or not self.kernel_ms or not self.do_bench_ms:
+            return None
+        return abs(self.do_bench_ms / self.kernel_ms - 1)
+
     def to_dict(self) -> dict:
         return {
             "shape": self.shape.to_dict(), "backend": self.backend, "status": self.status, "reason": self.reason,
             "kernel_ms": self.kernel_ms, "spread": self.spread, "reps": self.reps, "tflops": self.tflops,
             "pct_peak": self.pct_peak, "call_ms": self.call_ms, "call_spread": self.call_spread, "host_ms": self.host_ms,
-            "do_bench_ms": self.do_bench_ms, "max_error": self.max_error, "compile_s": self.compile_s,
+            "do_bench_ms": self.do_bench_ms, "do_bench_gap": self.do_bench_gap, "max_error": self.max_error, "compile_s": self.compile_s,
             "warm": self.warm, "choice": self.choice, "kernel": self.kernel,
             "device_kernels": list(self.device_kernels), "gaps": self.gaps, "mode": self.mode, "gpu": self.gpu,
         }
@@ -239,8 +249,10 @@ def measurements(
 
 
 def _noise(*figures: Optional[Measurement], drift: Optional[float] = None) -> float:
-    spreads = [m.spread for m in figures if m is not None and m.spread is not None]
-    return max([NOISE_FLOOR, *spreads, *([drift] if drift is not None else [])])
+    present = [m for m in figures if m is not None]
+    spreads = [m.spread for m in present if m.spread is not None]
+    gaps = [m.do_bench_gap for m in present if m.do_bench_gap is not None]
+    return max([NOISE_FLOOR, *spreads, *gaps, *([drift] if drift is not None else [])])
 
 
 def _call_noise(noise: float, *figures: Optional[Measurement]) -> float:
