@@ -70,8 +70,9 @@ def _header(result: "BenchResult") -> list[str]:
 LEGEND = (
     "kernel ms: device time, L2 flushed, launch cost hidden (median; spread = (q75-q25)/median); "
     "call ms: wall time per call through the compiled function, calls back to back; host ms: CPU time to launch one "
-    "call; do_bench ms: triton.testing.do_bench on the same function (it includes launch gaps when the host is slower "
-    "than the kernel); TF/s and % peak from kernel ms."
+    "call; do_bench ms: triton.testing.do_bench on the same function, right after (it includes launch gaps when the "
+    "host is slower than the kernel; where it is not, its distance from kernel ms counts in the noise); TF/s and "
+    "% peak from kernel ms."
 )
 
 
