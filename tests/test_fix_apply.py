@@ -252,3 +252,7 @@ def test_the_toolkit_step_installs_into_its_own_prefix_and_writes_an_env_file(tm
     done = subprocess.run(["sh", "-c", f". {env_file} && nvcc --version && echo $CUDA_HOME"], capture_output=True, text=True)
     assert "release 13.1" in done.stdout and done.stdout.strip().endswith("nvidia/cu13")
     assert freeze(python) == before  # torch's environment is untouched
+    from envcheck.fix import manifest
+
+    assert manifest.changed_since(prefix) == []  # the step listed all that pip and fix put there: undo may remove it
+    assert "removed" in manifest.remove_if_untouched(prefix) and not prefix.exists()

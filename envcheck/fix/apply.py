@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
 from .. import proc
+from . import manifest
 from .cutlass import CheckoutRefused, CheckoutState, fetch, restore
 from .pip import redact_argv
 from .plan import Plan, PlannedStep
@@ -161,15 +162,14 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) 
         state = CheckoutState.from_json(json.loads(step.param("state")))
         return restore(state, step.param("branch"), log, commit=step.param("commit"))
     if step.kind == "remove-path":
-        import shutil
-
-        shutil.rmtree(step.param("path"), ignore_errors=True)
-        return f"removed {step.param('path')}"
+        return manifest.remove_if_untouched(step.param("path"))
     for argv in step.commands:
         status = runner(argv, log, console.pip_line)
         if status != 0:
             raise StepFailed(f"{Path(argv[0]).name} {' '.join(argv[1:4])} ... exited with {status}")
     _write_files(step.writes_after)
+    if step.kind == "toolkit-install":
+        manifest.write(step.param("prefix"))  # what undo may remove, and nothing else
     return ""
 
 

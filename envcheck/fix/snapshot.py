@@ -383,7 +383,8 @@ def undo_plan(
             ))
     for path in snapshot.created:
         if os.path.exists(path):
-            steps.append(PlannedStep("remove-path", f"remove {path}", "envcheck fix created it", params=(("path", path),)))
+            steps.append(PlannedStep("remove-path", f"remove {path} unless something in it changed since",
+                                     "envcheck fix created it", params=(("path", path),)))
     return Plan(python, tuple(steps))
 
 
