@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from packaging.pylock import Pylock
+from packaging.version import Version
 
 from conftest import git, python312
 from wheelfactory import build_wheel, make_venv, pip
@@ -276,6 +277,19 @@ def test_written_lock_reads_back_as_the_same_lock(policy, stack_wheels, tmp_path
     assert text.startswith("# PEP 751 lock for profile torch-2.11-nvgemm")
     assert read_lock(tmp_path / "pylock.toml") == result.pylock
     assert Pylock.from_dict(tomllib.loads(text)).to_dict() == result.pylock.to_dict()
+
+
+def test_the_header_says_how_to_install_a_lock_that_pip_cannot_install_itself(policy, stack_wheels, tmp_path):
+    result = build_lock(interpreter(*STACK), policy, wheelhouse=Wheelhouse([stack_wheels]), lock_dir=tmp_path)
+    header = write_lock(result, tmp_path / "pylock.toml").split("lock-version")[0]
+    assert "refuses this file" in header and "pip 26.1 and later" not in header  # cutlass_api is a VCS package
+    assert "--format requirements" in header and "`pip install --no-deps -e` it" in header
+    import pip as installed_pip
+
+    target = python312()  # the lock is for the stack's Python, 3.12
+    if target is not None and Version(installed_pip.__version__) >= Version("26.1"):  # the header's reason, for real
+        with pytest.raises(RuntimeError, match="Can't verify hashes"):
+            pip(target, "install", "--dry-run", "--no-deps", "--no-index", "-r", str(tmp_path / "pylock.toml"))
 
 
 @pytest.mark.parametrize("value", ['quote " and \\ backslash', "tab\tnewline\n", "ünïcödé", "key = value # not a comment"])

@@ -157,7 +157,6 @@ def test_lock_flags_that_do_not_fit_are_usage_errors(args, message, tmp_path, ca
 
 
 @pytest.mark.slow
-@pytest.mark.slow
 def test_a_fresh_python312_venv_installed_from_a_resolved_lock_passes_verify(local_profile, wheelhouse, build_backend, tmp_path, capsys):
     python = python312()
     if python is None:

@@ -20,22 +20,28 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 HEADER = """\
 PEP 751 lock for profile {profile}, written by envcheck {version} {origin}.
+{install}
+Check an environment:          envcheck verify --lock pylock.toml --python PATH"""
+INSTALL_WITH_PIP = """\
 Install (pip 26.1 and later):  pip install --no-deps -r pylock.toml
 Install (any pip):             envcheck lock --from pylock.toml --format requirements -o requirements.txt
-                               pip install --no-deps --require-hashes -r requirements.txt{cutlass}
-Check an environment:          envcheck verify --lock pylock.toml --python PATH"""
+                               pip install --no-deps --require-hashes -r requirements.txt"""
+INSTALL_WITH_VCS = """\
+Install:                       envcheck lock --from pylock.toml --format requirements -o requirements.txt
+                               pip install --no-deps --require-hashes -r requirements.txt
+                               then fetch {distribution}'s commit and `pip install --no-deps -e` it. (pip 26.1's
+                               `-r pylock.toml` refuses this file: it cannot hash-check a VCS package.)"""
 
 
 def write_lock(result: LockResult, path: Path) -> str:
     """Write the lock and read it back through packaging.pylock; returns the text written."""
     profile = result.data["tool"]["envcheck"]["profile"]
     source = result.data["tool"]["envcheck"].get("cutlass")  # absent: the profile needs no CUTLASS checkout
-    cutlass = (f"\n                               ({source['distribution']} is a VCS package: fetch the commit and "
-               f"`pip install --no-deps -e` it.)") if source else ""
+    install = INSTALL_WITH_VCS.format(distribution=source["distribution"]) if source else INSTALL_WITH_PIP
     resolved = result.data["tool"]["envcheck"].get("resolved")
     origin = (f"for CPython {resolved['python-version']} on {resolved['platform']} ({resolved['resolver']})" if resolved
               else "from the target interpreter's installed stack")
-    text = to_toml(result.data, HEADER.format(profile=profile, version=__version__, cutlass=cutlass, origin=origin))
+    text = to_toml(result.data, HEADER.format(profile=profile, version=__version__, install=install, origin=origin))
     again = validate(tomllib.loads(text), f"{path} (as written)")
     if again != result.pylock:  # pragma: no cover - a bug in the TOML writer
         raise RuntimeError(f"{path}: the written lock does not read back as the lock that was built")
