@@ -194,9 +194,9 @@ def _emit(text: str, output: Optional[Path]) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        from .atomic import write_text_atomic
+        from .userfile import write_text
 
-        write_text_atomic(output, text)
+        write_text(output, text, f"-o {output}")
 
 
 def _run_npd(options: DoctorOptions) -> int:

@@ -1,4 +1,5 @@
-"""Reading a file the user named (a policy, a lock): regular files only, under a size cap, UTF-8, TOML.
+"""A file the user named: read (a policy, a lock: regular files only, under a size cap, UTF-8, TOML) or written
+(-o, --junit: replaced whole, so that a reader never sees half of it).
 
 Every way such a file can be unusable is a UsageError that names the flag and the file: a FIFO or a device is never
 opened for a blocking read, /dev/zero is not read to the end, and deeply nested TOML is not a crash."""
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Union
 
+from .atomic import replace_text
 from .errors import UsageError
 
 if sys.version_info >= (3, 11):
@@ -49,11 +51,25 @@ def read_text(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> str:
 
 
 def write_text(path: Union[str, Path], text: str, what: str) -> None:
-    """Write a file the user named (-o, --junit), making its folder. A FIFO nobody reads is refused at once rather
-    than waited on; a device (/dev/stdout) is written as it is. Any failure is a UsageError naming `what`."""
+    """Write a file the user named (-o, --junit), making its folder. A regular file (or a new one) is replaced
+    whole: written beside itself, then renamed over, so that a reader (node-exporter's textfile collector, a fleet
+    job) never sees half of it; it keeps its mode, and a link to it stays a link. A device or a FIFO (/dev/stdout, a
+    pipe) is written as it is, and a FIFO nobody reads is refused at once rather than waited on. Any failure is a
+    UsageError naming `what`, and leaves the file as it was."""
+    real = Path(os.path.realpath(path))
     try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
+        mode = os.stat(real).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        _write_in_place(real, text, what)
+    else:
+        _replace(real, text, what)
+
+
+def _write_in_place(path: Path, text: str, what: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         reason = "a FIFO that nothing reads" if exc.errno == errno.ENXIO else exc.strerror or exc
         raise UsageError(f"{what}: cannot write it: {reason}") from None
@@ -61,6 +77,13 @@ def write_text(path: Union[str, Path], text: str, what: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot write it: {exc.strerror or exc}") from None
+
+
+def _replace(path: Path, text: str, what: str) -> None:
+    try:
+        replace_text(path, text)
     except OSError as exc:
         raise UsageError(f"{what}: cannot write it: {exc.strerror or exc}") from None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 import pytest
 
@@ -56,3 +57,50 @@ def test_a_file_at_the_cap_is_read(tmp_path):
     path.write_bytes(path.read_bytes() + b"#")
     with pytest.raises(UsageError, match="larger than 1024 bytes"):
         read_text(path, "x", limit=1024)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Writing: -o FILE is replaced whole; a device or a pipe is written as it is
+
+
+def test_an_output_file_is_replaced_whole_keeping_its_mode_and_its_link(tmp_path):
+    from envcheck.userfile import write_text
+
+    target = tmp_path / "reports" / "node1.json"
+    write_text(target, "first\n", "-o x")  # a new file in a new folder: the umask's mode
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.read_text() == "first\n" and stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
+    target.chmod(0o600)
+    inode = target.stat().st_ino
+    link = tmp_path / "latest.json"
+    link.symlink_to(target)
+    write_text(link, "second\n", "-o latest.json")
+    assert link.is_symlink() and target.read_text() == "second\n"
+    assert target.stat().st_ino != inode and stat.S_IMODE(target.stat().st_mode) == 0o600  # renamed over, same mode
+    assert sorted(p.name for p in target.parent.iterdir()) == ["node1.json"]  # no temporary left
+
+
+def test_an_output_that_cannot_be_written_changes_nothing(tmp_path):
+    from envcheck.userfile import write_text
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("kept\n")
+    with pytest.raises(UsageError, match=r"^-o .*a-file/out.json: cannot write it: "):
+        write_text(blocker / "out.json", "x", f"-o {blocker / 'out.json'}")
+    assert blocker.read_text() == "kept\n" and [p.name for p in tmp_path.iterdir()] == ["a-file"]
+
+
+def test_a_device_is_written_in_place():
+    from envcheck.userfile import write_text
+
+    write_text("/dev/null", "nothing\n", "-o /dev/null")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)  # still the device, not a file renamed over it
+
+
+def test_replace_text_sets_the_mode_it_is_given(tmp_path):
+    from envcheck.atomic import replace_text
+
+    path = tmp_path / "state" / "snapshot.json"
+    replace_text(path, "{}\n", mode=0o600)
+    assert path.read_text() == "{}\n" and stat.S_IMODE(path.stat().st_mode) == 0o600

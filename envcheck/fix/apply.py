@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
 from .. import proc
+from ..atomic import replace_text
 from . import manifest
 from .cutlass import CheckoutRefused, CheckoutState, fetch, restore
 from .pip import redact_argv
@@ -127,11 +128,7 @@ class Console:
 
 def _write_files(files: Sequence[tuple[str, str]]) -> None:
     for path, text in files:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
+        replace_text(path, text)
 
 
 def _git_error() -> type:

@@ -27,6 +27,7 @@ from typing import Iterable, Mapping, Optional, Sequence, TextIO
 from packaging.requirements import Requirement
 
 from .. import __version__
+from ..atomic import replace_text
 from ..model import Distribution, Interpreter, canonical_name
 from ..paths import cache_dir
 from ..redact import without_credentials
@@ -174,20 +175,10 @@ def record(
     )
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    # Readable by its owner only: the recorded sources may carry an index URL's password, which undo needs.
-    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
 def save(snapshot: Snapshot, folder: Path) -> Path:
     path = Path(folder) / _SNAPSHOT
-    _write_atomic(path, json.dumps(snapshot.to_json(), indent=2) + "\n")
+    # Readable by its owner only: the recorded sources may carry an index URL's password, which undo needs.
+    replace_text(path, json.dumps(snapshot.to_json(), indent=2) + "\n", mode=0o600)
     return path
 
 

@@ -24,9 +24,9 @@ def _emit(text: str, output: Optional[Path]) -> None:
     if output is None:
         sys.stdout.write(text)
     else:
-        from ..atomic import write_text_atomic
+        from ..userfile import write_text
 
-        write_text_atomic(output, text)
+        write_text(output, text, f"-o {output}")
 
 
 def run_diff(a: Path, b: Path, *, output_format: str = "table", as_json: bool = False, output: Optional[Path] = None) -> int:

@@ -337,12 +337,12 @@ def smoke_command(
     if output is not None:
         import io
 
-        from ..atomic import write_text_atomic
+        from ..userfile import write_text
 
         buffer = io.StringIO()
         code = smoke_command(python, policy_file, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json,
                              cache_dir=cache_dir, out=buffer, err=err, allow_skip=allow_skip, library=library)
-        write_text_atomic(output, buffer.getvalue())
+        write_text(output, buffer.getvalue(), f"-o {output}")
         return code
     out = out or sys.stdout
     err = err or sys.stderr
