@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
 from urllib.parse import urlparse
 
+from . import proc
 from .errors import UsageError
 from .redact import Redactor
 
@@ -88,14 +88,11 @@ def _filter_drivers(repo_dir: Path, base: Mapping[str, str]) -> list[str]:
     if not repo_dir.is_dir():
         return []
     try:
-        done = subprocess.run(
-            ["git", "-C", str(repo_dir), "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
-            capture_output=True, timeout=30, check=False, stdin=subprocess.DEVNULL,
-            env={**base, **_QUIET},
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = proc.run(["git", "-C", str(repo_dir), "config", "--null", "--name-only", "--get-regexp", r"^filter\."],
+                        30, env={**base, **_QUIET})
+    except OSError:  # no git: nothing configured for it either
         return []
-    return filter_drivers(done.stdout.decode("utf-8", "replace").split("\0"))
+    return filter_drivers(done.stdout.split("\0"))
 
 
 def filter_drivers(config_keys: Iterable[str]) -> list[str]:

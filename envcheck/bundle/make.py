@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -21,7 +20,7 @@ from typing import Callable, Iterable, Mapping, Optional, Sequence
 from packaging.pylock import Package, Pylock
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from .. import __version__
+from .. import __version__, proc
 from ..errors import EXIT_FAILED, UsageError
 from .gitbundle import make_git_bundle
 from .manifest import MANIFEST, BundleFile, CutlassEntry, Manifest, Platform, sha256_of, write_manifest
@@ -120,11 +119,12 @@ def pip_download_argv(python: str, requirements: Sequence[str], dest: Path, plat
     return argv + ["--", *requirements] if requirements[:1] != ["-r"] else argv + list(requirements)
 
 
-Runner = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
+Runner = Callable[[Sequence[str]], proc.Finished]
+DOWNLOAD_S = 3600.0  # pip download of a whole stack (a CUDA torch is GBs): then its process group is killed
 
 
-def _run(argv: Sequence[str]) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run(list(argv), capture_output=True, text=True, timeout=3600, check=False, stdin=subprocess.DEVNULL)
+def _run(argv: Sequence[str]) -> proc.Finished:
+    return proc.run(argv, DOWNLOAD_S)
 
 
 class Incomplete(Exception):
