@@ -134,7 +134,8 @@ def test_parts_reassemble_with_their_checksums(whole, tmp_path):
     (lambda d: (d / "b.tar.part02-of-03").unlink(), "part 2 of 3 is missing"),
     (lambda d: (d / "b.tar.part02-of-03").write_bytes(b"x" * 4096), "b.tar.part02-of-03: does not match its sha256"),
     (lambda d: (d / "b.tar.part03-of-03").write_bytes(b"x"), "b.tar.part03-of-03: 1 bytes, the index says 1808"),
-    (lambda d: (d / "b.tar.parts.json").write_text("{"), "b.tar.parts.json: not JSON"),
+    (lambda d: (d / "b.tar.parts.json").write_text("{"), "b.tar.parts.json: cannot be read as JSON"),
+    (lambda d: ((d / "b.tar.parts.json").unlink(), os.mkfifo(d / "b.tar.parts.json")), "not a regular file (a FIFO)"),
     (lambda d: (d / "b.tar.parts.json").write_text('{"kind": "envcheck-bundle-parts", "file": "b.tar", "size": 1,'
                                                   ' "sha256": "", "parts": [{"name": "../x", "size": 1, "sha256": ""}]}'),
      "part name '../x'"),

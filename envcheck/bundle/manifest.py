@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Optional
 
 from ..errors import UsageError
+from ..userfile import read_text
 
 __all__ = [
     "BundleError", "Platform", "BundleFile", "CutlassEntry", "Manifest", "MANIFEST", "sha256_of", "read_manifest",
@@ -163,14 +164,24 @@ def _relative(path: str, where: str) -> str:
     return str(pure)
 
 
+def read_json(path: Path, where: str) -> Any:
+    """A bundle's JSON file (its manifest, a parts index): a regular file, small, UTF-8 (userfile: a FIFO is refused,
+    not waited on), valid JSON; any other is a BundleError naming it."""
+    try:
+        return json.loads(read_text(path, where))
+    except BundleError:
+        raise
+    except UsageError as exc:
+        raise BundleError(str(exc)) from None
+    except ValueError as exc:
+        raise BundleError(f"{where}: cannot be read as JSON ({exc}): corrupted") from None
+
+
 def read_manifest(folder: Path, where: Optional[str] = None) -> Manifest:
     where = where or str(folder / MANIFEST)
-    try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BundleError(f"{where}: missing: this is not an envcheck bundle (no {MANIFEST})") from None
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{where}: cannot be read as JSON ({exc})") from None
+    if not os.path.lexists(folder / MANIFEST):
+        raise BundleError(f"{where}: missing: this is not an envcheck bundle (no {MANIFEST})")
+    data = read_json(folder / MANIFEST, where)
     if not isinstance(data, dict) or data.get("kind") != KIND or data.get("schema") != SCHEMA:
         raise BundleError(f"{where}: expected kind {KIND!r} and schema {SCHEMA}")
     platform = _field(data, "platform", dict, where)

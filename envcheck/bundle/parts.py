@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .manifest import BundleError, sha256_of
+from .manifest import BundleError, read_json, sha256_of
 
 __all__ = ["Part", "PartsIndex", "parse_size", "split", "reassemble", "index_path", "read_index"]
 
@@ -89,12 +89,7 @@ def split(whole: Path, size: int) -> PartsIndex:
 
 def read_index(path: Path) -> PartsIndex:
     where = str(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BundleError(f"{where}: cannot be read ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise BundleError(f"{where}: not JSON ({exc}): corrupted") from None
+    data = read_json(path, where)
     try:
         if data["kind"] != KIND:
             raise KeyError("kind")
