@@ -147,6 +147,30 @@ def classify(code, backend, find_kernel):
     return "unknown", (fallbacks[0] if fallbacks else None)
 
 
+class _Run:
+    def __init__(self):
+        self.start = time.perf_counter()
+        self.result = dict.fromkeys(RESULT_SCHEMA)
+        self.result.update(protocol=PROTOCOL, ok=False, phase="start", timings=[], versions={})
+        self.calls = {}  # backend name -> the function its first row timed (for the repeat)
+
+    def phase(self, name):
+        now = round(time.perf_counter() - self.start, 3)
+        self.result["phase"] = name
+        self.result["timings"].append([name, now])
+        sys.stderr.write("%s%s +%.3f\n" % (PHASE_PREFIX, name, now))
+        sys.stderr.flush()
+
+    def elapsed(self):
+        return time.perf_counter() - self.start
+
+    @staticmethod
+    def emit(prefix, data):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.write(1, ("\n" + prefix + json.dumps(data, default=str) + "\n").encode("utf-8"))  # one write
+
+
 def _beside(name):
     """A module copied beside this script: smoke_child (its tolerances, its reading of generated code, its
     kernel-lookup seeding) or smoke_library (the library adapters, envcheck/smoke/library.py)."""
@@ -433,12 +457,12 @@ def _versions(torch, smoke):
     return found
 
 
-def bench(plan, args, run, smoke):
-    """Every shape of the plan, every backend: a row each, emitted as soon as it is measured."""
+def bench(plan, args, run):
     result = run.result
     run.phase("import-torch")
     import torch
 
+    smoke = _beside("smoke_child")
     result["versions"] = _versions(torch, smoke)
     run.phase("cuda")
     if not torch.cuda.is_available():
@@ -492,28 +516,28 @@ def bench(plan, args, run, smoke):
         backends = list(plan["backends"])
         if run.elapsed() >= budget:
             for backend in backends:
-                _skip(smoke, shape, backend, "the time budget (%g s) ran out before this shape" % budget)
+                _skip(run, shape, backend, "the time budget (%g s) ran out before this shape" % budget)
             continue
         a = torch.randn(shape["m"], shape["k"], device=device, dtype=dtype, generator=generator)
         b = torch.randn(shape["k"], shape["n"], device=device, dtype=dtype, generator=generator)
         reference = a.float() @ b.float()
         inputs = (a, b, reference, reference.abs().max().item())
-        calls = {}  # backend name -> the function its first row timed (for the repeat)
-        for backend, prepare in _plan_rows(torch, smoke, ctx, plan, shape, a, b, calls):
+        for backend, prepare in _plan_rows(torch, smoke, ctx, plan, shape, a, b, run):
             if run.elapsed() >= budget:
                 if not backend.get("repeat"):
-                    _skip(smoke, shape, backend, "the time budget (%g s) ran out" % budget)
+                    _skip(run, shape, backend, "the time budget (%g s) ran out" % budget)
                 continue
             row, call = measure(torch, smoke, ctx, shape, backend["name"], backend["backends"], inputs, prepare,
                                 repeat=backend.get("repeat", False))
             if call is not None:
-                calls.setdefault(backend["name"], call)
-            smoke.emit(ROW_PREFIX, row)
+                run.calls.setdefault(backend["name"], call)
+            run.emit(ROW_PREFIX, row)
             sys.stderr.write("envcheck-bench: row %s %s %s %s %s\n" % (
                 shape["label"], backend["name"] + (" (repeat)" if backend.get("repeat") else ""),
                 row.get("kernel") or "", row["status"],
                 "%.4f ms" % row["kernel_ms"]["median"] if row.get("kernel_ms") else row.get("reason") or ""))
-        del a, b, reference, inputs, calls
+        del a, b, reference, inputs
+        run.calls.clear()
         torch._dynamo.reset()
         torch.cuda.empty_cache()
     if uses_cutedsl and args.lookup_marker and result["kernel_lookup"] == "inductor" and hasattr(smoke, "_record_full_lookup"):
@@ -522,7 +546,7 @@ def bench(plan, args, run, smoke):
     run.phase("done")
 
 
-def _plan_rows(torch, smoke, ctx, plan, shape, a, b, calls):
+def _plan_rows(torch, smoke, ctx, plan, shape, a, b, run):
     """(backend, prepare) for each row of a shape, in order, ending with the repeat of the first one measured.
 
     Through Inductor: each backend of the plan. With plan["library"]: cuBLAS called directly (torch.mm into a
@@ -553,15 +577,15 @@ def _plan_rows(torch, smoke, ctx, plan, shape, a, b, calls):
             yield backend, (lambda backend=backend: inductor_gemm(
                 torch, smoke, ctx, shape, backend["name"], backend["backends"], a, b))
         first = plan["backends"][0]
-    if calls.get(first["name"]) is not None:  # the same function again, after the others: run-to-run drift
-        yield dict(first, repeat=True), (lambda: (calls[first["name"]], None, {}))
+    if run.calls.get(first["name"]) is not None:  # the same function again, after the others: run-to-run drift
+        yield dict(first, repeat=True), (lambda: (run.calls[first["name"]], None, {}))
 
 
-def _skip(smoke, shape, backend, reason):
+def _skip(run, shape, backend, reason):
     row = dict.fromkeys(ROW_SCHEMA)
     row.update(shape=shape, backend=backend["name"], backends=backend["backends"], repeat=False, status="skipped",
                reason=reason)
-    smoke.emit(ROW_PREFIX, row)
+    run.emit(ROW_PREFIX, row)
 
 
 METHOD = (
@@ -578,15 +602,21 @@ def main(argv=None):
     parser.add_argument("--code-dir", default=None)
     parser.add_argument("--lookup-marker", default=None)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    smoke = _beside("smoke_child")
-    run = smoke.Run(RESULT_SCHEMA, PROTOCOL, PHASE_PREFIX)
+    run = _Run()
     try:
         with open(args.plan, encoding="utf-8") as handle:
             plan = json.load(handle)
-        bench(plan, args, run, smoke)
+        bench(plan, args, run)
     except BaseException as exc:  # noqa: BLE001 - every failure, Ctrl-C included, becomes the result line
-        run.fail(exc)
-    smoke.emit(RESULT_PREFIX, run.result)
+        kind = type(exc)
+        text = traceback.format_exc()
+        sys.stderr.write(text)
+        run.result["error"] = {
+            "type": kind.__name__ if kind.__module__ in ("__main__", "builtins") else kind.__module__ + "." + kind.__qualname__,
+            "message": str(exc)[:8000],
+            "traceback": text[-12000:],
+        }
+    run.emit(RESULT_PREFIX, run.result)
     return 0 if run.result["ok"] else 1
 
 

@@ -209,43 +209,26 @@ def process_record():
     return {"libraries": loaded_libraries(read_maps()), "modules": imported_modules(sys.modules)}
 
 
-class Run:
-    """The result line being built, and the phases reached: this child's, and the bench child's (bench_child.py
-    loads this file beside it). `envcheck-smoke: phase NAME +SECONDS` lines go to stderr as phases are reached."""
+class _Run:
+    """The result line being built, and the phases reached."""
 
-    def __init__(self, schema=RESULT_SCHEMA, protocol=PROTOCOL, phase_prefix=PHASE_PREFIX, **initial):
+    def __init__(self):
         self.start = time.perf_counter()
-        self.phase_prefix = phase_prefix
-        self.result = dict.fromkeys(schema)
-        self.result.update(protocol=protocol, ok=False, phase="start", timings=[], versions={}, **initial)
+        self.result = dict.fromkeys(RESULT_SCHEMA)
+        self.result.update(protocol=PROTOCOL, ok=False, phase="start", timings=[], versions={}, cache={})
 
     def phase(self, name):
         now = round(time.perf_counter() - self.start, 3)
         self.result["phase"] = name
         self.result["timings"].append([name, now])
-        sys.stderr.write("%s%s +%.3f\n" % (self.phase_prefix, name, now))
+        sys.stderr.write("%s%s +%.3f\n" % (PHASE_PREFIX, name, now))
         sys.stderr.flush()
 
-    def elapsed(self):
-        return time.perf_counter() - self.start
-
-    def fail(self, exc):
-        """Record the exception that ended the run (it is on stderr too, whole)."""
-        kind = type(exc)
-        text = traceback.format_exc()
-        sys.stderr.write(text)
-        self.result["error"] = {
-            "type": kind.__name__ if kind.__module__ in ("__main__", "builtins") else kind.__module__ + "." + kind.__qualname__,
-            "message": str(exc)[:8000],
-            "traceback": text[-12000:],
-        }
-
-
-def emit(prefix, data):
-    """One protocol line on stdout, in one write, so that nothing the process prints can land inside it."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.write(1, ("\n" + prefix + json.dumps(data, default=str) + "\n").encode("utf-8"))
+    def emit(self):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        line = "\n" + RESULT_PREFIX + json.dumps(self.result, default=str) + "\n"
+        os.write(1, line.encode("utf-8"))  # one write, so nothing the process prints can land inside it
 
 
 def _versions():
@@ -551,7 +534,7 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    run = Run(cache={})
+    run = _Run()
     profile_path = os.environ.get("ENVCHECK_SMOKE_PROFILE")
     profiler = None
     if profile_path:
@@ -562,7 +545,14 @@ def main(argv=None):
     try:
         (library_smoke if args.library else smoke)(args, run)
     except BaseException as exc:  # noqa: BLE001 - every failure, Ctrl-C included, becomes the result line
-        run.fail(exc)
+        kind = type(exc)
+        text = traceback.format_exc()
+        sys.stderr.write(text)
+        run.result["error"] = {
+            "type": kind.__name__ if kind.__module__ in ("__main__", "builtins") else kind.__module__ + "." + kind.__qualname__,
+            "message": str(exc)[:8000],
+            "traceback": text[-12000:],
+        }
     finally:
         if profiler is not None:
             profiler.disable()
@@ -571,7 +561,7 @@ def main(argv=None):
         run.result["process"] = process_record()
     except Exception as exc:  # forensics is a record, never a reason to fail
         run.result["process"] = {"libraries": [], "modules": {}, "error": str(exc)[:300]}
-    emit(RESULT_PREFIX, run.result)
+    run.emit()
     return 0 if run.result["ok"] else 1
 
 
