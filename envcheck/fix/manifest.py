@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 from typing import Union
 
+from ..atomic import replace_text
+
 __all__ = ["MANIFEST", "write", "changed_since", "remove_if_untouched"]
 
 MANIFEST = ".envcheck-manifest.json"
@@ -32,7 +34,7 @@ def _files(folder: Path) -> dict[str, list[int]]:
 def write(folder: Union[str, Path]) -> None:
     """Record what is in folder now: call it right after fix filled it."""
     folder = Path(folder)
-    (folder / MANIFEST).write_text(json.dumps(_files(folder), sort_keys=True), encoding="utf-8")
+    replace_text(folder / MANIFEST, json.dumps(_files(folder), sort_keys=True))
 
 
 def _byproduct(relative: str) -> bool:
