@@ -53,7 +53,8 @@ def test_only_step_failed_means_failed():
     assert issubclass(StepFailed, Exception) and not issubclass(StepFailed, RuntimeError)
 
 
-def test_ctrl_c_in_a_step_ends_the_run_with_the_account():
+def ctrl_c_at_second_command():
+    """A pip runner that succeeds once, then is interrupted (Ctrl-C) in its second command."""
     calls = []
 
     def runner(argv, log, on_line):
@@ -62,7 +63,11 @@ def test_ctrl_c_in_a_step_ends_the_run_with_the_account():
             raise KeyboardInterrupt
         return 0
 
-    outcome = apply(PLAN, io.StringIO(), runner=runner)
+    return runner
+
+
+def test_ctrl_c_in_a_step_ends_the_run_with_the_account():
+    outcome = apply(PLAN, io.StringIO(), runner=ctrl_c_at_second_command())
     assert [r.step.what for r in outcome.results] == ["first"]
     assert outcome.interrupted.what == "second" and [s.what for s in outcome.not_done] == ["second", "third"]
     assert not outcome.ok and outcome.to_json()["interrupted"] == "second"
@@ -143,15 +148,7 @@ def test_a_cutlass_dir_that_is_a_file_stops_fix_before_any_pip_call(tmp_path):
 
 
 def test_ctrl_c_during_fix_prints_done_not_done_and_the_undo_command(tmp_path):
-    calls = []
-
-    def runner(argv, log, on_line):
-        calls.append(argv)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return 0
-
-    fix = fix_io(runner, broken_facts())
+    fix = fix_io(ctrl_c_at_second_command(), broken_facts())
     code = run_fix(FixOptions(python=sys.executable, cutlass_dir=str(tmp_path / "cutlass"), yes=True), fix)
     out = fix.out.getvalue()
     assert code == 130
