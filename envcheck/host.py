@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import socket
 from typing import Optional
 
@@ -13,6 +12,8 @@ __all__ = ["host_of", "anonymous"]
 
 def anonymous(hostname: str) -> str:
     """A stable stand-in for a hostname: the same node hashes the same way in every report."""
+    import hashlib  # only --anonymize needs it
+
     return "sha256:" + hashlib.sha256(hostname.encode("utf-8")).hexdigest()[:16]
 
 

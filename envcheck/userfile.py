@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import Union
 
-from .atomic import replace_text
 from .errors import UsageError
 
 if sys.version_info >= (3, 11):
@@ -82,6 +81,8 @@ def _write_in_place(path: Path, text: str, what: str) -> None:
 
 
 def _replace(path: Path, text: str, what: str) -> None:
+    from .atomic import replace_text  # tempfile: only for writes, never on doctor's read-only path
+
     try:
         replace_text(path, text)
     except OSError as exc:

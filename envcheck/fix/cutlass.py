@@ -20,6 +20,7 @@ from typing import Callable, Optional, TextIO
 
 from ..gather.checkout import changed_paths
 from ..gitsafe import FILE_UPLOAD_PACK, GIT_URL_SCHEMES, checked_url, init_repo, open_repo, upload_pack
+from .clone import PARTIAL as _PARTIAL, git_commands
 
 __all__ = [
     "GIT_URL_SCHEMES",
@@ -38,7 +39,6 @@ _SHA = re.compile(r"^[0-9a-f]{40}$")
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 # What building and installing cutlass_api editable leaves in the work tree: not a change to the checkout.
 _EXCLUDES = ("*.egg-info/", "__pycache__/", "/python/*/build/")
-_PARTIAL = ".envcheck-partial"
 
 Progress = Callable[[str, Optional[float]], None]
 
@@ -190,27 +190,6 @@ class _GitProgress:
         if self.log is not None and line.strip():
             self.log.write(f"git: {line.rstrip()}\n")
             self.log.flush()
-
-
-def git_commands(dest: str, url: str, branch: str, commit: str, subdir: str) -> tuple[tuple[str, ...], ...]:
-    """The git commands a fresh fetch runs, for the plan (GitPython runs the same ones, without a shell)."""
-    partial = f"{dest}{_PARTIAL}"
-    commands = [
-        ("git", "init", "--quiet", partial),
-        ("git", "-C", partial, "remote", "add", "origin", url),
-        ("git", "-C", partial, "config", "remote.origin.promisor", "true"),
-        ("git", "-C", partial, "config", "remote.origin.partialclonefilter", "blob:none"),
-    ]
-    if url.startswith("file:"):
-        commands.append(("git", "-C", partial, "config", "remote.origin.uploadpack", FILE_UPLOAD_PACK))
-    commands += [
-        ("git", "-C", partial, "fetch", "--depth=1", "--filter=blob:none", "--no-tags",
-         f"--upload-pack={upload_pack(url)}", "--progress", "origin", f"+{commit}:refs/remotes/origin/{branch}"),
-        ("git", "-C", partial, "sparse-checkout", "set", "--cone", subdir),
-        ("git", "-C", partial, "checkout", "--quiet", "-B", branch, commit),
-        ("mv", partial, dest),
-    ]
-    return tuple(commands)
 
 
 def fetch(

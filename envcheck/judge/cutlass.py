@@ -13,8 +13,8 @@ __all__ = ["cutlass_checkout", "cutlass_api_install", "fetch_remedy"]
 
 def fetch_remedy(source, python: str, why: str, text: str = "") -> Remedy:
     """What to do when the CUTLASS checkout or the package from it is missing: `envcheck fix`, or by hand the very
-    git commands fix runs (fix.cutlass.git_commands) and the editable install. doctor and smoke both say this."""
-    from ..fix.cutlass import git_commands  # the one place the fetch commands are written
+    git commands fix runs (fix.clone.git_commands) and the editable install. doctor and smoke both say this."""
+    from ..fix.clone import git_commands  # the one place the fetch commands are written
 
     extras = f"[{','.join(source.extras)}]" if source.extras else ""
     return Remedy(
