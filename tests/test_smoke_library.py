@@ -178,3 +178,15 @@ def test_the_operators_profiles_patterns_find_the_kernel_in_torch_2_14_code(oper
     assert fallbacks == []
     assert find_kernel("extern_kernels.mm(a, b)", operators_policy.smoke.call_pattern, operators_policy.smoke.kernel_pattern) == (
         None, None, ["cuBLAS (extern_kernels.mm)"])
+
+
+def test_a_profile_without_a_library_refuses_library_and_leaves_the_caches_alone(tmp_path, policy):
+    from dataclasses import replace
+
+    no_library = replace(policy, smoke=replace(policy.smoke, library=""))
+    kept = tmp_path / "cache" / "inductor" / "fxgraph" / "entry"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("a warm cache")
+    result = run_smoke(sys.executable, GOOD, no_library, timeout=30, cache_dir=tmp_path / "cache", library=True, fresh=True)
+    assert result.status is Status.FAIL and result.cause_id == "no-library"
+    assert kept.read_text() == "a warm cache"  # --fresh did not empty it for a run that was refused

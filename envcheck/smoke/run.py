@@ -87,17 +87,11 @@ def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) 
 
 def parse_child_output(text: str) -> tuple[Optional[dict], Optional[str]]:
     """(the result line's JSON or None, the last phase the child reached) from the child's log."""
-    result = None
+    results = child_process.result_lines(text, RESULT_PREFIX)
+    result = results[-1] if results else None
     phase = None
     for line in text.splitlines():
-        if line.startswith(RESULT_PREFIX):
-            try:
-                loaded = json.loads(line[len(RESULT_PREFIX):])
-            except ValueError:
-                continue
-            if isinstance(loaded, dict):
-                result = loaded
-        elif line.startswith(PHASE_PREFIX):
+        if line.startswith(PHASE_PREFIX):
             phase = line[len(PHASE_PREFIX):].split()[0] if line[len(PHASE_PREFIX):].split() else phase
     if result is not None and result.get("phase"):
         phase = result["phase"]
@@ -143,6 +137,11 @@ def run_smoke(
     # The one thing here that is the user's, not the target's: a cache folder that cannot be written (exit 2).
     what = " ".join(filter(None, (paths.folder_origin(base_env) if cache_dir is None else "", "(envcheck's cache folder)")))
     paths.usable_folder(cache_root, what, create=True)
+    module = library_module(policy)
+    if library and not module:  # before --fresh empties the caches: a refused run changes nothing
+        return _from_cause(Cause("no-library", f"The profile {policy.id} names no kernel library ([smoke] library), so "
+                                 "there is nothing to call directly.", Remedy(text="Run `envcheck smoke` without --library.")),
+                           **common)
 
     if fresh:
         for folder in child_process.cache_dirs(cache_root):
@@ -156,13 +155,9 @@ def run_smoke(
         python, str(script), "--m", str(shape.m), "--n", str(shape.n), "--k", str(shape.k),
         "--dtype", shape.dtype, *profile_arguments(policy),
     ]
-    if library and not library_module(policy):
-        return _from_cause(Cause("no-library", f"The profile {policy.id} names no kernel library ([smoke] library), so "
-                                 "there is nothing to call directly.", Remedy(text="Run `envcheck smoke` without --library.")),
-                           **common)
     if library:
-        argv += ["--library", library_module(policy)]
-        progress(f"running a {shape.text} GEMM through {library_module(policy)} directly in {python}; log: {log_path}")
+        argv += ["--library", module]
+        progress(f"running a {shape.text} GEMM through {module} directly in {python}; log: {log_path}")
     else:
         argv += [
             "--backends", backends, "--code-out", str(run_dir / "output_code.py"),
@@ -214,7 +209,8 @@ def library_module(policy: Policy) -> str:
 def profile_arguments(policy: Policy) -> list[str]:
     """What the child must know of the profile: the modules Inductor looks for (imported first, so that a broken
     one shows its real error), and how the generated code names the kernel call and the kernel."""
-    modules = policy.inductor_modules or (policy.cutedsl_module, *((library_module(policy),) if library_module(policy) else ()))
+    library = library_module(policy)
+    modules = policy.inductor_modules or (policy.cutedsl_module, *((library,) if library else ()))
     argv = ["--modules", ",".join(modules)]
     if policy.smoke.call_pattern:
         argv += ["--call-pattern", policy.smoke.call_pattern]
