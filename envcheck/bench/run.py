@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional
 
 from .. import child_process, paths
+from ..atomic import replace_text
 from ..errors import UsageError
 from ..model import Status, Toolkit
 from . import analysis
@@ -276,12 +277,8 @@ def _follow(path: Path, progress: Callable[[str], None], stop: threading.Event) 
 
 
 def save_last(cache_root: Path, data: dict) -> Path:
-    folder = cache_root / "bench"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / LAST
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    path = cache_root / "bench" / LAST
+    replace_text(path, json.dumps(data, indent=1))  # two benches at once: each replaces it whole
     return path
 
 
