@@ -56,9 +56,9 @@ def peaks() -> tuple[Peak, ...]:
     return tuple(found)
 
 
-def peak_for(gpu_name: str, table: Optional[tuple[Peak, ...]] = None) -> Optional[Peak]:
-    """The first table entry whose pattern is found in the GPU's name (case-insensitive), or None."""
-    for entry in peaks() if table is None else table:
+def peak_for(gpu_name: str) -> Optional[Peak]:
+    """The first entry of peaks.toml whose pattern is found in the GPU's name (case-insensitive), or None."""
+    for entry in peaks():
         if re.search(entry.match, gpu_name, re.IGNORECASE):
             return entry
     return None

@@ -189,7 +189,6 @@ def run_bench(
                                           run_dir, log, timeout, started=started)
         except OSError as exc:
             watch.stop()
-            stop.set()
             return _failed(f"could not start {python}: {exc.strerror or exc}", "interpreter", **common)
         finally:
             stop.set()
@@ -363,12 +362,12 @@ def bench_command(
     began = time.monotonic()
     options = BenchOptions(shapes=parsed, dtype=DTYPE_FLAGS[dtype], budget_s=float(budget), fresh=fresh, library=library,
                            timeout_s=timeout)
-    result = run_bench(target, facts, chosen, options, cache_dir=cache_dir, progress=say)
+    root = Path(cache_dir) if cache_dir is not None else paths.cache_dir()
+    result = run_bench(target, facts, chosen, options, cache_dir=root, progress=say)
     from .. import __version__
 
     data = {"schema_version": SCHEMA_VERSION, "envcheck_version": __version__, "profile": chosen.id, "target": target,
             "wall_s": round(time.monotonic() - began, 3), "bench": result.to_dict()}
-    root = Path(cache_dir) if cache_dir is not None else paths.cache_dir()
     if result.measurements:
         save_last(root, data)
     from ..redact import Redactor
