@@ -112,16 +112,16 @@ def scan(lines: Iterable[LogLine], ctx) -> tuple[Found, ...]:
 
     first: dict[str, Found] = {}
     for line in lines:
+        raised = bool(_RAISED.match(line.text))
         for signature in SIGNATURES:
             seen = first.get(signature.id)
-            if seen is not None and (seen.raised or not _RAISED.match(line.text)):
+            if seen is not None and (seen.raised or not raised):
                 continue
             found = signature.search(line.text)
             if found:
-                cause = explain_match(signature, found, line.text, ctx)
-                first[signature.id] = Found(cause, line.number, signature.checks, bool(_RAISED.match(line.text)))
-    order = {s.id: i for i, s in enumerate(SIGNATURES)}
-    return tuple(sorted(first.values(), key=lambda f: order[f.cause.id]))
+                first[signature.id] = Found(explain_match(signature, found, line.text, ctx), line.number,
+                                            signature.checks, raised)
+    return tuple(first[s.id] for s in SIGNATURES if s.id in first)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def run_explain(
         reader = LogReader(stream)
         causes = scan(reader, ctx)
     finally:
-        if stream is not stdin and stream is not getattr(sys.stdin, "buffer", None):
+        if name != "-":  # ours to close; standard input is not
             stream.close()
     explained = Explained(name, causes, reader.lines_read, reader.truncated, report)
     from .redact import Redactor
