@@ -186,7 +186,7 @@ def _findings(report: Optional[Report], checks: tuple[str, ...]) -> list[Finding
 
 
 def to_dict(explained: Explained) -> dict:
-    from .smoke.run import remedy_dict  # one JSON shape for a remedy, the smoke result's
+    from .model import plain  # one JSON shape for a remedy, the smoke result's
 
     return {
         "schema_version": SCHEMA_VERSION,
@@ -199,7 +199,7 @@ def to_dict(explained: Explained) -> dict:
                 "id": f.cause.id,
                 "text": f.cause.text,
                 "evidence": {"line": f.line, "text": _short(f.cause.evidence)},
-                "remedy": remedy_dict(f.cause.remedy),
+                "remedy": plain(f.cause.remedy),
                 "checks": list(f.checks),
                 "doctor": [
                     {"id": d.id, "status": d.status.value, "found": d.found, "wanted": d.wanted}

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..model import Finding, Remedy, Status
+from .child import _CUDA_FAMILY as CUDA_FAMILY  # the child reads the versions of these; one list
 
 __all__ = ["LoadedLibrary", "ProcessRecord", "process_from", "judge_process", "CHECK_ID"]
 
 CHECK_ID = "smoke.libraries"
 TITLE = "What the smoke run really loaded"
-CUDA_FAMILY = ("cudart", "cublasLt", "cublas", "nvrtc", "nvrtc-builtins", "nvjitlink")  # versioned with CUDA
 LABELS = {"libcuda": "libcuda", "cudart": "CUDA runtime", "cublas": "cuBLAS", "cublasLt": "cuBLASLt", "nvrtc": "NVRTC"}
 
 

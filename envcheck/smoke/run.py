@@ -25,7 +25,7 @@ from packaging.version import InvalidVersion, Version
 from .. import child_process, paths
 from ..child_process import ChildEnd, run_child
 from ..errors import UsageError
-from ..model import Facts, Remedy, SmokeResult, Status, Toolkit, plain
+from ..model import Facts, Remedy, SmokeResult, Status, Toolkit
 from ..policy import Policy
 from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from .child import PHASE_PREFIX, RESULT_PREFIX
@@ -40,7 +40,6 @@ __all__ = [
     "parse_child_output",
     "smoke_backends",
     "DEFAULT_TIMEOUT",
-    "remedy_dict",
 ]
 
 SCHEMA_VERSION = 1
@@ -60,9 +59,6 @@ class SmokeShape:
     @property
     def text(self) -> str:
         return f"{self.m}x{self.n}x{self.k} {self.dtype}"
-
-
-remedy_dict = plain  # the one JSON shape of a remedy (explain uses it too)
 
 
 # --------------------------------------------------------------------------------------------------------------
