@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional
 from .errors import UsageError
 from .gather import started
 from .target import require_interpreter, resolve_python
+from .userfile import emit
 
 if TYPE_CHECKING:
     from .gather import Gatherers, Sources
@@ -153,7 +154,7 @@ def run_doctor(options: DoctorOptions) -> int:
         color = options.output_format == "table" and options.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         fixable = _fixable(report, policy, options) if options.output_format == "table" else ()
         text = render(shown, options.output_format, options.verbose, color, fixable)
-    _emit(redact(text), options.output)
+    emit(redact(text), options.output)
     if options.junit is not None or os.environ.get("GITHUB_ACTIONS") == "true":
         from .ci import emit_github, write_junit
 
@@ -189,16 +190,6 @@ def _report(
     return policy, replace(report, host=host_of(report.facts, anonymize=options.anonymize))
 
 
-def _emit(text: str, output: Optional[Path]) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        from .userfile import write_text
-
-        write_text(output, text, f"-o {output}")
-
-
 def _run_npd(options: DoctorOptions) -> int:
     """node-problem-detector's custom plugin: one line, exit 0 OK, 1 problem, 2 unknown (doctor could not tell)."""
     from .nodeformats import NPD_UNKNOWN, NPD_WIDTH, npd
@@ -212,5 +203,5 @@ def _run_npd(options: DoctorOptions) -> int:
         code, line = npd(Redactor().deep(report))
     except Exception as exc:  # noqa: BLE001 - the contract has no crash code: anything unforeseen is "unknown"
         code, line = NPD_UNKNOWN, f"UNKNOWN: {type(exc).__name__}: {exc}"[:NPD_WIDTH]
-    _emit(Redactor()(line) + "\n", options.output)
+    emit(Redactor()(line) + "\n", options.output)
     return code

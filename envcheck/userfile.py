@@ -11,7 +11,7 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Union
+from typing import Optional, TextIO, Union
 
 from .errors import UsageError
 
@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-__all__ = ["MAX_BYTES", "read_text", "parse_toml", "read_toml", "write_text"]
+__all__ = ["MAX_BYTES", "read_text", "parse_toml", "read_toml", "write_text", "emit"]
 
 MAX_BYTES = 1 << 20  # 1 MiB: the largest profile or lock envcheck reads is a few dozen KiB
 
@@ -64,6 +64,17 @@ def write_text(path: Union[str, Path], text: str, what: str) -> None:
         _write_in_place(real, text, what)
     else:
         _replace(real, text, what)
+
+
+def emit(text: str, output: Optional[Union[str, Path]], out: Optional[TextIO] = None) -> None:
+    """A command's result: to the -o file the user named (replaced whole, see write_text), else to `out`
+    (standard output by default), flushed."""
+    if output is not None:
+        write_text(output, text, f"-o {output}")
+        return
+    out = out or sys.stdout
+    out.write(text)
+    out.flush()
 
 
 def _write_in_place(path: Path, text: str, what: str) -> None:

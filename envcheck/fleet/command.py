@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ..errors import UsageError
+from ..userfile import emit
 from .diff import diff
 from .merge import merge
 from .node import read_node, read_nodes
@@ -20,24 +20,15 @@ def _format(output_format: str, as_json: bool) -> str:
     return fmt
 
 
-def _emit(text: str, output: Optional[Path]) -> None:
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        from ..userfile import write_text
-
-        write_text(output, text, f"-o {output}")
-
-
 def run_diff(a: Path, b: Path, *, output_format: str = "table", as_json: bool = False, output: Optional[Path] = None) -> int:
     fmt = _format(output_format, as_json)
     result = diff(read_node(a), read_node(b))
-    _emit(render_diff(result, fmt), output)
+    emit(render_diff(result, fmt), output)
     return result.exit_code
 
 
 def run_fleet(reports: Sequence[Path], *, output_format: str = "table", as_json: bool = False, output: Optional[Path] = None) -> int:
     fmt = _format(output_format, as_json)
     fleet = merge(read_nodes(list(reports)))
-    _emit(render_fleet(fleet, fmt), output)
+    emit(render_fleet(fleet, fmt), output)
     return fleet.exit_code

@@ -25,6 +25,7 @@ from packaging.version import InvalidVersion, Version
 from .. import child_process, paths
 from ..child_process import ChildEnd, run_child
 from ..errors import UsageError
+from ..userfile import emit
 from ..model import Facts, Remedy, SmokeResult, Status, Toolkit
 from ..policy import Policy
 from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
@@ -326,17 +327,6 @@ def smoke_command(
     (no GPU) unless allow_skip. library: `--library`, the profile's kernel library called directly, not Inductor."""
     if not (0 < timeout <= MAX_TIMEOUT):  # nan fails every comparison
         raise UsageError(f"--timeout {timeout:g}: expected a number of seconds above 0 and at most {MAX_TIMEOUT:g}")
-    if output is not None:
-        import io
-
-        from ..userfile import write_text
-
-        buffer = io.StringIO()
-        code = smoke_command(python, policy_file, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json,
-                             cache_dir=cache_dir, out=buffer, err=err, allow_skip=allow_skip, library=library)
-        write_text(output, buffer.getvalue(), f"-o {output}")
-        return code
-    out = out or sys.stdout
     err = err or sys.stderr
     from ..doctor import gather_selected
     from ..gather import Gatherers
@@ -358,10 +348,10 @@ def smoke_command(
 
     result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, library=library, progress=say)
     if as_json:
-        json.dump({"schema_version": SCHEMA_VERSION, "profile": chosen.id, "target": target, "smoke": result.to_dict()}, out, indent=2)
-        out.write("\n")
+        data = {"schema_version": SCHEMA_VERSION, "profile": chosen.id, "target": target, "smoke": result.to_dict()}
+        emit(json.dumps(data, indent=2) + "\n", output, out)
     else:
-        out.write(render_text(result) + "\n")
+        emit(render_text(result) + "\n", output, out)
     if allow_skip and result.status is Status.SKIP:
         return 0
     return result.exit_code
