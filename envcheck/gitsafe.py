@@ -100,7 +100,7 @@ def filter_drivers(config_keys: Iterable[str]) -> list[str]:
     return sorted({m["driver"] for m in map(_FILTER_KEY.match, config_keys) if m})
 
 
-def _git():
+def gitpython():
     import git  # GitPython, imported only when a checkout is read or changed
 
     return git
@@ -108,19 +108,34 @@ def _git():
 
 def open_repo(path: str | Path, *, search_parent_directories: bool = False):
     """A GitPython Repo whose every git call runs with environment()."""
-    repo = _git().Repo(path, search_parent_directories=search_parent_directories)
+    repo = gitpython().Repo(path, search_parent_directories=search_parent_directories)
     repo.git.update_environment(**environment(repo.working_tree_dir or repo.git_dir))
     return repo
 
 
-def init_repo(path: str | Path):
+def init_repo(path: str | Path, *, bare: bool = False):
     """`git init` of a new, empty folder (ours), hardened like every other call."""
-    git = _git()
+    git = gitpython()
     runner = git.Git()
     runner.update_environment(**environment())
     Path(path).mkdir(parents=True, exist_ok=True)
-    runner.execute(["git", "init", "--quiet", str(path)])
+    runner.execute(["git", "init", "--quiet", *(["--bare"] if bare else []), str(path)])
     return open_repo(path)
+
+
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
+
+
+def check_git_values(branch: str, commit: str, subdir: str) -> None:
+    """A branch, a commit and a folder that reach git as arguments: a branch name, 40 hex digits, a relative path.
+    The policy checks them when it is read, a bundle's manifest when it is opened; checked again where git runs."""
+    if not _SHA.fullmatch(commit):
+        raise ValueError(f"not a full commit id: {commit!r}")
+    if not _REF.fullmatch(branch) or ".." in branch:
+        raise ValueError(f"not a branch name: {branch!r}")
+    if not subdir or subdir.startswith(("/", "-")) or ".." in Path(subdir).parts:
+        raise ValueError(f"not a relative path: {subdir!r}")
 
 
 def upload_pack(url: str) -> str:

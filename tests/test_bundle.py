@@ -310,6 +310,25 @@ def test_a_damaged_bundle_folder_is_named(tmp_path, damage, message):
         open_bundle(tmp_path / "b", tmp_path / "cache")
 
 
+@pytest.mark.parametrize("field, value, message", [
+    ("commit", "e594def95", "not a full commit id: 'e594def95'"),
+    ("branch", "--upload-pack=evil", "not a branch name"),
+    ("subdir", "../outside", "not a relative path"),
+])
+def test_a_manifests_cutlass_entry_is_checked_before_git_sees_it(tmp_path, field, value, message):
+    import json
+
+    from envcheck.bundle.manifest import read_manifest
+
+    hand_bundle(tmp_path / "b")
+    data = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    data["cutlass"] = {"file": "cutlass.bundle", "url": "https://github.com/NVIDIA/cutlass", "branch": "cutlass_api",
+                       "commit": "e594def95e1c73ad9d5517ab28b80d691127dd1c", "subdir": "python/cutlass_api", field: value}
+    (tmp_path / "b" / "manifest.json").write_text(json.dumps(data))
+    with pytest.raises(BundleError, match=f"cutlass: {message}"):
+        read_manifest(tmp_path / "b")
+
+
 def test_a_wheel_the_lock_hashes_otherwise_is_refused(tmp_path):
     from envcheck.bundle import open_bundle
 

@@ -7,25 +7,22 @@ Made back into a repository, it is a shallow, partial one that serves the fixer'
 fetch (envcheck/fix/cutlass.py) over file://, exactly as a mirror would.
 
 Every repository touched here is one envcheck makes; git still runs hardened (envcheck/gitsafe.py), without a shell,
-and with the values checked (commit, branch and path shapes) before they reach it.
+and with the values checked (commit, branch and path shapes: the manifest's when it is read, fix's fetch again)
+before they reach it.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Optional, TextIO
 
-from ..gitsafe import environment, open_repo
+from ..gitsafe import init_repo, open_repo
 from .manifest import BundleError, CutlassEntry
 
 __all__ = ["cone_patterns", "make_git_bundle", "source_from_git_bundle"]
-
-_SHA = re.compile(r"^[0-9a-f]{40}$")
-
 
 def cone_patterns(subdir: str) -> str:
     """The sparse-checkout patterns of cone mode for one folder: the root's files, and the folder with its parents."""
@@ -43,8 +40,6 @@ def make_git_bundle(entry: CutlassEntry, url: str, out: Path, log: Optional[Text
     """Fetch entry's commit from url (shallow, sparse) into a scratch folder and pack it as the git bundle out."""
     from ..fix.cutlass import fetch
 
-    if not _SHA.fullmatch(entry.commit):
-        raise ValueError(f"not a full commit id: {entry.commit!r}")
     scratch = Path(tempfile.mkdtemp(prefix="envcheck-bundle-git-"))
     try:
         checkout = scratch / "cutlass"
@@ -64,8 +59,6 @@ def source_from_git_bundle(bundle: Path, dest: Path, entry: CutlassEntry) -> Pat
     """A bare, shallow, partial repository at dest holding the bundle's commit on entry.branch. Idempotent."""
     import git
 
-    if not _SHA.fullmatch(entry.commit):
-        raise BundleError(f"{bundle}: the manifest's commit {entry.commit!r} is not a full commit id")
     if (dest / "shallow").is_file():
         try:
             if open_repo(dest).git.rev_parse("--verify", f"{entry.commit}^{{commit}}").strip() == entry.commit:
@@ -75,10 +68,7 @@ def source_from_git_bundle(bundle: Path, dest: Path, entry: CutlassEntry) -> Pat
         shutil.rmtree(dest)
     partial = dest.with_name(dest.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    runner = git.Git()
-    runner.update_environment(**environment())
-    runner.execute(["git", "init", "--quiet", "--bare", str(partial)])
-    repo = open_repo(partial)
+    repo = init_repo(partial, bare=True)
     # One shallow commit, blobs of the cone only: git must know both before it takes the bundle's objects in.
     (partial / "shallow").write_text(entry.commit + "\n", encoding="ascii")
     with repo.config_writer() as config:

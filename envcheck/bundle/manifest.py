@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Optional
 
 from ..errors import UsageError
+from ..gitsafe import check_git_values
 from ..userfile import read_text
 
 __all__ = [
@@ -205,6 +206,10 @@ def read_manifest(folder: Path, where: Optional[str] = None) -> Manifest:
             raise BundleError(f"{spot}: expected an object or null")
         entry = CutlassEntry(*(_field(cutlass, k, str, spot) for k in ("file", "url", "branch", "commit", "subdir")))
         _relative(entry.file, spot)
+        try:
+            check_git_values(entry.branch, entry.commit, entry.subdir)
+        except ValueError as exc:
+            raise BundleError(f"{spot}: {exc}") from None
     return Manifest(
         profile=_field(data, "profile", str, where),
         platform=Platform(

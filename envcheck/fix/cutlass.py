@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Callable, Optional, TextIO
 
 from ..gather.checkout import changed_paths
-from ..gitsafe import FILE_UPLOAD_PACK, GIT_URL_SCHEMES, checked_url, init_repo, open_repo, upload_pack
+from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, gitpython, init_repo, open_repo,
+                      upload_pack)
 from .clone import PARTIAL as _PARTIAL, git_commands
 
 __all__ = [
@@ -35,8 +36,6 @@ __all__ = [
 ]
 
 CUTLASS_MARKER = "include/cutlass/cutlass.h"  # in every CUTLASS commit's tree; readable without blobs
-_SHA = re.compile(r"^[0-9a-f]{40}$")
-_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 # What building and installing cutlass_api editable leaves in the work tree: not a change to the checkout.
 _EXCLUDES = ("*.egg-info/", "__pycache__/", "/python/*/build/")
 
@@ -92,28 +91,12 @@ class FetchResult:
     seconds: float
 
 
-def _check_git_values(branch: str, commit: str, subdir: str) -> None:
-    """The policy checked these when it was read; checked again here, where they meet git."""
-    if not _SHA.fullmatch(commit):
-        raise ValueError(f"not a full commit id: {commit!r}")
-    if not _REF.fullmatch(branch) or ".." in branch:
-        raise ValueError(f"not a branch name: {branch!r}")
-    if not subdir or subdir.startswith(("/", "-")) or ".." in Path(subdir).parts:
-        raise ValueError(f"not a relative path: {subdir!r}")
-
-
-def _git():
-    import git  # GitPython, imported only when a checkout is read or changed
-
-    return git
-
-
 def _repo(path: Path):
     return open_repo(path)  # this folder itself, never a repository above it; nothing it configures runs
 
 
 def _is_repo_root(path: Path) -> bool:
-    git = _git()
+    git = gitpython()
     try:
         repo = git.Repo(path)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -159,7 +142,7 @@ class _GitProgress:
     """GitPython's progress lines, to the log and as (message, fraction) to the caller."""
 
     def __init__(self, progress: Optional[Progress], log: Optional[TextIO]):
-        git = _git()
+        git = gitpython()
         outer = self
 
         class _Handler(git.RemoteProgress):
@@ -204,7 +187,7 @@ def fetch(
     timeout: float = 1800.0,
 ) -> FetchResult:
     """Put the pinned commit of CUTLASS at dest, moving nothing that is not clean. Idempotent."""
-    _check_git_values(branch, commit, subdir)
+    check_git_values(branch, commit, subdir)
     url = checked_url(url)
     dest = Path(dest).expanduser().absolute()
     started = time.monotonic()
@@ -283,7 +266,7 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
 
 
 def _has_commit(repo, commit: str) -> bool:
-    git = _git()
+    git = gitpython()
     try:
         repo.git.cat_file("-e", f"{commit}^{{commit}}")
         return True
