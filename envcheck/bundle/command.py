@@ -24,7 +24,6 @@ def run_bundle(
     profile: Optional[Path] = None,
     lock: Optional[Path] = None,
     python_version: str = "3.12",
-    machine: str = "x86_64",
     without: Sequence[str] = (),
     only_missing: bool = False,
     python: Optional[str] = None,
@@ -38,7 +37,7 @@ def run_bundle(
     from packaging.utils import canonicalize_name
 
     from ..gitsafe import checked_url
-    from ..fix.pip import check_index_url
+    from ..gitsafe import checked_index_url
     from ..policy import resolve
 
     if only_missing and python is None:
@@ -56,7 +55,7 @@ def run_bundle(
     if not python_version.count(".") == 1 or not all(p.isdigit() for p in python_version.split(".")):
         raise UsageError(f"--python-version {python_version!r}: expected MAJOR.MINOR such as 3.12")
     if index_url is not None:
-        check_index_url(index_url, "--index-url")
+        checked_index_url(index_url, "--index-url")
     if cutlass_url is not None:
         cutlass_url = checked_url(cutlass_url, "--cutlass-url")
     links = []
@@ -83,7 +82,7 @@ def run_bundle(
             present, skip_cutlass = _present(python, policy, err)
         request = BundleRequest(
             lock=pylock, lock_text=lock_path.read_text(encoding="utf-8"), lock_dir=lock_path.parent.absolute(),
-            profile=policy.id, output=Path(output), platform=Platform.linux(python_version, machine),
+            profile=policy.id, output=Path(output), platform=Platform.linux(python_version),
             without=dropped, present=present, skip_cutlass=skip_cutlass, split=part_size, index_url=index_url,
             no_index=no_index, find_links=tuple(links), cutlass_url=cutlass_url,
         )

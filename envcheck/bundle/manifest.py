@@ -7,7 +7,6 @@ manifest says is a BundleError naming it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -17,6 +16,7 @@ from typing import Any, Mapping, Optional
 
 from ..errors import UsageError
 from ..gitsafe import check_git_values
+from ..lock.sources import sha256_of
 from ..userfile import read_text
 
 __all__ = [
@@ -28,19 +28,10 @@ MANIFEST = "manifest.json"
 SCHEMA = 1
 KIND = "envcheck-bundle"
 _HEX = re.compile(r"^[0-9a-f]{64}$")
-_CHUNK = 1 << 20
 
 
 class BundleError(UsageError):
     """A bundle that cannot be used: names the part or file, and what is wrong with it (exit 2)."""
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

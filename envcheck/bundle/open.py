@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Mapping, Optional
 
+from ..errors import UsageError
+from ..userfile import read_toml
 from .manifest import MANIFEST, BundleError, Manifest, read_manifest, sha256_of, verify_tree
 from .parts import SUFFIX, read_index, reassemble
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 __all__ = ["OpenedBundle", "open_bundle", "check_platform"]
 
@@ -112,13 +108,13 @@ def _unpack(tar_path: Path, folder: Path, name: str) -> None:
 
 def _check_lock(folder: Path, manifest: Manifest, name: str) -> None:
     """Each wheel's sha256 is the one the lock names for that file (when the lock names it)."""
-    lock = next((f for f in manifest.files if f.role == "lock"), None)
-    if lock is None:
+    locks = manifest.of("lock")
+    if not locks:
         raise BundleError(f"{name}: {MANIFEST} lists no lock")
     try:
-        data = tomllib.loads((folder / lock.path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{name}: {lock.path} cannot be read ({exc})") from None
+        data = read_toml(folder / locks[0].path, f"{name}: {locks[0].path}")
+    except UsageError as exc:  # unreadable, too big, not TOML: the bundle's fault
+        raise BundleError(str(exc)) from None
     known: dict[str, set[str]] = {}
     for package in data.get("packages", []) if isinstance(data, dict) else []:
         for wheel in package.get("wheels", []) if isinstance(package, dict) else []:

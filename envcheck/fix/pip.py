@@ -20,7 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
 from ..errors import UsageError
-from ..gitsafe import INDEX_URL_SCHEMES, checked_index_url
+from ..gitsafe import checked_index_url
 from ..model import canonical_name
 
 __all__ = [
@@ -34,11 +34,8 @@ __all__ = [
     "uninstall_argv",
     "pip_prefix",
     "redact",
-    "PIP_INDEX_SCHEMES",
 ]
 
-PIP_INDEX_SCHEMES = INDEX_URL_SCHEMES
-check_index_url = checked_index_url  # the one check of an index URL (gitsafe, beside git's)
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 # Options every pip call gets: never ask, never nag, and take no option from PIP_* variables or the user's pip
 # configuration (the sources come from envcheck's flags; the machine's global pip configuration still applies).
@@ -66,7 +63,7 @@ class PipSources:
             out.append("--no-index")
         index = self.index_url or ("" if self.given else step_index_url)
         if index and not self.no_index:
-            out.append(f"--index-url={check_index_url(index, '--index-url')}")
+            out.append(f"--index-url={checked_index_url(index, '--index-url')}")
         out += [f"--find-links={path}" for path in self.find_links]
         return tuple(out)
 
@@ -90,7 +87,7 @@ def sources_from_flags(
             raise UsageError(f"--find-links {value!r}: no such directory (expected a directory of wheels)")
         links.append(str(path))
     if index_url is not None:
-        check_index_url(index_url, "--index-url")
+        checked_index_url(index_url, "--index-url")
     if no_index and index_url:
         raise UsageError("--index-url and --no-index cannot be used together")
     return PipSources(tuple(links), index_url or "", bool(no_index), bool(break_system_packages))

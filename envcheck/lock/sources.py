@@ -68,6 +68,15 @@ def _same_version(a: str | Version, b: str | Version) -> bool:
         return str(a) == str(b)
 
 
+def sha256_of(path: Path) -> str:
+    """The sha256 of a file, read a MiB at a time (wheels are GBs)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 @dataclass
 class Wheelhouse:
     """Local directories of wheels and sdists (pip's --find-links): files are hashed here."""
@@ -90,11 +99,7 @@ class Wheelhouse:
 
     def _sha256(self, path: Path) -> str:
         if path not in self._hashes:
-            digest = hashlib.sha256()
-            with path.open("rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
-            self._hashes[path] = digest.hexdigest()
+            self._hashes[path] = sha256_of(path)
         return self._hashes[path]
 
 
