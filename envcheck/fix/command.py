@@ -145,8 +145,8 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     python = resolve_python(options.python)
     named = candidates(options.policy, options.profile)
     sources = sources_from_flags(options.find_links, options.index_url, options.no_index)
-    if options.cutlass_url is not None:
-        checked_url(_no_credentials(options.cutlass_url, options.cutlass_url), "--cutlass-url")
+    flag_url = (checked_url(_no_credentials(options.cutlass_url, options.cutlass_url), "--cutlass-url")
+                if options.cutlass_url is not None else None)
     for name in options.remove:
         checked_name(name, "--remove")
     if options.bundle is not None and (options.undo or options.find_links or options.index_url or options.no_index
@@ -181,8 +181,8 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         return _undo(options, io, policy, interpreter, state, sources, state_what)
 
     source = policy.cutlass  # None: the profile needs no CUTLASS checkout
-    cutlass_url = (checked_url(_no_credentials(options.cutlass_url or source.url, options.cutlass_url), "--cutlass-url")
-                   if source is not None else "")
+    # The flag's URL was checked above, the policy's when it was read; fix also refuses credentials in the latter.
+    cutlass_url = (flag_url or _no_credentials(source.url, None)) if source is not None else ""
     if offline is not None and offline.cutlass_url:
         cutlass_url = offline.cutlass_url
     cutlass_dir = cutlass_folder(options.cutlass_dir, facts, io.env)
