@@ -65,7 +65,7 @@ def diagnose_selected(
     policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers)
     target = getattr(facts.interpreter, "executable", resolve_python(python))
     findings = judge(facts, policy, no_gpu=no_gpu, strict=strict)
-    return policy, Report(profile=choice, target=target, findings=findings, facts=facts, policy_source=policy.source)
+    return policy, Report(profile=choice, target=target, findings=findings, facts=facts)
 
 
 def gather_selected(

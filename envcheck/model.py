@@ -394,13 +394,17 @@ class Report:
     findings: tuple[Finding, ...]
     facts: Optional[Facts] = None
     smoke: Optional[SmokeResult] = None  # when --smoke ran
-    policy_source: str = ""  # the file (or built-in profile) the verdicts came from: a parent pyproject.toml is no secret
     host: Optional[Host] = None  # doctor fills it in for the JSON a fleet reads
     bench: Optional[dict] = None  # the last `envcheck bench --json` saved under the cache, when --bench asked for it
 
     def __post_init__(self) -> None:
         if isinstance(self.profile, str):
             object.__setattr__(self, "profile", ProfileChoice(self.profile, "", ""))
+
+    @property
+    def policy_source(self) -> str:
+        """The file (or built-in profile) the verdicts came from: a parent pyproject.toml is no secret."""
+        return self.profile.source
 
     @property
     def worst(self) -> Status:

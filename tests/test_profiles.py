@@ -292,7 +292,7 @@ def test_the_chosen_profile_and_its_reason_in_every_format(builtins):
     from envcheck.render import markdown, table, to_json_data
 
     policy, choice = select(builtins, "2.16.0")
-    report = Report(choice, "/opt/venv/bin/python", judge(facts(), policy), policy_source=policy.source)
+    report = Report(choice, "/opt/venv/bin/python", judge(facts(), policy))
     data = to_json_data(report)
     assert data["schema_version"] == 2
     assert data["profile"] == {"id": OPERATORS, "reason": choice.reason, "source": f"built-in profile {OPERATORS}",
