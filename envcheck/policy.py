@@ -37,7 +37,7 @@ Everything that differs between stacks is profile data; code never branches on a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -227,8 +227,7 @@ class Policy:
     driver_floors: tuple[tuple[Version, Version], ...]  # (cuda, minimum driver), ascending
     cuda_why: str
     forward_compat: str
-    cutedsl: PackageRule
-    cutedsl_module: str
+    cutedsl: PackageRule  # its module is always named
     cutlass: Optional[CutlassSource]  # None: this profile needs no CUTLASS checkout
     packages: tuple[PackageRule, ...]
     conflicts: tuple[Conflict, ...]
@@ -245,6 +244,10 @@ class Policy:
     def driver_floor(self) -> Version:
         """The oldest driver that supports the policy's CUDA."""
         return driver_floor_for(self.driver_floors, self.driver_cuda)
+
+    @property
+    def cutedsl_module(self) -> str:
+        return self.cutedsl.module
 
     @property
     def probe_modules(self) -> tuple[str, ...]:
@@ -300,6 +303,10 @@ class Candidates:
 
     policies: tuple[Policy, ...]
     reason: Optional[str] = None  # why, when the user named it; None: pick by the installed torch
+
+    @property
+    def cutedsl_module(self) -> str:
+        return self.cutedsl.module
 
     @property
     def probe_modules(self) -> tuple[str, ...]:
@@ -850,8 +857,7 @@ def _build(data: dict, source: str) -> Policy:
         cuda_why=cuda.text("why", ""),
         forward_compat=cuda.text("forward-compat", ""),
         cuda_basis=cuda.get("basis", _basis, "'runtime' or 'recipe'", RUNTIME),
-        cutedsl=dsl,
-        cutedsl_module=dsl.module or cutedsl.get("module", _module, "a module name"),
+        cutedsl=replace(dsl, module=dsl.module or cutedsl.get("module", _module, "a module name")),  # required here
         cutlass=_cutlass(top),
         packages=tuple(_package(t) for t in top.tables("packages", [])),
         conflicts=tuple(_conflict(t) for t in top.tables("conflicts", [])),
