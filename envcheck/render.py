@@ -135,7 +135,7 @@ def _reason(choice) -> str:
     return choice.reason + ("" if choice.verified else "; UNVERIFIED for this torch")
 
 
-def _md_cell(text: str) -> str:
+def markdown_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
@@ -152,7 +152,7 @@ def markdown(report: Report, verbose: bool = False) -> str:
         "|---|---|---|---|",
     ]
     for f in report.findings:
-        lines.append(f"| {_MARK[f.status]} {f.status.value} | `{f.id}` | {_md_cell(f.found)} | {_md_cell(f.wanted)} |")
+        lines.append(f"| {_MARK[f.status]} {f.status.value} | `{f.id}` | {markdown_cell(f.found)} | {markdown_cell(f.wanted)} |")
     todo = [f for f in report.findings if f.status not in (Status.PASS, Status.SKIP) and f.remedy]
     if todo:
         lines += ["", "#### What to do", ""]

@@ -5,17 +5,17 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from ..render import FORMATS, markdown_cell
 from .diff import Diff
 from .merge import Fleet
 
 __all__ = ["FORMATS", "render_diff", "render_fleet"]
 
-FORMATS = ("table", "json", "markdown")
 SCHEMA_VERSION = 1
 
 
 def _cell(text: str) -> str:
-    return (text or "—").replace("|", "\\|").replace("\n", " ")
+    return markdown_cell(text or "—")
 
 
 def _nodes(names: tuple[str, ...], limit: int = 8) -> str:
