@@ -199,7 +199,8 @@ def _run_npd(options: DoctorOptions) -> int:
         from .policy import candidates
 
         python = resolve_python(options.python)
-        report = _report(python, candidates(options.policy, options.profile), options)[1]
+        gatherers = started(python)  # as run_doctor: the probe and NVML run while the policy is read
+        report = _report(python, candidates(options.policy, options.profile), options, gatherers)[1]
         code, line = npd(Redactor().deep(report))
     except Exception as exc:  # noqa: BLE001 - the contract has no crash code: anything unforeseen is "unknown"
         code, line = NPD_UNKNOWN, f"UNKNOWN: {type(exc).__name__}: {exc}"[:NPD_WIDTH]
