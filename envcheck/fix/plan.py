@@ -381,69 +381,48 @@ def _removals(g: Ground) -> Part:
     return Part(steps, offered)
 
 
+def _pip_step(g: Ground, requirements: Sequence[Requirement], whys: Iterable[str], tail: str = "", *,
+              verb: str = "install", hold: bool = False, optional: bool = False,
+              writes: tuple[tuple[str, str], ...] = (), **install_keywords) -> Part:
+    """One pip-install step of the merged requirements, `<verb> <requirements><tail>`; none asked: no step.
+
+    hold: torch rides along in the transaction (Ground.torch_hold). install_keywords go to install_argv."""
+    if not requirements:
+        return Part()
+    merged = merge_requirements(requirements)
+    argv = install_argv(g.options.pip_command, (*merged, *g.torch_hold) if hold else merged, sources=g.options.sources,
+                        **install_keywords)
+    return Part((PlannedStep("pip-install", f"{verb} {', '.join(map(str, merged))}{tail}",
+                             "; ".join(dict.fromkeys(whys)), (argv,), optional=optional, writes=writes),))
+
+
 def _torch(g: Ground) -> Part:
     """2. torch, from its CUDA index, when the torch checks fail: inside the profile's range."""
-    installs, options = g.installs, g.options
-    if not installs.torch:
-        return Part()
-    merged = merge_requirements(installs.torch)
-    index = installs.torch_index
-    return Part((PlannedStep(
-        "pip-install",
-        f"install {', '.join(map(str, merged))}" + (f" from {index}" if index and not options.sources.given else ""),
-        "; ".join(dict.fromkeys(installs.torch_why)),
-        (install_argv(options.pip_command, merged, sources=options.sources, step_index_url=index,
-                      reinstall=installs.torch_reinstall, no_deps=options.no_deps),),
-    ),))
+    installs, index = g.installs, g.installs.torch_index
+    return _pip_step(g, installs.torch, installs.torch_why,
+                     f" from {index}" if index and not g.options.sources.given else "",
+                     step_index_url=index, reinstall=installs.torch_reinstall, no_deps=g.options.no_deps)
 
 
 def _pins(g: Ground) -> Part:
     """3. the policy's required pins in one pip transaction, with torch in it and every pin as a constraint."""
-    installs, options = g.installs, g.options
-    if not installs.pins:
-        return Part()
-    merged = merge_requirements(installs.pins)
-    hold = g.torch_hold
-    return Part((PlannedStep(
-        "pip-install",
-        f"install {', '.join(map(str, merged))} in one transaction" + (", holding torch where it is" if hold else ""),
-        "; ".join(dict.fromkeys(installs.pins_why)),
-        (install_argv(options.pip_command, (*merged, *hold), sources=options.sources,
-                      constraints=options.constraints_file, no_deps=options.no_deps),),
-        writes=g.constraints,
-    ),))
+    return _pip_step(g, g.installs.pins, g.installs.pins_why,
+                     " in one transaction" + (", holding torch where it is" if g.torch_hold else ""), hold=True,
+                     writes=g.constraints, constraints=g.options.constraints_file, no_deps=g.options.no_deps)
 
 
 def _renew(g: Ground) -> Part:
     """3b. files of a pinned package that another distribution overwrote or removed, put back."""
-    if not g.installs.renew:
-        return Part()
-    merged = merge_requirements(g.installs.renew)
-    return Part((PlannedStep(
-        "pip-install",
-        f"reinstall {', '.join(map(str, merged))} over what other packages left in its place",
-        "files of the package were overwritten or removed by another distribution",
-        (install_argv(g.options.pip_command, merged, sources=g.options.sources, constraints=g.options.constraints_file,
-                      reinstall=True, no_deps=True),),
-        writes=g.constraints,
-    ),))
+    return _pip_step(g, g.installs.renew, ("files of the package were overwritten or removed by another distribution",),
+                     " over what other packages left in its place", verb="reinstall", writes=g.constraints,
+                     constraints=g.options.constraints_file, reinstall=True, no_deps=True)
 
 
 def _recommended(g: Ground) -> Part:
     """4. recommended packages, in a transaction of their own that may fail without stopping the plan."""
-    installs, options = g.installs, g.options
-    if not installs.extra:
-        return Part()
-    merged = merge_requirements(installs.extra)
-    return Part((PlannedStep(
-        "pip-install",
-        f"install {', '.join(map(str, merged))} (recommended: a failure here does not stop the plan)",
-        "; ".join(dict.fromkeys(installs.extra_why)),
-        (install_argv(options.pip_command, (*merged, *g.torch_hold), sources=options.sources,
-                      constraints=options.constraints_file, no_deps=options.no_deps),),
-        optional=True,
-        writes=g.constraints,
-    ),))
+    return _pip_step(g, g.installs.extra, g.installs.extra_why,
+                     " (recommended: a failure here does not stop the plan)", hold=True, optional=True,
+                     writes=g.constraints, constraints=g.options.constraints_file, no_deps=g.options.no_deps)
 
 
 def _cutlass_fetch(g: Ground) -> Part:
