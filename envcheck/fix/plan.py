@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
@@ -277,7 +278,7 @@ class Ground:
     def why(self, kind: str, default: str) -> str:
         return next((s.why for _, s in self.wanted if s.kind == kind and s.why), default)
 
-    @property
+    @cached_property
     def torch_hold(self) -> tuple[Requirement, ...]:
         """torch rides along in every transaction, so pip resolves its pins too and cannot replace it."""
         installed = self.interpreter.dist("torch")
@@ -287,7 +288,7 @@ class Ground:
             return (Requirement(f"torch=={installed.version}"),)
         return ()
 
-    @property
+    @cached_property
     def constraints(self) -> tuple[tuple[str, str], ...]:
         text = constraints_text(self.policy, self.interpreter, bool(self.installs.torch))
         return ((self.options.constraints_file, text),)
