@@ -27,14 +27,14 @@ from typing import Iterable, Mapping, Optional, Sequence
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from ..model import Facts, Failure, Finding, Interpreter, Report, Status, Step, canonical_name
+from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
 from ..judge.cutedsl import conflicting
 from ..paths import default_cutlass_dir
 from ..policy import Policy
 from . import cutlass as cutlass_fetch
 from .pip import PipSources, install_argv, merge_requirements, parse_requirement, redact_argv, uninstall_argv
 
-__all__ = ["PlanOptions", "PlannedStep", "Instruction", "Plan", "plan", "make_plan", "torch_range", "constraints_text",
+__all__ = ["PlanOptions", "PlannedStep", "Instruction", "Plan", "make_plan", "torch_range", "constraints_text",
            "toolkit_env_text"]
 
 SCHEMA_VERSION = 1
@@ -492,13 +492,6 @@ def _toolkit(g: Ground) -> Part:
 
 
 PLANNERS = (_removals, _torch, _pins, _renew, _recommended, _cutlass_fetch, _cutlass_install, _toolkit)
-
-
-def plan(report: Report, policy: Policy, options: PlanOptions) -> Plan:
-    """The plan for a doctor report: what `envcheck fix` would do about its findings. Pure."""
-    facts = report.facts if report.facts is not None else Facts(Failure("interpreter", "no facts in the report"),
-                                                                Failure("driver", ""), Failure("toolkit", ""), None)
-    return make_plan(report.findings, facts, policy, options)
 
 
 def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options: PlanOptions) -> Plan:
