@@ -300,6 +300,13 @@ def torch_range(policy: Policy) -> Requirement:
     return Requirement(f"torch{specifier}")
 
 
+def never_installed(policy: Policy, name: str) -> bool:
+    """A package the profile never installs, though a remedy may ask for it: one it conflicts with at every version.
+
+    A conflict with a version range (a stale DSL) names a package the profile installs at another version."""
+    return any(c.matches(name) and not c.version for c in policy.conflicts)
+
+
 def _sort_installs(
     wanted: Sequence[tuple[Finding, Step]], required: Sequence[tuple[Finding, Step]], policy: Policy,
     interpreter: Interpreter, locked: Sequence[str] = (),
@@ -315,8 +322,8 @@ def _sort_installs(
         for text in step.args:
             requirement = parse_requirement(text, f"the remedy of {finding.id}")
             key = canonical_name(requirement.name)
-            if any(c.matches(key) and not c.version for c in policy.conflicts):
-                continue  # asked for by what the plan replaces (a newer DSL's split libs): never installed
+            if never_installed(policy, key):
+                continue  # asked for by what the plan replaces (a newer DSL's split libs)
             if key == "torch":
                 torch.append(requirement)
                 torch_index = torch_index or step.index_url
