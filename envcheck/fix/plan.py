@@ -20,20 +20,21 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from ..model import Facts, Failure, Finding, Interpreter, Report, Status, Step, canonical_name
+from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
 from ..judge.cutedsl import conflicting
 from ..paths import default_cutlass_dir
 from ..policy import Policy
 from . import cutlass as cutlass_fetch
 from .pip import PipSources, install_argv, merge_requirements, parse_requirement, redact_argv, uninstall_argv
 
-__all__ = ["PlanOptions", "PlannedStep", "Instruction", "Plan", "plan", "make_plan", "torch_range", "constraints_text",
+__all__ = ["PlanOptions", "PlannedStep", "Instruction", "Plan", "make_plan", "torch_range", "constraints_text",
            "toolkit_env_text"]
 
 SCHEMA_VERSION = 1
@@ -277,7 +278,7 @@ class Ground:
     def why(self, kind: str, default: str) -> str:
         return next((s.why for _, s in self.wanted if s.kind == kind and s.why), default)
 
-    @property
+    @cached_property
     def torch_hold(self) -> tuple[Requirement, ...]:
         """torch rides along in every transaction, so pip resolves its pins too and cannot replace it."""
         installed = self.interpreter.dist("torch")
@@ -287,7 +288,7 @@ class Ground:
             return (Requirement(f"torch=={installed.version}"),)
         return ()
 
-    @property
+    @cached_property
     def constraints(self) -> tuple[tuple[str, str], ...]:
         text = constraints_text(self.policy, self.interpreter, bool(self.installs.torch))
         return ((self.options.constraints_file, text),)
@@ -297,6 +298,13 @@ def torch_range(policy: Policy) -> Requirement:
     """The torch fix may install: the profile's requirement, never outside the torch versions the profile covers."""
     specifier = policy.torch_requirement.specifier & policy.torch
     return Requirement(f"torch{specifier}")
+
+
+def never_installed(policy: Policy, name: str) -> bool:
+    """A package the profile never installs, though a remedy may ask for it: one it conflicts with at every version.
+
+    A conflict with a version range (a stale DSL) names a package the profile installs at another version."""
+    return any(c.matches(name) and not c.version for c in policy.conflicts)
 
 
 def _sort_installs(
@@ -314,8 +322,8 @@ def _sort_installs(
         for text in step.args:
             requirement = parse_requirement(text, f"the remedy of {finding.id}")
             key = canonical_name(requirement.name)
-            if any(c.matches(key) and not c.version for c in policy.conflicts):
-                continue  # asked for by what the plan replaces (a newer DSL's split libs): never installed
+            if never_installed(policy, key):
+                continue  # asked for by what the plan replaces (a newer DSL's split libs)
             if key == "torch":
                 torch.append(requirement)
                 torch_index = torch_index or step.index_url
@@ -381,69 +389,48 @@ def _removals(g: Ground) -> Part:
     return Part(steps, offered)
 
 
+def _pip_step(g: Ground, requirements: Sequence[Requirement], whys: Iterable[str], tail: str = "", *,
+              verb: str = "install", hold: bool = False, optional: bool = False,
+              writes: tuple[tuple[str, str], ...] = (), **install_keywords) -> Part:
+    """One pip-install step of the merged requirements, `<verb> <requirements><tail>`; none asked: no step.
+
+    hold: torch rides along in the transaction (Ground.torch_hold). install_keywords go to install_argv."""
+    if not requirements:
+        return Part()
+    merged = merge_requirements(requirements)
+    argv = install_argv(g.options.pip_command, (*merged, *g.torch_hold) if hold else merged, sources=g.options.sources,
+                        **install_keywords)
+    return Part((PlannedStep("pip-install", f"{verb} {', '.join(map(str, merged))}{tail}",
+                             "; ".join(dict.fromkeys(whys)), (argv,), optional=optional, writes=writes),))
+
+
 def _torch(g: Ground) -> Part:
     """2. torch, from its CUDA index, when the torch checks fail: inside the profile's range."""
-    installs, options = g.installs, g.options
-    if not installs.torch:
-        return Part()
-    merged = merge_requirements(installs.torch)
-    index = installs.torch_index
-    return Part((PlannedStep(
-        "pip-install",
-        f"install {', '.join(map(str, merged))}" + (f" from {index}" if index and not options.sources.given else ""),
-        "; ".join(dict.fromkeys(installs.torch_why)),
-        (install_argv(options.pip_command, merged, sources=options.sources, step_index_url=index,
-                      reinstall=installs.torch_reinstall, no_deps=options.no_deps),),
-    ),))
+    installs, index = g.installs, g.installs.torch_index
+    return _pip_step(g, installs.torch, installs.torch_why,
+                     f" from {index}" if index and not g.options.sources.given else "",
+                     step_index_url=index, reinstall=installs.torch_reinstall, no_deps=g.options.no_deps)
 
 
 def _pins(g: Ground) -> Part:
     """3. the policy's required pins in one pip transaction, with torch in it and every pin as a constraint."""
-    installs, options = g.installs, g.options
-    if not installs.pins:
-        return Part()
-    merged = merge_requirements(installs.pins)
-    hold = g.torch_hold
-    return Part((PlannedStep(
-        "pip-install",
-        f"install {', '.join(map(str, merged))} in one transaction" + (", holding torch where it is" if hold else ""),
-        "; ".join(dict.fromkeys(installs.pins_why)),
-        (install_argv(options.pip_command, (*merged, *hold), sources=options.sources,
-                      constraints=options.constraints_file, no_deps=options.no_deps),),
-        writes=g.constraints,
-    ),))
+    return _pip_step(g, g.installs.pins, g.installs.pins_why,
+                     " in one transaction" + (", holding torch where it is" if g.torch_hold else ""), hold=True,
+                     writes=g.constraints, constraints=g.options.constraints_file, no_deps=g.options.no_deps)
 
 
 def _renew(g: Ground) -> Part:
     """3b. files of a pinned package that another distribution overwrote or removed, put back."""
-    if not g.installs.renew:
-        return Part()
-    merged = merge_requirements(g.installs.renew)
-    return Part((PlannedStep(
-        "pip-install",
-        f"reinstall {', '.join(map(str, merged))} over what other packages left in its place",
-        "files of the package were overwritten or removed by another distribution",
-        (install_argv(g.options.pip_command, merged, sources=g.options.sources, constraints=g.options.constraints_file,
-                      reinstall=True, no_deps=True),),
-        writes=g.constraints,
-    ),))
+    return _pip_step(g, g.installs.renew, ("files of the package were overwritten or removed by another distribution",),
+                     " over what other packages left in its place", verb="reinstall", writes=g.constraints,
+                     constraints=g.options.constraints_file, reinstall=True, no_deps=True)
 
 
 def _recommended(g: Ground) -> Part:
     """4. recommended packages, in a transaction of their own that may fail without stopping the plan."""
-    installs, options = g.installs, g.options
-    if not installs.extra:
-        return Part()
-    merged = merge_requirements(installs.extra)
-    return Part((PlannedStep(
-        "pip-install",
-        f"install {', '.join(map(str, merged))} (recommended: a failure here does not stop the plan)",
-        "; ".join(dict.fromkeys(installs.extra_why)),
-        (install_argv(options.pip_command, (*merged, *g.torch_hold), sources=options.sources,
-                      constraints=options.constraints_file, no_deps=options.no_deps),),
-        optional=True,
-        writes=g.constraints,
-    ),))
+    return _pip_step(g, g.installs.extra, g.installs.extra_why,
+                     " (recommended: a failure here does not stop the plan)", hold=True, optional=True,
+                     writes=g.constraints, constraints=g.options.constraints_file, no_deps=g.options.no_deps)
 
 
 def _cutlass_fetch(g: Ground) -> Part:
@@ -512,13 +499,6 @@ def _toolkit(g: Ground) -> Part:
 
 
 PLANNERS = (_removals, _torch, _pins, _renew, _recommended, _cutlass_fetch, _cutlass_install, _toolkit)
-
-
-def plan(report: Report, policy: Policy, options: PlanOptions) -> Plan:
-    """The plan for a doctor report: what `envcheck fix` would do about its findings. Pure."""
-    facts = report.facts if report.facts is not None else Facts(Failure("interpreter", "no facts in the report"),
-                                                                Failure("driver", ""), Failure("toolkit", ""), None)
-    return make_plan(report.findings, facts, policy, options)
 
 
 def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options: PlanOptions) -> Plan:

@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
 from ..policy import Policy
 from .pip import requirement_names
-from .plan import Plan, PlanOptions, cutlass_folder, make_plan
+from .plan import Plan, PlanOptions, cutlass_folder, make_plan, never_installed
 
 __all__ = ["fixable"]
 
@@ -29,7 +29,7 @@ def _carried(step: Step, plan: Plan, interpreter: Interpreter, policy: Policy) -
         return present <= _planned_names(plan, "pip-uninstall")
     if step.kind == "pip-install":
         wanted = {canonical_name(n) for n in requirement_names(("--", *step.args))}
-        wanted = {n for n in wanted if not any(c.matches(n) for c in policy.conflicts)}
+        wanted = {n for n in wanted if not never_installed(policy, n)}
         return wanted <= _planned_names(plan, "pip-install")
     return any(s.kind == step.kind for s in plan.steps)
 
