@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Mapping, Optional, TextIO
 
+from . import paths
 from .proc import kill_group
 
 __all__ = [
@@ -83,6 +84,23 @@ def new_run_dir(cache_root: Path, kind: str) -> Path:
     for old in sorted(p for p in runs.iterdir() if p.is_dir())[:-KEEP_RUNS]:
         shutil.rmtree(old, ignore_errors=True)
     return run_dir
+
+
+def prepare_run(cache_root: Path, kind: str, *, fresh: bool, env: Mapping[str, str], named: bool) -> tuple[Path, bool]:
+    """Before a child run: the cache folder checked (the one thing here that is the user's, not the target's: one
+    that cannot be written is a UsageError naming the variable that chose it, or the caller's cache_dir when named),
+    the compiler caches emptied when fresh, a new run folder under cache_root/kind, and Inductor's cache folder made.
+    Returns (the run folder, whether Inductor's cache held anything already)."""
+    what = " ".join(filter(None, ("" if named else paths.folder_origin(env), "(envcheck's cache folder)")))
+    paths.usable_folder(cache_root, what, create=True)
+    inductor = cache_dirs(cache_root)[0]
+    if fresh:
+        for folder in cache_dirs(cache_root):
+            shutil.rmtree(folder, ignore_errors=True)
+    warm = inductor.is_dir() and any(inductor.iterdir())
+    run_dir = new_run_dir(cache_root, kind)
+    inductor.mkdir(parents=True, exist_ok=True)
+    return run_dir, warm
 
 
 def copy_script(run_dir: Path, name: str, package: str, resource: str, source: Optional[Path] = None) -> Path:

@@ -374,3 +374,14 @@ def test_processes_are_told_apart_by_session_and_ancestry(tmp_path):
         child.wait()
         if grandchild is not None:
             os.kill(grandchild, 9)
+
+
+def test_a_cache_folder_that_cannot_be_used_is_a_usage_error_naming_its_variable(policy, tmp_path, monkeypatch):
+    from envcheck.errors import UsageError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("ENVCHECK_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(UsageError, match=f"ENVCHECK_CACHE_DIR={blocker / 'cache'}"):
+        run_bench(PY, GOOD, policy, BenchOptions(shapes=SQUARE))
+    assert blocker.read_text() == ""

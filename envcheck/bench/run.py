@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import threading
 import time
@@ -134,11 +133,8 @@ def run_bench(
     early = preflight(facts, policy, ctx)
     if early is not None:
         return _failed(early.text, early.id, **common)
-    if options.fresh:
-        for folder in child_process.cache_dirs(cache_root):
-            shutil.rmtree(folder, ignore_errors=True)
-    run_dir = child_process.new_run_dir(cache_root, "bench")
-    (cache_root / "inductor").mkdir(parents=True, exist_ok=True)
+    run_dir, _ = child_process.prepare_run(cache_root, "bench", fresh=options.fresh, env=base_env,
+                                           named=cache_dir is not None)
     code_dir = run_dir / "code"
     code_dir.mkdir()
     write_child(run_dir)  # smoke_child.py and smoke_library.py, which the bench child imports from beside itself
@@ -362,14 +358,13 @@ def bench_command(
     began = time.monotonic()
     options = BenchOptions(shapes=parsed, dtype=DTYPE_FLAGS[dtype], budget_s=float(budget), fresh=fresh, library=library,
                            timeout_s=timeout)
-    root = Path(cache_dir) if cache_dir is not None else paths.cache_dir()
-    result = run_bench(target, facts, chosen, options, cache_dir=root, progress=say)
+    result = run_bench(target, facts, chosen, options, cache_dir=cache_dir, progress=say)  # None: says which variable chose it
     from .. import __version__
 
     data = {"schema_version": SCHEMA_VERSION, "envcheck_version": __version__, "profile": chosen.id, "target": target,
             "wall_s": round(time.monotonic() - began, 3), "bench": result.to_dict()}
     if result.measurements:
-        save_last(root, data)
+        save_last(Path(cache_dir) if cache_dir is not None else paths.cache_dir(), data)
     from ..redact import Redactor
 
     out.write(Redactor()(render.render(result, data, output_format)))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -131,21 +130,14 @@ def run_smoke(
     early = preflight(facts, policy, ctx)
     if early is not None:
         return _from_cause(early, **common)
-    # The one thing here that is the user's, not the target's: a cache folder that cannot be written (exit 2).
-    what = " ".join(filter(None, (paths.folder_origin(base_env) if cache_dir is None else "", "(envcheck's cache folder)")))
-    paths.usable_folder(cache_root, what, create=True)
     module = library_module(policy)
-    if library and not module:  # before --fresh empties the caches: a refused run changes nothing
+    if library and not module:  # before anything is made or --fresh empties the caches: a refused run changes nothing
         return _from_cause(Cause("no-library", f"The profile {policy.id} names no kernel library ([smoke] library), so "
                                  "there is nothing to call directly.", Remedy(text="Run `envcheck smoke` without --library.")),
                            **common)
 
-    if fresh:
-        for folder in child_process.cache_dirs(cache_root):
-            shutil.rmtree(folder, ignore_errors=True)
-    warm_before = (cache_root / "inductor").is_dir() and any((cache_root / "inductor").iterdir())
-    run_dir = child_process.new_run_dir(cache_root, "smoke")
-    (cache_root / "inductor").mkdir(parents=True, exist_ok=True)
+    run_dir, warm_before = child_process.prepare_run(cache_root, "smoke", fresh=fresh, env=base_env,
+                                                     named=cache_dir is not None)
     log_path = run_dir / "smoke.log"
     script = write_child(run_dir, child)
     argv = [
