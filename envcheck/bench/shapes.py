@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..userfile import read_text
 from . import data
 
 __all__ = ["Shape", "parse_shapes", "llm_shapes", "square_shapes", "MAX_DIM"]
@@ -72,10 +73,7 @@ def parse_shapes(value: str) -> tuple[Shape, ...]:
         return named[value]()
     path = Path(value)
     if path.is_file():
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--shapes {value}: cannot read the file: {exc}") from None
+        lines = read_text(path, f"--shapes {value}").splitlines()  # small, UTF-8, or a UsageError naming it
         items = [(line.split("#", 1)[0], f"--shapes {value} line {number}") for number, line in enumerate(lines, 1)]
         shapes = tuple(_one(text, where) for text, where in items if text.strip())
     elif _SHAPE.match(value.split(",")[0]):
