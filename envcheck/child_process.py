@@ -151,6 +151,20 @@ def run_child(argv: list[str], env: Mapping[str, str], cwd: Path, log: TextIO, t
     return ChildEnd(None if timed_out else process.returncode, timed_out, round(time.monotonic() - began, 3), process.pid)
 
 
+def warm_compile(counters: Optional[Mapping[str, int]]) -> Optional[bool]:
+    """From the Inductor counters a child reports for one compile: True when its FX graph came from the cache (hits,
+    no miss), False when it was compiled, None when the counters do not say."""
+    counters = counters or {}
+    if "fxgraph_cache_hit" not in counters and "fxgraph_cache_miss" not in counters:
+        return None
+    return counters.get("fxgraph_cache_hit", 0) > 0 and not counters.get("fxgraph_cache_miss", 0)
+
+
+def versions_of(result: Optional[Mapping]) -> tuple[tuple[str, str], ...]:
+    """The (distribution, version) pairs a child's result names, sorted; the ones it could not read left out."""
+    return tuple(sorted((str(k), str(v)) for k, v in ((result or {}).get("versions") or {}).items() if v))
+
+
 def result_lines(text: str, prefix: str) -> list[dict]:
     """Every `PREFIX {json object}` line of a child's output, in order; a torn or foreign line is skipped."""
     found = []

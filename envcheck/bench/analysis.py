@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
+from ..child_process import warm_compile
 from .data import Peak
 from .shapes import Shape
 from .watch import Sample, throttle_names
@@ -215,10 +216,7 @@ def measurements(
             if row.get("status") == "ok" and median:
                 repeats[(shape, row["backend"])] = float(median)
             continue
-        cache = row.get("cache") or {}
-        warm = None
-        if "fxgraph_cache_hit" in cache or "fxgraph_cache_miss" in cache:
-            warm = cache.get("fxgraph_cache_hit", 0) > 0 and not cache.get("fxgraph_cache_miss", 0)
+        warm = warm_compile(row.get("cache"))
         in_window = _window(mine, row.get("window"), slack)
         tflops = shape.flops / (median * 1e-3) / 1e12 if median else None
         status, reason = str(row.get("status") or "error"), str(row.get("reason") or "")

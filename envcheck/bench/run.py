@@ -211,7 +211,7 @@ def run_bench(
         gpu_after=analysis.gpu_state(mine[-1:]),
         busy_before=tuple(sorted({p for s in before for p in s.foreign + s.unknown})),
         watch_error=watch.error,
-        versions=tuple(sorted((str(k), str(v)) for k, v in ((result or {}).get("versions") or {}).items() if v)),
+        versions=child_process.versions_of(result),
         elapsed_s=end.elapsed_s,
     )
     trusted = [m for m in found if m.trusted]

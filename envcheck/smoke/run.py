@@ -212,11 +212,8 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
     result = result or {}
     gpu = result.get("gpu") or {}
     capability = gpu.get("capability") or []
-    versions = tuple(sorted((str(k), str(v)) for k, v in (result.get("versions") or {}).items() if v))
-    cache = result.get("cache") or {}
-    warm = None
-    if "fxgraph_cache_hit" in cache or "fxgraph_cache_miss" in cache:
-        warm = cache.get("fxgraph_cache_hit", 0) > 0 and cache.get("fxgraph_cache_miss", 0) == 0
+    versions = child_process.versions_of(result)
+    warm = child_process.warm_compile(result.get("cache"))
     tolerance = result.get("tolerance")
     return {
         "kernel": result.get("kernel"),
