@@ -403,7 +403,7 @@ def load_builtin(profile_id: str) -> Policy:
     if profile_id not in profiles:
         raise PolicyError("--policy", "extends", profile_id, f"a file or one of the built-in profiles {sorted(profiles)}")
     source = f"built-in profile {profile_id}"
-    return _build(_parse_toml(profiles[profile_id], source), source)
+    return _build(parse_toml(profiles[profile_id], source), source)
 
 
 def _nearest_pyproject(start: Path) -> Optional[Path]:
@@ -418,10 +418,6 @@ def _read_toml(path: Path) -> dict:
     return read_toml(path, f"policy file {path}")
 
 
-def _parse_toml(text: str, source: str) -> dict:
-    return parse_toml(text, source)
-
-
 def _with_base(data: dict, source: str, folder: Path, depth: int = 0) -> dict:
     """Merge a profile over the one it extends (tables merge key by key; everything else replaces)."""
     data = dict(data)
@@ -432,7 +428,7 @@ def _with_base(data: dict, source: str, folder: Path, depth: int = 0) -> dict:
         raise PolicyError(source, "extends", base_name, "a built-in profile id or a path to a profile, without cycles")
     profiles = builtin_profiles()
     if base_name in profiles:
-        base = _parse_toml(profiles[base_name], f"built-in profile {base_name}")
+        base = parse_toml(profiles[base_name], f"built-in profile {base_name}")
     else:
         base_path = (folder / base_name).resolve()
         if not base_path.is_file():
