@@ -118,16 +118,19 @@ def libraries_finding(smoke, report: Report):
 NODE_FORMATS = ("prom", "npd")
 
 
-def _fixable(report: Report, policy: Policy, options: DoctorOptions) -> tuple[str, ...]:
-    """The checks a plain `envcheck fix` would fix: from the plan fix would make (planned only when some remedy has
-    steps, so a passing machine imports nothing of the fixer)."""
+def _fixable(report: Report, policy: Policy, options: DoctorOptions) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The checks `envcheck fix` would fix, from the plan it would make, and the fix command line with doctor's own
+    judging flags that makes that plan (planned only when some remedy has steps, so a passing machine imports
+    nothing of the fixer)."""
     from .model import Status
 
     if not any(f.remedy is not None and f.remedy.steps and f.status is not Status.PASS for f in report.findings):
-        return ()
-    from .fix.promise import fixable
+        return (), ()
+    from .fix.promise import fix_command, fixable
 
-    return fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ)
+    ids = fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ)
+    return ids, fix_command(report.target, policy_file=options.policy, profile=options.profile,
+                            cutlass_dir=options.cutlass_dir, no_gpu=options.no_gpu)
 
 
 def run_doctor(options: DoctorOptions) -> int:
@@ -152,8 +155,8 @@ def run_doctor(options: DoctorOptions) -> int:
         text = prom(shown, policy.cutedsl.name, now=time.time())
     else:
         color = options.output_format == "table" and options.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        fixable = _fixable(report, policy, options) if options.output_format == "table" else ()
-        text = render(shown, options.output_format, options.verbose, color, fixable)
+        fixable, fix_command = _fixable(report, policy, options) if options.output_format == "table" else ((), ())
+        text = render(shown, options.output_format, options.verbose, color, fixable, redact.deep(fix_command))
     emit(redact(text), options.output)
     if options.junit is not None or os.environ.get("GITHUB_ACTIONS") == "true":
         from .ci import emit_github, write_junit

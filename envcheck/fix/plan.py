@@ -18,7 +18,6 @@ What cannot be done from user space (the driver, an interpreter older than the p
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
+from .. import shell
 from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
 from ..judge.cutedsl import conflicting
 from ..paths import default_cutlass_dir
@@ -96,7 +96,7 @@ class PlannedStep:
             "what": self.what,
             "why": self.why,
             "commands": [list(redact_argv(c)) for c in self.commands],
-            "command": " ".join(shlex.quote(a) for a in redact_argv(self.commands[0])) if self.commands else "",
+            "command": shell.line(redact_argv(self.commands[0])) if self.commands else "",
             "optional": self.optional,
             "writes": [path for path, _ in self.writes + self.writes_after],
             "offer": self.offer,
@@ -167,8 +167,8 @@ def toolkit_env_text(prefix: str) -> str:
     home = os.path.join(prefix, TOOLKIT_HOME)
     return (
         "# Written by `envcheck fix --toolkit`: source it to use this CUDA toolkit (`. THIS_FILE`).\n"
-        f"export CUDA_HOME={shlex.quote(home)}\n"
-        f'export PATH={shlex.quote(os.path.join(home, "bin"))}:"$PATH"\n'
+        f"export CUDA_HOME={shell.word(home)}\n"
+        f'export PATH={shell.word(os.path.join(home, "bin"))}:"$PATH"\n'
     )
 
 
