@@ -192,7 +192,7 @@ def _download_locked(stage: Path, request: BundleRequest, packages, say, runner)
         locked = dataclasses.replace(request.lock, packages=list(packages))
         with tempfile.TemporaryDirectory(prefix="envcheck-bundle-") as scratch:
             req = Path(scratch) / "requirements.txt"
-            req.write_text(requirements(locked, request.lock_dir, request.platform.environment()), encoding="utf-8")
+            req.write_text(requirements(locked, request.lock_dir, request.platform.environment(), what="the bundle's lock"), encoding="utf-8")
             argv = pip_download_argv(sys.executable, ["-r", str(req)], wheels, request.platform,
                                      index_url=request.index_url, no_index=request.no_index, find_links=request.find_links)
             say(f"downloading {len(listed)} wheels for {request.platform.text} (every hash checked)")
