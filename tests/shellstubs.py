@@ -13,7 +13,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -45,12 +45,13 @@ class Stubs:
         path.chmod(0o755)
         return path
 
-    def paste(self, text: str) -> Pasted:
-        """Run text in a real bash as a pasted line, with only the stubs to run."""
+    def paste(self, text: str, env: Mapping[str, str] | None = None, options: Sequence[str] = ()) -> Pasted:
+        """Run text in a real bash as a pasted line, with only the stubs to run (env: more variables, options:
+        bash's own, such as -o pipefail)."""
         self.record.write_bytes(b"")
-        done = subprocess.run(["/bin/bash", "--noprofile", "--norc", "-c", text], cwd=self.cwd, capture_output=True,
-                              text=True, env={"PATH": str(self.bin), "HOME": str(self.home), "LC_ALL": "C.UTF-8"},
-                              timeout=60)
+        variables = {"PATH": str(self.bin), "HOME": str(self.home), "LC_ALL": "C.UTF-8", **(env or {})}
+        done = subprocess.run(["/bin/bash", "--noprofile", "--norc", *options, "-c", text], cwd=self.cwd,
+                              capture_output=True, text=True, env=variables, timeout=60)
         fields = [f.decode("utf-8", "surrogateescape") for f in self.record.read_bytes().split(b"\0")[:-1]]
         argvs = []
         while fields:
