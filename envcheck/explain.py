@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Optional, TextIO
 
+from . import shell
 from .errors import UsageError
 from .model import Finding, Report
-from . import shell
 
 __all__ = ["Found", "Explained", "LogReader", "clean_line", "scan", "run_explain", "MAX_BYTES", "MAX_LINE"]
 

@@ -305,7 +305,6 @@ def validate(data: Mapping[str, Any], what: str) -> Pylock:
     return lock
 
 
-
 def _line_break(document: Any) -> Optional[tuple[str, str]]:
     """The first (key, character) where a key or a string value of the document holds an unsafe character
     (envcheck.shell), or None. Walked with a list, not recursion: a deeply nested document is no crash."""

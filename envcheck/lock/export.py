@@ -37,12 +37,15 @@ def _file_url_path(url: Optional[str]) -> Optional[Path]:
 
 
 def _plain(text: str, what: str, expected: str, *, option_like: bool = False) -> str:
-    """text, refused (UsageError naming `what`) where pip would read more into it than the text."""
+    """text, refused (a UsageError naming `what`) where pip would read more into it than the text."""
     character = shell.unsafe_character(text)
-    if character is not None or _PIP_SPECIAL.search(text) or (option_like and _OPTION_LIKE.search(text)):
-        shown = f"holds {shell.describe(character)}, a line break or control character" if character else "holds '${', ' #' or ' -', which pip reads as more than text"
-        raise UsageError(f"{what} {shown}; expected {expected}")
-    return text
+    if character is not None:
+        problem = f"holds {shell.describe(character)}, a line break or control character"
+    elif _PIP_SPECIAL.search(text) or (option_like and _OPTION_LIKE.search(text)):
+        problem = "holds '${', ' #' or a word that starts with '-', which pip reads as more than text"
+    else:
+        return text
+    raise UsageError(f"{what} {problem}; expected {expected}")
 
 
 def requirements(lock: Pylock, lock_dir: Path, environment: Optional[Mapping[str, str]] = None,
