@@ -264,7 +264,7 @@ def simulate(dockerfile: str, context: Path, variables: dict[str, str], pinned: 
                 key, _, value = pair.partition("=")
                 variables[key] = pinned.get(key, expand(value, variables))
         elif keyword == "ARG":
-            key, _, value = args.partition("=")
+            key, _, value = shlex.split(args)[0].partition("=")  # Docker reads the value's quotes as a shell does
             variables[key] = pinned.get(key, value)
         elif keyword == "COPY":
             parts = [p for p in shlex.split(args) if not p.startswith("--")]
