@@ -122,15 +122,36 @@ def _fixable(report: Report, policy: Policy, options: DoctorOptions) -> tuple[tu
     """The checks `envcheck fix` would fix, from the plan it would make, and the fix command line with doctor's own
     judging flags that makes that plan (planned only when some remedy has steps, so a passing machine imports
     nothing of the fixer)."""
+    if not _fixer_needed(report):
+        return (), ()
+    from .fix.promise import fixable
+
+    return fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ), _fix_command(report, options)
+
+
+def _fixer_needed(report: Report) -> bool:
     from .model import Status
 
-    if not any(f.remedy is not None and f.remedy.steps and f.status is not Status.PASS for f in report.findings):
-        return (), ()
-    from .fix.promise import fix_command, fixable
+    return any(f.remedy is not None and f.remedy.steps and f.status is not Status.PASS for f in report.findings)
 
-    ids = fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ)
-    return ids, fix_command(report.target, policy_file=options.policy, profile=options.profile,
-                            cutlass_dir=options.cutlass_dir, no_gpu=options.no_gpu)
+
+def _fix_command(report: Report, options: DoctorOptions) -> tuple[str, ...]:
+    from .fix.promise import fix_command
+
+    return fix_command(report.target, policy_file=options.policy, profile=options.profile,
+                       cutlass_dir=options.cutlass_dir, no_gpu=options.no_gpu)
+
+
+def _with_judging_flags(report: Report, options: DoctorOptions) -> Report:
+    """The report with each remedy's `envcheck fix --python X` (the judges know no flags) carrying the flags doctor
+    judged with, as the "can fix" line does: the command shown is the one that fixes what was judged."""
+    if not _fixer_needed(report):
+        return report
+    from .judge._common import fix_command as plain
+
+    old, new = plain(report.target), _fix_command(report, options)
+    findings = tuple(replace(f, remedy=f.remedy.with_command(old, new)) if f.remedy else f for f in report.findings)
+    return replace(report, findings=findings)
 
 
 def run_doctor(options: DoctorOptions) -> int:
@@ -145,6 +166,7 @@ def run_doctor(options: DoctorOptions) -> int:
     if options.output_format not in FORMATS + NODE_FORMATS:
         raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS + NODE_FORMATS)}")
     policy, report = _report(python, candidates(options.policy, options.profile), options, gatherers)
+    report = _with_judging_flags(report, options)
     redact = Redactor()
     shown = redact.deep(report)
     if options.output_format == "prom":

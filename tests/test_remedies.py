@@ -255,10 +255,12 @@ def test_doctors_fix_line_carries_the_flags_it_judged_with_and_plans_for_the_sam
     table = envcheck("doctor", *flags, home=home).stdout
     promise = re.search(r"^`(.*)` can fix: (.*) \(it shows its plan first\)\.$", table, re.M)
     assert promise, table
-    pasted = Stubs(tmp_path / "sandbox", ["envcheck"], home=home).paste(promise[1])  # the shell reads it back
-    (argv,) = pasted.argvs
+    stubs = Stubs(tmp_path / "sandbox", ["envcheck"], home=home)
+    (argv,) = stubs.paste(promise[1]).argvs  # the shell reads it back
     assert argv == ["envcheck", "fix", "--python", str(python), "--policy", str(profile), "--cutlass-dir", str(cutlass),
                     "--no-gpu"]
+    in_remedies = [line for line in dollar_lines(table) if line.startswith("envcheck fix")]
+    assert in_remedies and all(stubs.paste(line).argvs == [argv] for line in in_remedies), "each remedy's fix says the same"
 
     report = json.loads(envcheck("doctor", *flags, "--json", home=home).stdout)
     fix = json.loads(envcheck(*argv[1:], "--dry-run", "--json", home=home).stdout)
