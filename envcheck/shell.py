@@ -29,7 +29,8 @@ __all__ = ["word", "line", "unsafe_character", "is_bare", "describe"]
 # (zero-width spaces and marks, bidirectional overrides and isolates, the byte order mark).
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
 _BARE = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")  # what shlex.quote leaves unquoted
-_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+# In $'...': a quote and a ! as hex, so that no reader (an interactive bash's history expansion) sees either.
+_ESCAPES = {"\\": "\\\\", "'": "\\x27", "!": "\\x21", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def unsafe_character(text: str) -> Optional[str]:

@@ -18,7 +18,7 @@ HOSTILE = [
     "a & touch MARK", "#a", "a #b", "${IFS}", "$HOME", "$(", "'", "'\"'\"'", '"', "\\", "a\\", "*", "?", "[a]", "!!",
     "{a,b}", "~user", "a b\tc", "-rf", "",
     "a\ntouch MARK", "a\rtouch MARK", "a\u2028touch MARK", "a\u2029b", "a\x85b", "a\x0bb", "a\x0cb", "a\x1cb",
-    "\x1b]52;c;b3duZWQ=\x07", "\x1b[2J", "a\u202eb", "a\x01b", "\udcff", "日本語", "é",
+    "it's !! \n!x \\", "\x1b]52;c;b3duZWQ=\x07", "\x1b[2J", "a\u202eb", "a\x01b", "\udcff", "日本語", "é",
 ]
 
 
