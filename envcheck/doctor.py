@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from .model import Facts, ProfileChoice, Report
     from .policy import Candidates, Policy
 
-__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected", "gather_selected", "libraries_finding"]
+__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected", "gather_selected", "libraries_finding",
+           "fix_command"]
 
 @dataclass(frozen=True)
 class DoctorOptions:
@@ -126,7 +127,7 @@ def _fixable(report: Report, policy: Policy, options: DoctorOptions) -> tuple[tu
         return (), ()
     from .fix.promise import fixable
 
-    return fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ), _fix_command(report, options)
+    return fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ), fix_command(report.target, options)
 
 
 def _fixer_needed(report: Report) -> bool:
@@ -135,11 +136,23 @@ def _fixer_needed(report: Report) -> bool:
     return any(f.remedy is not None and f.remedy.steps and f.status is not Status.PASS for f in report.findings)
 
 
-def _fix_command(report: Report, options: DoctorOptions) -> tuple[str, ...]:
-    from .fix.promise import fix_command
-
-    return fix_command(report.target, policy_file=options.policy, profile=options.profile,
-                       cutlass_dir=options.cutlass_dir, no_gpu=options.no_gpu)
+def fix_command(target: str, options: DoctorOptions) -> tuple[str, ...]:
+    """The `envcheck fix` argv that plans for what doctor judged with these options: the same target interpreter,
+    the same profile (--profile ID, or the --policy file by its absolute path), the same checkout (--cutlass-dir, as
+    the absolute folder fix would use) and, with --no-gpu, the same skipped checks. Without a profile flag fix picks
+    the profile doctor picked, from the same torch. --strict is not carried: fix has no such flag, and plans for
+    warnings as well as failures, so the checks it fixes are the same."""
+    argv = ["envcheck", "fix", "--python", target]
+    if options.profile is not None:
+        argv += ["--profile", options.profile]
+    if options.policy is not None:
+        named = Path(options.policy)
+        argv += ["--policy", str(named.absolute()) if named.exists() else str(options.policy)]  # else a built-in id
+    if options.cutlass_dir:
+        argv += ["--cutlass-dir", str(Path(options.cutlass_dir).expanduser().absolute())]
+    if options.no_gpu:
+        argv.append("--no-gpu")
+    return tuple(argv)
 
 
 def _with_judging_flags(report: Report, options: DoctorOptions) -> Report:
@@ -149,7 +162,7 @@ def _with_judging_flags(report: Report, options: DoctorOptions) -> Report:
         return report
     from .judge._common import fix_command as plain
 
-    old, new = plain(report.target), _fix_command(report, options)
+    old, new = plain(report.target), fix_command(report.target, options)
     findings = tuple(replace(f, remedy=f.remedy.with_command(old, new)) if f.remedy else f for f in report.findings)
     return replace(report, findings=findings)
 

@@ -1,21 +1,21 @@
-"""promise: what `envcheck fix` would fix, read from the plan it would make, and the command that makes that plan.
+"""promise: what `envcheck fix` would fix, read from the plan it would make.
 
 doctor's "`envcheck fix ...` can fix: ..." comes from here, so it names no more than fix does: nothing when the plan
 is blocked (an interpreter older than the stack needs), never a step fix only offers (the toolkit without --toolkit).
-The command it prints carries what doctor judged with (`fix_command`), so that running it plans for those checks.
+The command doctor prints with it carries the flags doctor judged with (doctor.fix_command), so that it makes the
+plan this promise was read from.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Sequence
 
 from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
 from ..policy import Policy
 from .pip import requirement_names
 from .plan import Plan, PlanOptions, cutlass_folder, make_plan, never_installed
 
-__all__ = ["fixable", "fix_command"]
+__all__ = ["fixable"]
 
 _REPORTED = (Status.FAIL, Status.WARN, Status.ERROR)
 
@@ -54,22 +54,3 @@ def fixable(findings: Sequence[Finding], facts: Facts, policy: Policy, cutlass_d
         and all(_carried(step, plan, interpreter, policy) for step in f.remedy.steps)
     )
 
-
-def fix_command(python: str, *, policy_file: Optional[Path] = None, profile: Optional[str] = None,
-                cutlass_dir: Optional[str] = None, no_gpu: bool = False) -> tuple[str, ...]:
-    """The `envcheck fix` argv that plans for what doctor judged with these flags: the same target interpreter, the
-    same profile (--profile ID, or the --policy file by its absolute path), the same checkout (--cutlass-dir, as
-    the absolute folder fix would use) and, with --no-gpu, the same skipped checks. Without a profile flag fix picks
-    the profile doctor picked, from the same torch. --strict is not carried: fix has no such flag, and plans for
-    warnings as well as failures, so the checks it fixes are the same."""
-    argv = ["envcheck", "fix", "--python", python]
-    if profile is not None:
-        argv += ["--profile", profile]
-    if policy_file is not None:
-        named = Path(policy_file)
-        argv += ["--policy", str(named.absolute()) if named.exists() else str(policy_file)]  # else a built-in id
-    if cutlass_dir:
-        argv += ["--cutlass-dir", str(Path(cutlass_dir).expanduser().absolute())]
-    if no_gpu:
-        argv.append("--no-gpu")
-    return tuple(argv)
