@@ -131,6 +131,10 @@ def broken_variants(python: str, checkout: str) -> list:
     ]
 
 
+def _choice(policy):
+    return ProfileChoice(policy.id, "given to this test", policy.source, True)
+
+
 @pytest.mark.parametrize("fmt", ["table", "markdown"])
 def test_every_command_doctor_shows_pastes_as_its_argv(policy, tmp_path, fmt):
     stubs = Stubs(tmp_path / "sandbox", PROGRAMS)
@@ -148,10 +152,6 @@ def test_every_command_doctor_shows_pastes_as_its_argv(policy, tmp_path, fmt):
             stubs.expect(line, argv)
         pasted += len(expected)
     assert pasted >= 20
-
-
-def _choice(policy):
-    return ProfileChoice(policy.id, "given to this test", policy.source, True)
 
 
 def test_the_variants_draw_every_kind_of_remedy_command(policy, tmp_path):
