@@ -16,7 +16,7 @@ import socket
 from pathlib import Path
 from typing import Callable, Mapping, NamedTuple, Optional, TextIO
 
-from . import __version__
+from . import __version__, shell
 from .model import Finding, Report, Status
 from .render import smoke_lines
 
@@ -44,7 +44,7 @@ def _finding_body(finding: Finding) -> str:
     remedy = finding.remedy
     if remedy is not None:
         lines.append(f"fix: {remedy.text}")
-        lines.extend("  $ " + " ".join(command) for command in remedy.commands)
+        lines.extend(f"  $ {shell.line(command)}" for command in remedy.commands)
         if remedy.automatic:
             lines.append("  (`envcheck fix` can do this)")
         if remedy.link:

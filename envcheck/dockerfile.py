@@ -3,11 +3,21 @@
 The template is plain text with `{{ name }}` placeholders; every value comes from the profile (and envcheck's own
 version, which the image installs). The image installs the stack from a pylock.toml in the build context, so the
 rendered Dockerfile depends on the profile only: `docker/Dockerfile` is the one for the default profile.
+
+No value can change what the Dockerfile does. The profile's values were checked for their meaning when it was read
+(a path inside the repository, a one-line title, a commit id...); here, `fill` refuses any value that would start a
+new line, and places each one by the template's word for it:
+  `{{ name | word }}`  a word of a RUN line (bash), of ARG, ENV or LABEL (Docker's parser): envcheck.shell.word,
+                       which both read back as the very text, with nothing expanded;
+  `{{ name }}`         in a comment, any one-line text; elsewhere only a bare word (letters, digits, `._-+=:@%,/`),
+                       which no quoting would change: anything else there is a template bug, refused.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import sys
 from importlib import resources
 from pathlib import Path
@@ -17,16 +27,29 @@ from . import DISTRIBUTION, __version__
 from .errors import UsageError
 from .policy import Policy, driver_text, spec_text
 from .redact import Redactor, has_credentials
-from .userfile import write_text
+from .shell import describe, is_bare, unsafe_character, word
+from .userfile import read_text, write_text
 
-__all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "template_text", "values", "fill", "render_dockerfile", "render_dockerignore", "run_dockerfile"]
+__all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "template_text", "values", "fill", "render_dockerfile", "render_dockerignore",
+           "run_dockerfile", "checked_image"]
 
 TEMPLATE = "Dockerfile.in"
 DOCKERIGNORE_TEMPLATE = "dockerignore.in"
 CUTLASS_STEP_TEMPLATE = "cutlass-step.in"  # the CUTLASS fetch, for a profile with a [cutlass] table
 NO_CUTLASS_STEP_TEMPLATE = "no-cutlass-step.in"  # for a profile that needs no checkout
-_PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
-_IMAGE = re.compile(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?$")
+_PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*(?:\|\s*([a-z]+)\s*)?\}\}")
+_FILTERS = {"word": word}
+
+# The image reference grammar of the distribution project (github.com/distribution/reference, reference.go):
+# [domain[:port]/]path-component[/path-component...][:tag][@digest]. (An IPv6 registry address is not taken.)
+_ALNUM = r"[a-z0-9]+"
+_PATH_COMPONENT = rf"{_ALNUM}(?:(?:[_.]|__|-+){_ALNUM})*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*(?::[0-9]+)?"
+_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+_IMAGE = re.compile(rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::{_TAG})?(?:@{_DIGEST})?")
+_NAME_MAX = 255  # characters of the name (before the tag), as the grammar limits it
 
 
 def template_text(name: str) -> str:
@@ -46,10 +69,19 @@ def default_base_image(policy: Policy) -> str:
     return f"nvidia/cuda:{policy.driver_cuda.major}.{policy.driver_cuda.minor}.0-devel-ubuntu24.04"
 
 
+def checked_image(image: str, flag: str = "--base-image") -> str:
+    """An image reference by Docker's grammar (name[:tag][@digest]); else a UsageError naming the flag."""
+    name = image.split("@", 1)[0]
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]  # without its tag
+    if not _IMAGE.fullmatch(image) or len(name) > _NAME_MAX:
+        raise UsageError(f"{flag} {image!r}: expected an image reference (name[:tag][@digest], lower-case name) such as "
+                         "nvidia/cuda:13.1.0-devel-ubuntu24.04")
+    return image
+
+
 def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
-    image = base_image or default_base_image(policy)
-    if not _IMAGE.match(image):
-        raise UsageError(f"--base-image {image!r}: expected an image reference such as nvidia/cuda:13.1.0-devel-ubuntu24.04")
+    image = checked_image(base_image) if base_image is not None else default_base_image(policy)
     if policy.cutlass is not None and has_credentials(policy.cutlass.url):
         # A build ARG is kept in the image's history for anyone who pulls it: a secret never goes there.
         raise UsageError(
@@ -64,7 +96,7 @@ def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
         "envcheck_version": __version__,
         "envcheck_distribution": DISTRIBUTION,
         "profile_id": policy.id,
-        "profile_title": policy.title.replace('"', "'"),
+        "profile_title": policy.title,
         "base_image": image,
         "backend": policy.backend,
         "python": str(policy.python),
@@ -85,15 +117,33 @@ def _cutlass_step(policy: Policy) -> str:
     return fill(template_text(CUTLASS_STEP_TEMPLATE), mapping, CUTLASS_STEP_TEMPLATE)
 
 
+_BLOCKS = ("cutlass_step",)  # placeholders that stand for a whole filled template, inserted as it is
+
+
 def fill(template: str, mapping: Mapping[str, str], name: str = TEMPLATE) -> str:
-    """Replace every {{ placeholder }}; an unknown one is a bug in the template, named with its line."""
+    """Replace every {{ placeholder }} by its value, placed as the module docstring says. An unknown placeholder or
+    filter, or a value that does not fit its place, is a bug (in the template or in a profile check), named with its
+    line."""
 
     def one(match: re.Match) -> str:
-        key = match.group(1)
+        key, how = match.group(1), match.group(2)
+        line = f"{name}:{template.count(chr(10), 0, match.start()) + 1}"
         if key not in mapping:
-            line = template.count("\n", 0, match.start()) + 1
-            raise KeyError(f"{name}:{line}: unknown placeholder {{{{ {key} }}}}")
-        return mapping[key]
+            raise KeyError(f"{line}: unknown placeholder {{{{ {key} }}}}")
+        if how is not None and how not in _FILTERS:
+            raise KeyError(f"{line}: unknown filter {{{{ {key} | {how} }}}} (known: {', '.join(_FILTERS)})")
+        value = mapping[key]
+        if key in _BLOCKS:
+            return value
+        bad = unsafe_character(value)
+        if bad is not None:
+            raise ValueError(f"{line}: {{{{ {key} }}}} holds {describe(bad)}, a line break or control character")
+        if how is not None:
+            return _FILTERS[how](value)
+        in_comment = template[template.rfind("\n", 0, match.start()) + 1:match.start()].lstrip().startswith("#")
+        if not in_comment and not is_bare(value):
+            raise ValueError(f"{line}: {{{{ {key} }}}} = {value!r} is not a bare word: write {{{{ {key} | word }}}} there")
+        return value
 
     return _PLACEHOLDER.sub(one, template)
 
@@ -127,12 +177,34 @@ def run_dockerfile(
     ignore = output.parent / ".dockerignore"
     ignore_text = render_dockerignore(policy)
     write_text(output, text, f"-o {output}")
-    try:
-        if not ignore.exists():
-            ignore.write_text(ignore_text, encoding="utf-8")
-        elif ignore.read_text(encoding="utf-8") != ignore_text:
-            err(f"envcheck dockerfile: note: left {ignore} as it is; the build context needs only pylock.toml and wheels/")
-    except OSError as exc:
-        raise UsageError(f"-o {output}: cannot write {ignore}: {exc.strerror or exc}") from None
+    kept = _keep_or_create(ignore, ignore_text, f"-o {output}: {ignore}")
+    if kept:
+        err(f"envcheck dockerfile: note: left {ignore} as it is ({kept}); the build context needs only pylock.toml "
+            "and wheels/")
     err(f"envcheck dockerfile: wrote {output} for profile {policy.id}; put pylock.toml and wheels/ beside it and run docker build")
     return 0
+
+
+def _keep_or_create(path: Path, text: str, what: str) -> str:
+    """Create path with text unless something is there already; returns why it was kept ("" when written or equal).
+
+    Whatever is at that name stays: a file the user wrote, and a symbolic link, which is never followed (a link
+    that points nowhere would otherwise create its target, anywhere). A new file is written beside and renamed
+    into place (atomic.replace_text), so that a link made meanwhile is replaced, never followed."""
+    from .atomic import replace_text
+
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        try:
+            replace_text(path, text)
+        except OSError as exc:
+            raise UsageError(f"{what}: cannot write it: {exc.strerror or exc}") from None
+        return ""
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot read it: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(mode):
+        return f"a symbolic link to {os.readlink(path)}, not followed"
+    if not stat.S_ISREG(mode):
+        return "not a regular file"
+    return "" if read_text(path, what) == text else "it differs from envcheck's"

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from .model import Facts, ProfileChoice, Report
     from .policy import Candidates, Policy
 
-__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected", "gather_selected", "libraries_finding"]
+__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected", "gather_selected", "libraries_finding",
+           "fix_command"]
 
 @dataclass(frozen=True)
 class DoctorOptions:
@@ -118,16 +119,52 @@ def libraries_finding(smoke, report: Report):
 NODE_FORMATS = ("prom", "npd")
 
 
-def _fixable(report: Report, policy: Policy, options: DoctorOptions) -> tuple[str, ...]:
-    """The checks a plain `envcheck fix` would fix: from the plan fix would make (planned only when some remedy has
-    steps, so a passing machine imports nothing of the fixer)."""
-    from .model import Status
-
-    if not any(f.remedy is not None and f.remedy.steps and f.status is not Status.PASS for f in report.findings):
-        return ()
+def _fixable(report: Report, policy: Policy, options: DoctorOptions) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The checks `envcheck fix` would fix, from the plan it would make, and the fix command line with doctor's own
+    judging flags that makes that plan (planned only when some remedy has steps, so a passing machine imports
+    nothing of the fixer)."""
+    if not _fixer_needed(report):
+        return (), ()
     from .fix.promise import fixable
 
-    return fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ)
+    return fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ), fix_command(report.target, options)
+
+
+def _fixer_needed(report: Report) -> bool:
+    from .model import Status
+
+    return any(f.remedy is not None and f.remedy.steps and f.status is not Status.PASS for f in report.findings)
+
+
+def fix_command(target: str, options: DoctorOptions) -> tuple[str, ...]:
+    """The `envcheck fix` argv that plans for what doctor judged with these options: the same target interpreter,
+    the same profile (--profile ID, or the --policy file by its absolute path), the same checkout (--cutlass-dir, as
+    the absolute folder fix would use) and, with --no-gpu, the same skipped checks. Without a profile flag fix picks
+    the profile doctor picked, from the same torch. --strict is not carried: fix has no such flag, and plans for
+    warnings as well as failures, so the checks it fixes are the same."""
+    argv = ["envcheck", "fix", "--python", target]
+    if options.profile is not None:
+        argv += ["--profile", options.profile]
+    if options.policy is not None:
+        named = Path(options.policy)
+        argv += ["--policy", str(named.absolute()) if named.exists() else str(options.policy)]  # else a built-in id
+    if options.cutlass_dir:
+        argv += ["--cutlass-dir", str(Path(options.cutlass_dir).expanduser().absolute())]
+    if options.no_gpu:
+        argv.append("--no-gpu")
+    return tuple(argv)
+
+
+def _with_judging_flags(report: Report, options: DoctorOptions) -> Report:
+    """The report with each remedy's `envcheck fix --python X` (the judges know no flags) carrying the flags doctor
+    judged with, as the "can fix" line does: the command shown is the one that fixes what was judged."""
+    if not _fixer_needed(report):
+        return report
+    from .judge._common import fix_command as plain
+
+    old, new = plain(report.target), fix_command(report.target, options)
+    findings = tuple(replace(f, remedy=f.remedy.with_command(old, new)) if f.remedy else f for f in report.findings)
+    return replace(report, findings=findings)
 
 
 def run_doctor(options: DoctorOptions) -> int:
@@ -142,6 +179,7 @@ def run_doctor(options: DoctorOptions) -> int:
     if options.output_format not in FORMATS + NODE_FORMATS:
         raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS + NODE_FORMATS)}")
     policy, report = _report(python, candidates(options.policy, options.profile), options, gatherers)
+    report = _with_judging_flags(report, options)
     redact = Redactor()
     shown = redact.deep(report)
     if options.output_format == "prom":
@@ -152,8 +190,8 @@ def run_doctor(options: DoctorOptions) -> int:
         text = prom(shown, policy.cutedsl.name, now=time.time())
     else:
         color = options.output_format == "table" and options.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        fixable = _fixable(report, policy, options) if options.output_format == "table" else ()
-        text = render(shown, options.output_format, options.verbose, color, fixable)
+        fixable, fix_command = _fixable(report, policy, options) if options.output_format == "table" else ((), ())
+        text = render(shown, options.output_format, options.verbose, color, fixable, redact.deep(fix_command))
     emit(redact(text), options.output)
     if options.junit is not None or os.environ.get("GITHUB_ACTIONS") == "true":
         from .ci import emit_github, write_junit

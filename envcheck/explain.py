@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Optional, TextIO
 
+from . import shell
 from .errors import UsageError
 from .model import Finding, Report
 
@@ -154,10 +155,12 @@ def run_explain(
     finally:
         if name != "-":  # ours to close; standard input is not
             stream.close()
-    explained = Explained(name, causes, reader.lines_read, reader.truncated, report)
     from .redact import Redactor
 
     redact = Redactor()
+    # Redacted before it is rendered, as doctor's report is: a home path becomes ~/..., which a printed command then
+    # leaves for the shell to expand.
+    explained = redact.deep(Explained(name, causes, reader.lines_read, reader.truncated, report))
     text = json.dumps(to_dict(explained), indent=2) + "\n" if as_json else render_text(explained)
     out.write(redact(text))
     return explained.exit_code
@@ -224,10 +227,11 @@ def render_text(explained: Explained) -> str:
         lines.append(f"  seen      line {found.line}: {_short(cause.evidence)}")
         if cause.remedy is not None:
             lines.append(f"  fix       {cause.remedy.text}")
-            lines.extend("            $ " + " ".join(command) for command in cause.remedy.commands)
+            lines.extend(f"            $ {shell.line(command)}" for command in cause.remedy.commands)
         if found.checks:
-            target = explained.doctor.target if explained.doctor else "PY"
-            lines.append(f"  check     envcheck doctor --python {target}   ({', '.join(found.checks)})")
+            target = explained.doctor.target if explained.doctor else "python3"  # the remedies' python, unknown
+            doctor = shell.line(("envcheck", "doctor", "--python", target))
+            lines.append(f"  check     $ {doctor}   # {', '.join(found.checks)}")
         for finding in _findings(explained.doctor, found.checks):
             lines.append(f"  doctor    {finding.id} {finding.status.value.upper()}: {_short(finding.found)}")
     return "\n".join(lines) + "\n"

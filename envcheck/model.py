@@ -105,6 +105,11 @@ class Remedy:
     def automatic(self) -> bool:
         return bool(self.steps)
 
+    def with_command(self, old: tuple[str, ...], new: tuple[str, ...]) -> "Remedy":
+        """The same remedy with each command equal to `old` replaced by `new` (doctor's flags added to the judges'
+        `envcheck fix --python X`)."""
+        return dataclasses.replace(self, commands=tuple(new if command == old else command for command in self.commands))
+
 
 @dataclass(frozen=True)
 class Finding:

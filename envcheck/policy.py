@@ -47,6 +47,7 @@ from packaging.version import InvalidVersion, Version
 
 from .errors import UsageError
 from .gitsafe import checked_index_url, checked_url
+from .shell import unsafe_character
 from .userfile import parse_toml, read_toml
 from .model import ProfileChoice, Status, canonical_name
 
@@ -542,8 +543,21 @@ def _string(value: Any) -> str:
     return value
 
 
+# What a requirement or a version specifier may be written with: names, extras, versions, operators. Such a string
+# reaches pip's argv, a constraints file pip reads line by line and printed `$` commands; `===` (arbitrary equality)
+# would otherwise take `$`, backquotes or a final backslash.
+_REQUIREMENT_CHARACTERS = re.compile(r"[A-Za-z0-9 .,*+!<>=~\[\]_-]*")
+
+
+def _plain_requirement_text(value: Any) -> str:
+    text = _string(value)
+    if not _REQUIREMENT_CHARACTERS.fullmatch(text):
+        raise ValueError
+    return text
+
+
 def _specifier(value: Any) -> SpecifierSet:
-    return SpecifierSet(_string(value))
+    return SpecifierSet(_plain_requirement_text(value))
 
 
 def _version(value: Any) -> Version:
@@ -558,7 +572,7 @@ def _capability(value: Any) -> tuple[int, int]:
 
 
 def _requirement(value: Any) -> Requirement:
-    requirement = Requirement(_string(value))
+    requirement = Requirement(_plain_requirement_text(value))
     if requirement.url or requirement.marker:
         raise ValueError  # pins are names and versions; sources come from flags, not the policy
     return requirement
@@ -609,11 +623,27 @@ def _sha(value: Any) -> str:
     return sha
 
 
+# A folder inside a repository or a site directory: names of letters, digits, '_', '.', '+', '-' (none starting with
+# '.' or '-', so no '..' and nothing option-like), joined by '/'. It reaches git's argv, the Dockerfile's RUN lines
+# and printed commands, where any other character (a space, '$', a backquote, a quote, a line break) could mean more.
+_RELATIVE_PATH = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+-]*(/[A-Za-z0-9_+][A-Za-z0-9_.+-]*)*")
+_RELATIVE_PATH_EXPECTED = ("a relative path inside the repository: names of letters, digits, '_', '.', '+' or '-' "
+                           "joined by '/' (no '..', no leading '/', '.' or '-', no spaces or other characters)")
+
+
 def _relative_path(value: Any) -> str:
     path = _string(value)
-    if path.startswith(("/", "-")) or ".." in Path(path).parts or not path:
+    if not _RELATIVE_PATH.fullmatch(path):
         raise ValueError
     return path
+
+
+def _one_line(value: Any) -> str:
+    """A text shown on one line (a title): no line break, control or invisible formatting character."""
+    text = _string(value)
+    if unsafe_character(text) is not None:
+        raise ValueError
+    return text
 
 
 def _status(value: Any) -> Status:
@@ -653,6 +683,7 @@ def _matching(pattern: str) -> Callable[[Any], str]:
     return parse
 
 
+_apt_package = _matching(r"(?:[a-z0-9][a-z0-9+.-]+)?")  # a Debian package name ('cuda-compat-13-1'), or none
 _module = _matching(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # 'cutlass', 'cutlass.operators'
 _backend_name = _matching(r"[A-Z][A-Z0-9_]*")  # 'NVGEMM', 'CUTEDSL'
 
@@ -692,7 +723,7 @@ def _rule(table: _Table, name_key: str, level: str = "required") -> PackageRule:
         recipe_note=table.text("recipe-note", ""),
         extras=table.get("extras", _extras, "a list of extra names", ()),
         module=table.get("module", _module, "a module name such as 'nvMatmulHeuristics'", None),
-        module_dirs=table.get("module-dirs", _names(_relative_path), "a list of relative paths", ()),
+        module_dirs=table.get("module-dirs", _names(_relative_path), f"a list, each {_RELATIVE_PATH_EXPECTED}", ()),
     )
 
 
@@ -773,7 +804,7 @@ def _cutlass(top: _Table) -> Optional[CutlassSource]:
         url=cutlass.get("url", _url, "an https, ssh or file URL"),
         branch=cutlass.get("branch", _git_ref, "a git branch name"),
         commit=cutlass.get("commit", _sha, "a full 40-character commit SHA"),
-        subdir=cutlass.get("subdir", _relative_path, "a relative path inside the repository"),
+        subdir=cutlass.get("subdir", _relative_path, _RELATIVE_PATH_EXPECTED),
         distribution=cutlass.get("distribution", _distribution_name, "a distribution name"),
         module=cutlass.get("module", _module, "a module name"),
         extras=cutlass.get("extras", _extras, "a list of extra names", ()),
@@ -833,7 +864,7 @@ def _build(data: dict, source: str) -> Policy:
     dsl = _rule(cutedsl, "distribution")
     policy = Policy(
         id=top.get("id", lambda v: _git_ref(v), "a profile id (letters, digits, '.', '-', '_')"),
-        title=top.text("title"),
+        title=top.get("title", _one_line, "a one-line title (no line breaks, control or invisible characters)"),
         source=source,
         backend=backend,
         link=top.get("link", _url, "an https URL", ""),
@@ -851,7 +882,7 @@ def _build(data: dict, source: str) -> Policy:
         driver_cuda=cuda.get("driver-cuda", _version, "a CUDA version such as '13.1'"),
         driver_floors=tuple(sorted(floors)),
         cuda_why=cuda.text("why", ""),
-        forward_compat=cuda.text("forward-compat", ""),
+        forward_compat=cuda.get("forward-compat", _apt_package, "a Debian package name such as 'cuda-compat-13-1'", ""),
         cuda_basis=cuda.get("basis", _basis, "'runtime' or 'recipe'", RUNTIME),
         cutedsl=replace(dsl, module=dsl.module or cutedsl.get("module", _module, "a module name")),  # required here
         cutlass=_cutlass(top),

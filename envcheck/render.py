@@ -6,12 +6,11 @@ Every format is made from the same Report; redaction is applied by the caller to
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
 import textwrap
 from typing import Sequence
 
-from . import __version__
+from . import __version__, shell
 from .model import Report, SmokeResult, Status, plain
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
@@ -23,13 +22,15 @@ _COLOR = {Status.PASS: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: 
 _MARK = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.SKIP: "⏭️", Status.ERROR: "💥"}
 
 
-def render(report: Report, fmt: str, verbose: bool = False, color: bool = False, fixable: Sequence[str] = ()) -> str:
-    """fixable: the ids a plain `envcheck fix` would fix (envcheck.fix.promise), named under the table."""
+def render(report: Report, fmt: str, verbose: bool = False, color: bool = False, fixable: Sequence[str] = (),
+           fix_command: Sequence[str] = ()) -> str:
+    """fixable: the ids that `fix_command` (an `envcheck fix` argv) would fix (envcheck.fix.promise), named under the
+    table."""
     if fmt == "json":
         return json.dumps(to_json_data(report), indent=2) + "\n"
     if fmt == "markdown":
         return markdown(report, verbose)
-    return table(report, verbose, color, fixable)
+    return table(report, verbose, color, fixable, fix_command)
 
 
 def summary_counts(report: Report) -> dict[str, int]:
@@ -70,10 +71,6 @@ def smoke_lines(smoke: SmokeResult) -> list[str]:
     return render_text(smoke).splitlines()
 
 
-def _command_text(command: tuple[str, ...]) -> str:
-    return shlex.join(command)
-
-
 def _paint(text: str, status: Status, color: bool) -> str:
     return f"\x1b[{_COLOR[status]}m{text}\x1b[0m" if color else text
 
@@ -84,7 +81,8 @@ def _from(report: Report, quote: str = "") -> str:
     return f" from {quote}{source}{quote}" if source and not source.startswith("built-in") else ""
 
 
-def table(report: Report, verbose: bool = False, color: bool = False, fixable: Sequence[str] = ()) -> str:
+def table(report: Report, verbose: bool = False, color: bool = False, fixable: Sequence[str] = (),
+          fix_command: Sequence[str] = ()) -> str:
     width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     id_width = max(len(f.id) for f in report.findings) if report.findings else 10
     indent = " " * (2 + 6 + 1 + id_width + 2)
@@ -109,8 +107,8 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
                 block("why: ", finding.why)
             if finding.remedy and problem:
                 block("fix: ", finding.remedy.text)
-                for command in finding.remedy.commands:
-                    block("$ ", _command_text(command))
+                for command in finding.remedy.commands:  # never wrapped: a command pastes as one line
+                    lines.append(f"{indent}$ {shell.line(command)}")
             if verbose:
                 for detail in finding.details:
                     block("· ", detail)
@@ -124,7 +122,8 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
     parts = [f"{counts[s.value]} {name}" for s, name in ((Status.PASS, "passed"), (Status.WARN, "warned"), (Status.FAIL, "failed"), (Status.SKIP, "skipped"), (Status.ERROR, "errors")) if counts[s.value]]
     lines.append(f"{len(report.findings)} checks: {', '.join(parts)}.")
     if fixable:
-        lines.append(f"`envcheck fix --python {report.target}` can fix: {', '.join(fixable)} (it shows its plan first).")
+        command = shell.line(fix_command or ("envcheck", "fix", "--python", report.target))
+        lines.append(f"`{command}` can fix: {', '.join(fixable)} (it shows its plan first).")
     if not verbose:
         lines.append("Run with -v for why each check matters and every detail.")
     return "\n".join(lines) + "\n"
@@ -160,7 +159,7 @@ def markdown(report: Report, verbose: bool = False) -> str:
             lines.append(f"- **`{f.id}`**: {f.remedy.text}")
             if f.remedy.commands:
                 lines.append("  ```sh")
-                lines.extend(f"  {_command_text(c)}" for c in f.remedy.commands)
+                lines.extend(f"  {shell.line(c)}" for c in f.remedy.commands)
                 lines.append("  ```")
     if verbose:
         lines += ["", "<details><summary>Why each check matters</summary>", ""]

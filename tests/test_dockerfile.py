@@ -8,6 +8,7 @@ import base64
 import csv
 import hashlib
 import io
+import json
 import os
 import re
 import shlex
@@ -23,12 +24,14 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 
 from conftest import git
+from shellstubs import Stubs
 from wheelfactory import make_venv, pip
 
 from envcheck import DISTRIBUTION, __version__
 from envcheck.cli import main
 from envcheck.dockerfile import fill, render_dockerfile, render_dockerignore
 from envcheck.lock import read_lock
+from envcheck.policy import DEFAULT_PROFILE, load_builtin
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -81,7 +84,7 @@ def test_the_dockerfile_says_what_the_issue_asks_for(policy):
     assert "python3 -m venv" in text and "--require-hashes" in text and "--no-deps" in text
     assert f'ARG CUTLASS_COMMIT={policy.cutlass.commit}' in text
     assert "--depth 1 --filter=blob:none" in text and "sparse-checkout set python/cutlass_api" in text
-    assert '--editable "${CUTLASS_DIR}/python/cutlass_api"' in text
+    assert '--editable "${CUTLASS_DIR}"/python/cutlass_api' in text
     assert "TORCHINDUCTOR_MAX_AUTOTUNE=1" in text and "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS=ATEN,TRITON,CPP,NVGEMM" in text
     users = re.findall(r"^USER (\S+)$", text, re.M)
     assert users and users[-1].split(":")[0] not in ("root", "0")
@@ -261,7 +264,7 @@ def simulate(dockerfile: str, context: Path, variables: dict[str, str], pinned: 
                 key, _, value = pair.partition("=")
                 variables[key] = pinned.get(key, expand(value, variables))
         elif keyword == "ARG":
-            key, _, value = args.partition("=")
+            key, _, value = shlex.split(args)[0].partition("=")  # Docker reads the value's quotes as a shell does
             variables[key] = pinned.get(key, value)
         elif keyword == "COPY":
             parts = [p for p in shlex.split(args) if not p.startswith("--")]
@@ -331,3 +334,233 @@ def test_the_dockerfiles_python_install_steps_build_the_locked_stack(
     assert cutlass.editable == str(root / "opt/cutlass/python/cutlass_api")
     assert git("rev-parse", "HEAD", cwd=root / "opt/cutlass") == commit
     assert not (root / "opt/cutlass/include").exists()  # sparse: only python/cutlass_api was checked out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# No profile value runs or writes an instruction (issue 15 item 1): a value that could is refused when the profile is
+# read (exit 2 naming the file and the key), and every value that is read is placed as one inert word.
+
+ATTACKS = [  # (key, value): cutlass.subdir reaches RUN lines, the title comments and a LABEL
+    ("cutlass.subdir", "python/cutlass_api$(touch${IFS}/x)"),  # the issue's own
+    ("cutlass.subdir", "python/cutlass_api`touch /x`"), ("cutlass.subdir", "python/x;touch /x"),
+    ("cutlass.subdir", "python/x && touch /x"), ("cutlass.subdir", "python/x || touch /x"),
+    ("cutlass.subdir", "python/x\nRUN touch /x"), ("cutlass.subdir", "python/x\rRUN touch /x"),
+    ("cutlass.subdir", "python/x\u2028RUN touch /x"), ("cutlass.subdir", "python/x\x85RUN touch /x"),
+    ("cutlass.subdir", "python/x\\"), ("cutlass.subdir", "python/x #c"), ("cutlass.subdir", "python/$(touch /x)"),
+    ("cutlass.subdir", "python/${IFS}x"), ("cutlass.subdir", "python/x y"), ("cutlass.subdir", "python/'x'"),
+    ("cutlass.subdir", 'python/"x"'), ("cutlass.subdir", "python/x>y"), ("cutlass.subdir", "python/x<y"),
+    ("cutlass.subdir", "python/x|y"), ("cutlass.subdir", "python/x\ty"), ("cutlass.subdir", "../cutlass_api"),
+    ("cutlass.subdir", "python/../../x"), ("cutlass.subdir", "/python/cutlass_api"), ("cutlass.subdir", "-python"),
+    ("cutlass.subdir", "./python"), ("cutlass.subdir", "python//x"), ("cutlass.subdir", "python/"),
+    ("cutlass.subdir", ""), ("cutlass.subdir", "python/日本"),
+    ("title", "TorchInductor\nRUN touch /x"), ("title", "TorchInductor\rRUN touch /x"),
+    ("title", "TorchInductor\u2028RUN touch /x"), ("title", "TorchInductor\u2029x"), ("title", "TorchInductor\x85x"),
+    ("title", "TorchInductor\x0bx"), ("title", "TorchInductor\x0cx"), ("title", "TorchInductor\x1b[2Jx"),
+    ("title", "TorchInductor\u202ex"), ("title", "TorchInductor\tx"), ("title", "TorchInductor\x00x"),
+    ("cuda.forward-compat", "cuda-compat-13-1; touch /x"), ("cuda.forward-compat", "cuda-compat\nx"),
+    ("torch.requirement", "torch===2.11$(touch)"), ("torch.requirement", "torch===2.11`x`"),
+    ("torch.requirement", "torch===2.11\\"), ("cutedsl.version", "===4.3.5${IFS}"),
+]
+
+
+def profile_with(folder: Path, key: str, value: str) -> Path:
+    """The default profile with one key set (a TOML basic string: json.dumps writes its escapes)."""
+    table, _, name = key.rpartition(".")
+    line = f"{name} = {json.dumps(value)}\n"
+    path = folder / "profile.toml"
+    path.write_text('extends = "torch-2.11-nvgemm"\n' + (f"[{table}]\n{line}" if table else line))
+    return path
+
+
+@pytest.mark.parametrize("key, value", ATTACKS, ids=[f"{k}={v!r}" for k, v in ATTACKS])
+def test_a_profile_value_that_could_run_or_break_a_line_is_refused_when_read(tmp_path, capsys, key, value):
+    path = profile_with(tmp_path, key, value)
+    out = tmp_path / "ctx" / "Dockerfile"
+    assert main(["dockerfile", "--policy", str(path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and f"key '{key}'" in err and "expected" in err and "Traceback" not in err, err
+    assert not out.parent.exists(), "nothing is written"
+
+
+SANDBOX_PATHS = ("ENVCHECK_HOME", "VIRTUAL_ENV", "CUTLASS_DIR")
+RUN_PROGRAMS = ("apt-get", "rm", "useradd", "install", "python3", "envcheck", "git")
+
+
+def run_steps(dockerfile: str, folder: Path) -> list[list[str]]:
+    """Every RUN line's shell text, run as the image's SHELL would run it, with each program a stub: what they ran.
+    The text must also pass `bash -n`, and leave nothing in the folder it runs in."""
+    stubs = Stubs(folder, RUN_PROGRAMS)
+    env = {name: str(folder / name.lower()) for name in SANDBOX_PATHS}
+    for name in ("ENVCHECK_HOME", "VIRTUAL_ENV"):
+        stubs.add(Path(env[name]) / "bin" / "python")
+    ran = []
+    for keyword, args in instructions(dockerfile):
+        if keyword != "RUN":
+            continue
+        assert subprocess.run(["bash", "-n", "-c", args], capture_output=True).returncode == 0, args
+        pasted = stubs.paste(args, env, options=("-o", "pipefail"))
+        assert pasted.returncode == 0 and not pasted.stderr and not pasted.left, f"RUN {args}\n{pasted.stderr}"
+        ran += [[a.replace(str(folder), "<sandbox>") for a in argv] for argv in pasted.argvs]
+    return ran
+
+
+def docker_expands(word: str) -> bool:
+    """Whether Docker's own word parser (ARG, ENV, LABEL, FROM...) would expand a variable in these raw words: a `$`
+    outside single quotes (moby/buildkit frontend/dockerfile/shell/lex.go: single quotes are literal, a backslash
+    escapes the next character, double quotes expand)."""
+    quote, i = "", 0
+    while i < len(word):
+        ch = word[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\":
+            i += 1
+        elif ch == "$":
+            return True
+        elif ch in "'\"":
+            quote = "" if quote == ch else (quote or ch)
+        i += 1
+    return False
+
+
+def instruction_args(dockerfile: str, keyword: str) -> list[str]:
+    return [args for k, args in instructions(dockerfile) if k == keyword]
+
+
+def label_values(dockerfile: str) -> dict[str, str]:
+    """LABEL key=value pairs as Docker's word parser reads them (shell quoting rules: shlex)."""
+    pairs = [shlex.split(args) for keyword, args in instructions(dockerfile) if keyword == "LABEL"]
+    return dict(pair.split("=", 1) for words in pairs for pair in words)
+
+
+INERT_TITLES = [
+    "x $(touch MARK)", "x `touch MARK`", "x; touch MARK", "x && touch MARK", "x # c", "x ${IFS} $HOME", "it's",
+    'say "hi"', "ends in a backslash \\", "\\", "hadolint global ignore=DL3002,DL3008", "{{ base_image }}",
+    "syntax=docker/dockerfile:1", "escape=`", "日本語 é",
+]
+
+
+@pytest.mark.parametrize("title", INERT_TITLES, ids=repr)
+def test_a_title_that_is_read_is_inert_in_the_dockerfile(tmp_path, policy, title):
+    out = tmp_path / "ctx" / "Dockerfile"
+    assert main(["dockerfile", "--policy", str(profile_with(tmp_path, "title", title)), "-o", str(out)]) == 0
+    text, default = out.read_text(), render_dockerfile(policy)
+    assert [k for k, _ in instructions(text)] == [k for k, _ in instructions(default)], "no instruction added or lost"
+    assert label_values(text)["org.opencontainers.image.description"] == title
+    assert not any(map(docker_expands, instruction_args(text, "LABEL") + instruction_args(text, "ARG"))), "Docker expands none"
+    assert f"# Profile title: {title}\n" in text
+    assert run_steps(text, tmp_path / "a") == run_steps(default, tmp_path / "b"), "the title reaches no RUN line"
+    done = subprocess.run([hadolint(), "--no-color", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not list(tmp_path.rglob("MARK")) and not Path("/x").exists()
+
+
+@pytest.mark.parametrize("subdir", ["python/cutlass_api", "python/cutlass_api-2.0+local", "a_b/c.d/e"])
+def test_a_subdir_that_is_read_reaches_git_and_pip_as_one_argument(tmp_path, subdir):
+    out = tmp_path / "ctx" / "Dockerfile"
+    assert main(["dockerfile", "--policy", str(profile_with(tmp_path, "cutlass.subdir", subdir)), "-o", str(out)]) == 0
+    ran = run_steps(out.read_text(), tmp_path / "run")
+    assert ["git", "-C", "<sandbox>/cutlass_dir", "sparse-checkout", "set", subdir] in ran
+    assert ["<sandbox>/virtual_env/bin/python", "-m", "pip", "install", "--no-cache-dir", "--no-deps", "--editable",
+            f"<sandbox>/cutlass_dir/{subdir}"] in ran
+
+
+# The renderer holds even without the profile's checks: the CUTLASS step filled with values no profile would pass.
+HOSTILE_WORDS = [
+    "python/cutlass_api$(touch${IFS}MARK)", "x`touch MARK`", "x; touch MARK", "x && touch MARK", "x #c", "${IFS}",
+    "x'y", 'x"y', "x\\", "\\", "x y", "-rf", "<x", "x>MARK", "$HOME", "日本",
+]
+
+
+@pytest.mark.parametrize("value", HOSTILE_WORDS, ids=repr)
+def test_the_template_places_any_value_as_one_inert_word(tmp_path, value):
+    mapping = {"cutlass_url": f"https://example.com/{value}", "cutlass_branch": "b", "cutlass_commit": "0" * 40,
+               "cutlass_subdir": value}
+    from envcheck.dockerfile import template_text
+
+    step = fill(template_text("cutlass-step.in"), mapping, "cutlass-step.in")
+    assert [k for k, _ in instructions(step)] == ["ARG", "ARG", "RUN"]
+    args = dict(shlex.split(a)[0].split("=", 1) for k, a in instructions(step) if k == "ARG")
+    assert not any(map(docker_expands, instruction_args(step, "ARG")))
+    assert args == {"CUTLASS_URL": mapping["cutlass_url"], "CUTLASS_COMMIT": "0" * 40}
+    ran = run_steps(step, tmp_path / "run")
+    assert ["git", "-C", "<sandbox>/cutlass_dir", "sparse-checkout", "set", value] in ran
+    assert f"<sandbox>/cutlass_dir/{value}" in ran[-2]
+    assert not list(tmp_path.rglob("MARK"))
+
+
+@pytest.mark.parametrize("value", ["x\nRUN touch MARK", "x\rRUN", "x\u2028RUN", "x\x85RUN", "x\x00"], ids=repr)
+def test_the_template_refuses_a_line_break_wherever_it_would_go(value):
+    for mapping in ({"v": value}, {"v": f"ok{value}"}):
+        for template in ("RUN a {{ v | word }}\n", "# {{ v }}\n", "ARG A={{ v | word }}\n"):
+            with pytest.raises(ValueError, match="U\\+00|U\\+2028"):
+                fill(template, mapping)
+
+
+@pytest.mark.parametrize("template, value", [("RUN a {{ v }}\n", "a b"), ("RUN a {{ v }}\n", "$(x)"),
+                                             ('LABEL a="{{ v }}"\n', 'x" b="y'), ("FROM {{ v }}\n", "a\\")])
+def test_a_plain_placeholder_outside_a_comment_takes_only_a_bare_word(template, value):
+    with pytest.raises(ValueError, match=r"not a bare word: write \{\{ v \| word \}\}"):
+        fill(template, {"v": value})
+    assert fill(template, {"v": "bare-1.0"}) == template.replace("{{ v }}", "bare-1.0")
+
+
+@pytest.mark.parametrize("image", [
+    "nvidia/cuda:13.1.0-devel-ubuntu24.04", "ubuntu", "localhost:5000/team/cuda:13.1", "registry.example.com/a/b",
+    "nvcr.io/nvidia/pytorch:25.01-py3", f"nvidia/cuda@sha256:{'a' * 64}", f"nvidia/cuda:13.1@sha256:{'0' * 64}",
+    "a__b/c-d.e", "my-registry.io:443/x",
+])
+def test_a_base_image_by_the_reference_grammar_is_taken(image):
+    assert f"\nFROM {image}\n" in render_dockerfile(load_builtin(DEFAULT_PROFILE), image)
+
+
+@pytest.mark.parametrize("image", [
+    "nvidia/cuda:13.1; rm -rf /", "x\nRUN touch /x", "x $(touch /x)", "x`id`", "Nvidia/Cuda", "x:", "x:tag:tag",
+    "-x", "x/", "/x", "x@sha256:abc", "x:" + "t" * 129, "a" * 256, "x y", "x\\", "$X", "${X}", "",
+    "[::1]:5000/x", "x:t\u2028", "x#y",
+])
+def test_a_base_image_outside_the_grammar_is_refused_naming_the_flag(capsys, image):
+    assert main(["dockerfile", "--base-image", image]) == 2
+    assert "--base-image" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------------------
+# .dockerignore is never written through a link (issue 15 item 5)
+
+
+def test_a_dangling_dockerignore_link_is_not_followed(tmp_path, capsys):
+    outside = tmp_path / "outside" / "planted"
+    outside.parent.mkdir()
+    ctx = tmp_path / "ctx"
+    ctx.mkdir()
+    (ctx / ".dockerignore").symlink_to(outside)
+    assert main(["dockerfile", "-o", str(ctx / "Dockerfile")]) == 0
+    assert not outside.exists(), "written through the link"
+    assert (ctx / ".dockerignore").is_symlink() and os.readlink(ctx / ".dockerignore") == str(outside)
+    assert "symbolic link" in capsys.readouterr().err
+    assert (ctx / "Dockerfile").is_file()
+
+
+def test_a_dockerignore_link_to_a_file_leaves_that_file_alone(tmp_path, capsys):
+    target = tmp_path / "outside" / "theirs"
+    target.parent.mkdir()
+    target.write_text("theirs\n")
+    ctx = tmp_path / "ctx"
+    ctx.mkdir()
+    (ctx / ".dockerignore").symlink_to(target)
+    assert main(["dockerfile", "-o", str(ctx / "Dockerfile")]) == 0
+    assert target.read_text() == "theirs\n" and (ctx / ".dockerignore").is_symlink()
+
+
+def test_a_dockerignore_fifo_is_left_alone_without_a_hang(tmp_path, capsys):
+    ctx = tmp_path / "ctx"
+    ctx.mkdir()
+    os.mkfifo(ctx / ".dockerignore")
+    assert main(["dockerfile", "-o", str(ctx / "Dockerfile")]) == 0
+    assert "not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("word, expands", [("'a $b'", False), ('"a $b"', True), ("a$b", True), ("a\\$b", False),
+                                           ("'a'\"$b\"", True), ("'it'\"'\"'s $x'", False), ("plain", False)])
+def test_docker_expands_reads_words_as_dockers_parser_does(word, expands):
+    assert docker_expands(word) is expands

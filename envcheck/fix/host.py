@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Mapping
 
-from .. import proc
+from .. import proc, shell
 from ..errors import UsageError
 from ..model import Interpreter
 from .pip import pip_prefix
@@ -29,7 +29,7 @@ def pip_for(interpreter: Interpreter) -> tuple[str, ...]:
     if own < (22, 3):
         raise UsageError(
             f"--python {interpreter.executable}: this interpreter has no pip, and envcheck's own pip is too old to "
-            f"drive it (pip --python needs 22.3). Run `{interpreter.executable} -m ensurepip` first."
+            f"drive it (pip --python needs 22.3). Run `{shell.line((interpreter.executable, '-m', 'ensurepip'))}` first."
         )
     return pip_prefix(interpreter.executable, False)
 

@@ -18,7 +18,6 @@ What cannot be done from user space (the driver, an interpreter older than the p
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -27,7 +26,8 @@ from typing import Iterable, Mapping, Optional, Sequence
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
+from .. import shell
+from ..model import Distribution, Facts, Finding, Interpreter, Status, Step, canonical_name
 from ..judge.cutedsl import conflicting
 from ..paths import default_cutlass_dir
 from ..policy import Policy
@@ -96,7 +96,7 @@ class PlannedStep:
             "what": self.what,
             "why": self.why,
             "commands": [list(redact_argv(c)) for c in self.commands],
-            "command": " ".join(shlex.quote(a) for a in redact_argv(self.commands[0])) if self.commands else "",
+            "command": shell.line(redact_argv(self.commands[0])) if self.commands else "",
             "optional": self.optional,
             "writes": [path for path, _ in self.writes + self.writes_after],
             "offer": self.offer,
@@ -155,20 +155,32 @@ def constraints_text(policy: Policy, interpreter: Interpreter, torch_planned: bo
     for rule in rules:
         if str(rule.specifier):
             lines.append(f"{rule.name}{rule.specifier}")
-    torch = interpreter.dist("torch")
+    held = installed_pin(interpreter.dist("torch"))
     if torch_planned:
         lines.append(str(torch_range(policy)))
-    elif torch is not None:
-        lines.append(f"torch=={torch.version}")
+    elif held is not None:
+        lines.append(str(held))
     return "\n".join(lines) + "\n"
+
+
+def installed_pin(dist: Optional[Distribution]) -> Optional[Requirement]:
+    """`name==version` of an installed distribution, its version parsed; None when there is none or its metadata's
+    version is not a version. The target's files are untrusted: a folded `Version:` header can hold a line break,
+    which a constraints file would read as a line of its own (`--extra-index-url ...`)."""
+    if dist is None:
+        return None
+    try:
+        return Requirement(f"{dist.name}=={Version(dist.version)}")
+    except InvalidVersion:
+        return None
 
 
 def toolkit_env_text(prefix: str) -> str:
     home = os.path.join(prefix, TOOLKIT_HOME)
     return (
         "# Written by `envcheck fix --toolkit`: source it to use this CUDA toolkit (`. THIS_FILE`).\n"
-        f"export CUDA_HOME={shlex.quote(home)}\n"
-        f'export PATH={shlex.quote(os.path.join(home, "bin"))}:"$PATH"\n'
+        f"export CUDA_HOME={shell.word(home)}\n"
+        f'export PATH={shell.word(os.path.join(home, "bin"))}:"$PATH"\n'
     )
 
 
@@ -281,11 +293,11 @@ class Ground:
     @cached_property
     def torch_hold(self) -> tuple[Requirement, ...]:
         """torch rides along in every transaction, so pip resolves its pins too and cannot replace it."""
-        installed = self.interpreter.dist("torch")
+        held = installed_pin(self.interpreter.dist("torch"))
         if self.installs.torch:
             return (torch_range(self.policy),)
-        if installed is not None and not self.options.no_deps:
-            return (Requirement(f"torch=={installed.version}"),)
+        if held is not None and not self.options.no_deps:
+            return (held,)
         return ()
 
     @cached_property

@@ -1,7 +1,9 @@
-"""promise: what a plain `envcheck fix` would fix, read from the plan it would make.
+"""promise: what `envcheck fix` would fix, read from the plan it would make.
 
-doctor's "`envcheck fix` can fix: ..." comes from here, so it names no more than fix does: nothing when the plan is
-blocked (an interpreter older than the stack needs), never a step fix only offers (the toolkit without --toolkit).
+doctor's "`envcheck fix ...` can fix: ..." comes from here, so it names no more than fix does: nothing when the plan
+is blocked (an interpreter older than the stack needs), never a step fix only offers (the toolkit without --toolkit).
+The command doctor prints with it carries the flags doctor judged with (doctor.fix_command), so that it makes the
+plan this promise was read from.
 """
 
 from __future__ import annotations
@@ -51,3 +53,4 @@ def fixable(findings: Sequence[Finding], facts: Facts, policy: Policy, cutlass_d
         if f.status in _REPORTED and f.remedy is not None and f.remedy.steps
         and all(_carried(step, plan, interpreter, policy) for step in f.remedy.steps)
     )
+

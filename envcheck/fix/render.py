@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import shlex
 from typing import Sequence
 
+from .. import shell
 from .apply import Outcome
 from .pip import redact_argv
 from .plan import Plan
@@ -13,7 +13,7 @@ __all__ = ["render_plan", "render_outcome"]
 
 
 def _quote(argv: Sequence[str]) -> str:
-    return " ".join(shlex.quote(a) for a in redact_argv(argv))
+    return shell.line(redact_argv(argv))
 
 
 def render_plan(plan: Plan, title: str) -> str:
@@ -43,7 +43,7 @@ def render_plan(plan: Plan, title: str) -> str:
         for item in plan.manual:
             lines.append(f"  - {item.check_id}: {item.text}")
             for argv in item.commands:
-                lines.append(f"      $ {' '.join(shlex.quote(a) for a in argv)}")
+                lines.append(f"      $ {_quote(argv)}")
     for reason in plan.blocked:
         lines.append(f"Stopped before any change: {reason}")
     return "\n".join(lines)

@@ -90,7 +90,8 @@ def cutlass_checkout(ctx: Context) -> Finding:
     details = tuple(f"changed: {f}" for f in checkout.dirty_files[:20]) + ((f"remotes: {', '.join(checkout.remotes)}",) if checkout.remotes else ())
     if checkout.commit != source.commit:
         if checkout.dirty:
-            remedy = Remedy(f"The checkout has local changes, so envcheck will not move it: commit or stash them, then run `envcheck fix` (or `git -C {checkout.path} checkout {source.commit}`).")
+            remedy = Remedy("The checkout has local changes, so envcheck will not move it: commit or stash them, then run `envcheck fix` (or check out the pinned commit yourself).",
+                            commands=(("git", "-C", checkout.path, "checkout", source.commit),))
         else:
             remedy = _fetch(ctx, f"the checkout is at {checkout.commit[:9] if checkout.commit else '?'}")
         return Finding(check, title, Status.FAIL, f"{described}: not the pinned commit", wanted, why, remedy, details)
@@ -99,7 +100,7 @@ def cutlass_checkout(ctx: Context) -> Finding:
                        Remedy("Add it to the sparse checkout.", commands=(("git", "-C", checkout.path, "sparse-checkout", "add", source.subdir),)), details)
     if checkout.dirty:
         return Finding(check, title, Status.WARN, f"{described}: the pinned commit, with local changes", wanted, why,
-                       Remedy(f"Local changes run instead of the pinned code; `git -C {checkout.path} status` lists them."), details)
+                       Remedy("Local changes run instead of the pinned code; git lists them.", commands=(("git", "-C", checkout.path, "status"),)), details)
     return Finding(check, title, Status.PASS, described, wanted, why, None, details)
 
 
@@ -142,7 +143,8 @@ def cutlass_api_install(ctx: Context) -> Finding:
         found += f", editable from {dist.editable}"
         if checkout is not None and checkout.exists and not _same_dir(dist.editable, os.path.join(checkout.path, source.subdir)):
             return Finding(check, title, Status.WARN, f"{found}, not from the checkout checked ({checkout.path})", wanted, why,
-                           Remedy(f"Check the checkout it runs from: envcheck doctor --cutlass-dir {os.path.dirname(os.path.dirname(dist.editable))}; or reinstall it from {checkout.path}.", steps=(install_step,)))
+                           Remedy(f"Check the checkout it runs from (below), or reinstall it from {checkout.path}.", steps=(install_step,),
+                                  commands=(("envcheck", "doctor", "--python", ctx.python, "--cutlass-dir", os.path.dirname(os.path.dirname(dist.editable))),)))
         if checkout is not None and checkout.commit and checkout.commit != source.commit:
             return Finding(check, title, Status.FAIL, f"{found}, at {checkout.commit[:9]}, not the pinned {source.commit[:9]}", wanted, why, _fetch(ctx, "the installed source is not at the pinned commit"))
         return Finding(check, title, Status.PASS, f"{found}; `import {source.module}` loads {origin}", wanted, why)

@@ -18,6 +18,7 @@ from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
 from ..policy import Policy, driver_text, spec_text
 from ..redact import without_credentials as public_url  # an index token must never be written into a lock
+from ..shell import describe, unsafe_character
 from .sources import FileRecord, Index, Wheelhouse, hash_problem
 from .stack import stack_roots, walk
 
@@ -282,6 +283,14 @@ def _locate(
 
 
 def validate(data: Mapping[str, Any], what: str) -> Pylock:
+    """The lock document as packaging.pylock reads it, its hashes checked, and no value in it holding a line break or
+    a control character: each value may reach a line of a requirements file (`envcheck lock --format
+    requirements`), a pip or git argument, a printed command or the terminal."""
+    broken = _line_break(data)
+    if broken is not None:
+        key, character = broken
+        raise UsageError(f"{what}: key {key!r} holds {describe(character)}, a line break or control character; expected "
+                         "a value on one line")
     try:
         lock = Pylock.from_dict(data)
     except PylockValidationError as exc:
@@ -295,3 +304,21 @@ def validate(data: Mapping[str, Any], what: str) -> Pylock:
                     raise UsageError(f"{what}: package {package.name}: {name}: hash {algorithm} = {str(digest)[:80]!r}: {problem}")
     return lock
 
+
+def _line_break(document: Any) -> Optional[tuple[str, str]]:
+    """The first (key, character) where a key or a string value of the document holds an unsafe character
+    (envcheck.shell), or None. Walked with a list, not recursion: a deeply nested document is no crash."""
+    todo: list[tuple[str, Any]] = [("", document)]
+    while todo:
+        key, value = todo.pop()
+        if isinstance(value, str):
+            character = unsafe_character(value)
+            if character is not None:
+                return key or "(top level)", character
+        elif isinstance(value, Mapping):
+            for name, item in reversed(list(value.items())):
+                path = f"{key}.{name}" if key else str(name)
+                todo += [(path, item), (path, str(name))]
+        elif isinstance(value, (list, tuple)):
+            todo += reversed([(f"{key}[{index}]", item) for index, item in enumerate(value)])
+    return None

@@ -49,7 +49,7 @@ def run_lock(
         lock = read_lock(from_lock, "--from")
         if output_format == "pylock":
             raise UsageError("--from LOCK re-reads a lock: pass --format requirements to export it")
-        return _write_text(output, requirements(lock, Path(from_lock).parent), "requirements")
+        return _write_text(output, requirements(lock, Path(from_lock).parent, what=f"--from {from_lock}"), "requirements")
     live = from_env or python is not None
     if live and (target is not None or torch_index_url is not None or without):
         raise UsageError("--from-env (or --python) locks the live environment: --python-version, --platform, "
@@ -82,7 +82,7 @@ def run_lock(
     for note in result.notes:
         err(redact(f"envcheck lock: note: {note}"))
     if output_format == "requirements":
-        return _write_text(output, requirements(result.pylock, Path(output).parent), "requirements")
+        return _write_text(output, requirements(result.pylock, Path(output).parent, what="the lock made"), "requirements")
     write_lock(result, Path(output))
     err(f"envcheck lock: wrote {output}: {len(result.pylock.packages)} packages for profile {policy.id}")
     return 0

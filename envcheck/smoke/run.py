@@ -21,7 +21,7 @@ from typing import Callable, Mapping, Optional, TextIO
 
 from packaging.version import InvalidVersion, Version
 
-from .. import child_process, paths
+from .. import child_process, paths, shell
 from ..child_process import ChildEnd, run_child
 from ..errors import UsageError
 from ..userfile import emit
@@ -158,7 +158,7 @@ def run_smoke(
         )
     common["log"] = str(log_path)
     with open(log_path, "w", encoding="utf-8") as log:
-        log.write(f"# envcheck smoke: {' '.join(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
+        log.write(f"# envcheck smoke: {shell.line(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
         log.flush()
         try:
             end = run_child(argv, child_environment(base_env, cache_root, backends), run_dir, log, timeout)
@@ -372,7 +372,7 @@ def render_text(result: SmokeResult) -> str:
         lines.append(f"  seen      {result.evidence}")
     if result.remedy is not None:
         lines.append(f"  fix       {result.remedy.text}")
-        lines.extend("            $ " + " ".join(command) for command in result.remedy.commands)
+        lines.extend(f"            $ {shell.line(command)}" for command in result.remedy.commands)
     if result.log:
         lines.append(f"  log       {result.log}")
     return "\n".join(lines)
