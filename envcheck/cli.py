@@ -1,18 +1,21 @@
 """The command line: parse, call one function, return its exit code. No logic lives here.
 
 Exit codes (the same for every command): 0 every required check passed, 1 a required check failed,
-2 bad usage or bad input, 3 envcheck itself failed (the log's path is printed), 130 interrupted.
+2 bad usage or bad input (and an output that cannot be written: a full disk), 3 envcheck itself failed (the log's
+path is printed), 130 interrupted, 141 standard output closed early (`envcheck ... | head`: quietly, as git does).
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import typer
 
-from .errors import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, write_crash_log
+from . import terminal
+from .errors import EXIT_BROKEN_PIPE, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, write_crash_log
 
 app = typer.Typer(
     add_completion=False,
@@ -37,6 +40,20 @@ ProfileOpt = typer.Option(
 )
 StrictOpt = typer.Option(False, "--strict", help="Deviations from the published recipe fail (they warn by default).")
 CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUTLASS checkout to check or fetch into.")
+
+MAX_SECONDS = 7 * 24 * 3600.0  # a week: a longer time limit is a typo, and inf or 1e309 would be none at all
+
+
+def seconds(flag: str) -> Callable[[Optional[float]], Optional[float]]:
+    """The one check of every numeric flag (each is a time in seconds), run as its option is parsed: a finite number
+    above 0 and at most MAX_SECONDS, or a UsageError naming the flag and the range. nan fails every comparison."""
+
+    def check(value: Optional[float]) -> Optional[float]:
+        if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+            raise UsageError(f"{flag} {value:g}: expected a number of seconds above 0 and at most {MAX_SECONDS:g} (a week)")
+        return value
+
+    return check
 
 
 @app.command()
@@ -83,7 +100,8 @@ def smoke(
     python: Optional[str] = PythonOpt,
     policy: Optional[Path] = PolicyOpt,
     profile: Optional[str] = ProfileOpt,
-    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help="Kill the smoke run after this long."),
+    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help="Kill the smoke run after this long.",
+                                  callback=seconds("--timeout")),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: a cold compile."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     allow_skip: bool = typer.Option(False, "--allow-skip", help="Exit 0 when there is no GPU to run on (a skip proves nothing: exit 1 otherwise)."),
@@ -119,8 +137,10 @@ def bench(
     policy: Optional[Path] = PolicyOpt,
     shapes: str = typer.Option("llm", "--shapes", metavar="SET", help="llm, square, a list MxNxK,... or a file of shapes."),
     dtype: str = typer.Option("bf16", "--dtype", help="bf16 or fp16."),
-    budget: float = typer.Option(600.0, "--budget", metavar="SECONDS", help="Stop measuring new shapes after this long."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS", help="Kill the run after this long (default: the budget plus 180 s)."),
+    budget: float = typer.Option(600.0, "--budget", metavar="SECONDS", help="Stop measuring new shapes after this long.",
+                                 callback=seconds("--budget")),
+    timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS", help="Kill the run after this long (default: the budget plus 180 s).",
+                                            callback=seconds("--timeout")),
     output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     plot: Optional[Path] = typer.Option(None, "-o", "--plot", metavar="FILE", help="Also draw TF/s by shape (.png or .svg; needs matplotlib)."),
@@ -292,11 +312,29 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Run the CLI and map every way it can end to an exit code.
 
     The command runs outside typer's own main loop, which would turn Ctrl-C into a silent exit 130 before envcheck
-    could say anything: here every exception reaches envcheck's handlers."""
+    could say anything: here every exception reaches envcheck's handlers. Standard output and standard error are
+    guarded for the whole run (envcheck.terminal): escape sequences from data never reach the terminal, text the
+    terminal cannot encode is escaped, and an output that cannot be written ends the run with an exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    with terminal.guarded() as (out, err):
+        try:
+            code = _run(args, out, err)
+            out.flush()
+            err.flush()
+            return code
+        except terminal.OutputError as exc:
+            return _unwritable(exc, out, err)
+
+
+def _run(args: List[str], out: terminal.TerminalStream, err: terminal.TerminalStream) -> int:
     try:
         command = typer.main.get_command(app)
-        with command.make_context("envcheck", args) as context:
+        out.cleaning = err.cleaning = False  # typer's own help and usage, in its own colours: no data is read yet
+        try:
+            context = command.make_context("envcheck", args)
+        finally:
+            out.cleaning = err.cleaning = True
+        with context:
             result = command.invoke(context)
     except typer.Exit as done:
         return done.exit_code
@@ -306,6 +344,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except UsageError as exc:
         print(_redacted(f"envcheck: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
+    except terminal.OutputError:
+        raise
     except Exception as exc:  # noqa: BLE001 - a crash inside envcheck: exit 3 with a log
         if isinstance(exc, _click_error()):
             exc.show()  # type: ignore[attr-defined]
@@ -314,6 +354,22 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(_redacted(f"envcheck: internal error: {type(exc).__name__}: {exc}\nThe full traceback is in {log}"), file=sys.stderr)
         return EXIT_CRASH
     return result if isinstance(result, int) else 0
+
+
+def _unwritable(exc: terminal.OutputError, out: terminal.TerminalStream, err: terminal.TerminalStream) -> int:
+    """A reader that went away (`| head`) ends the run quietly with 141, as git and coreutils do (128 + SIGPIPE); any
+    other failure (a full disk: `> /dev/full`) is said on standard error, exit 2. The stream is pointed at /dev/null
+    first, so that the interpreter's last flush cannot fail again."""
+    broken = out if exc.name == out.name else err
+    terminal.silence(broken)
+    if exc.broken_pipe:
+        return EXIT_BROKEN_PIPE
+    if broken is not err:
+        try:
+            print(f"envcheck: error: {exc}", file=err, flush=True)
+        except terminal.OutputError:
+            terminal.silence(err)
+    return EXIT_USAGE
 
 
 def _redacted(text: str, limit: int = 4000) -> str:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["UsageError", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_CRASH", "EXIT_INTERRUPTED", "write_crash_log"]
+__all__ = ["UsageError", "EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_CRASH", "EXIT_INTERRUPTED", "EXIT_BROKEN_PIPE",
+           "write_crash_log"]
 
 EXIT_OK = 0  # every required check passed (warnings allowed)
 EXIT_FAILED = 1  # a required check failed
 EXIT_USAGE = 2  # bad usage or bad input: an unknown option, an unreadable policy
 EXIT_CRASH = 3  # envcheck itself failed: a bug, with a log
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+EXIT_BROKEN_PIPE = 141  # standard output's reader went away (128 + SIGPIPE), as git and coreutils end
 
 
 class UsageError(Exception):

@@ -5,39 +5,43 @@ against them, and every signature found becomes a cause with its evidence line, 
 that confirm it; the first in the table's order is the main one. With --python, what doctor sees in that
 interpreter is added, and the causes are explained with its facts.
 
-A log is untrusted input: it is read line by line, with a cap on each line and on the whole, and what is shown of
-it has terminal escape sequences and control characters removed.
+A log is untrusted input: it is read to its end in blocks (constant memory, each line cut at MAX_LINE characters, so
+that /dev/zero's endless line could not grow it: devices are refused anyway), and what is shown of it has terminal
+escape sequences and control characters removed (envcheck.terminal.clean). A FIFO is read like standard input, so
+`envcheck explain <(cmd)` works; one that no process writes to is refused after FIFO_WAIT_S rather than waited on.
+benchmarks/explain_big_log.py measures a 200 MB log.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
+import select
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterable, Iterator, Optional, TextIO
+from typing import IO, Iterator, Optional, TextIO
 
 from . import shell
 from .errors import UsageError
 from .model import Finding, Report
+from .terminal import clean
 
-__all__ = ["Found", "Explained", "LogReader", "clean_line", "scan", "run_explain", "MAX_BYTES", "MAX_LINE"]
+__all__ = ["Found", "Explained", "LogReader", "clean_line", "scan", "run_explain", "MAX_LINE"]
 
 SCHEMA_VERSION = 1
-MAX_BYTES = 64 * 1024 * 1024  # read no more of a log than this
 MAX_LINE = 16 * 1024  # characters of one line kept for matching; the rest of a longer line is skipped
+BLOCK = 1 << 20  # bytes read at a time; lines are cleaned and searched a block at a time
+FIFO_WAIT_S = 5.0  # how long a FIFO may go without a writer before it is refused
 SHOWN = 300  # characters of an evidence line shown
-
-# ESC-started sequences (CSI, OSC, and two-character ones), then any control character left (C0 but tab, DEL, C1)
-# and the Unicode direction overrides that make text read differently from what it is.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]|\x9b[0-?]*[ -/]*[@-~]")
-_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean_line(text: str) -> str:
-    """text without terminal escape sequences or control characters (a tab becomes a space)."""
-    return _CONTROLS.sub("", _ESCAPES.sub("", text)).replace("\t", " ")
+    """text without terminal escape sequences or control characters, on one line (a tab becomes a space)."""
+    return clean(text).replace("\n", "").replace("\t", " ")
 
 
 @dataclass(frozen=True)
@@ -46,37 +50,66 @@ class LogLine:
     text: str  # cleaned
 
 
-class LogReader:
-    """A log's lines, decoded leniently and cleaned, read with a cap on each line and on the whole. Iterate once;
-    afterwards `lines_read` and `truncated` say how much was read."""
+@dataclass(frozen=True)
+class Block:
+    """Lines read together: the number of the first, their cleaned texts, and those texts joined by newlines."""
 
-    def __init__(self, stream: IO[bytes], max_bytes: int = MAX_BYTES, max_line: int = MAX_LINE):
-        self.stream, self.max_bytes, self.max_line = stream, max_bytes, max_line
+    first: int
+    lines: tuple[str, ...]
+    text: str
+
+
+class LogReader:
+    """A log's lines, decoded leniently and cleaned, read to the end a block at a time with a cap on each line.
+    Iterate once (lines, or `blocks()`); afterwards `lines_read` says how many there were."""
+
+    def __init__(self, stream: IO[bytes], max_line: int = MAX_LINE, block: int = BLOCK):
+        self.stream, self.max_line, self.block = stream, max_line, block
         self.lines_read = 0
-        self.truncated = False  # the log was longer than max_bytes: the rest was not read
 
     def __iter__(self) -> Iterator[LogLine]:
-        total = 0
-        limit = self.max_line * 4  # bytes: a UTF-8 character is at most four
+        for block in self.blocks():
+            yield from (LogLine(block.first + i, text) for i, text in enumerate(block.lines))
+
+    def blocks(self) -> Iterator[Block]:
+        """One decode and one cleaning per block, not per line: a 200 MB log is read in seconds."""
+        for raw in self._raw_blocks():
+            if self.lines_read == 0 and b"\x00" in raw[0]:
+                raise UsageError("not a text log (it holds NUL bytes): expected a log or traceback")
+            text = clean(b"\n".join(raw).decode("utf-8", errors="replace")).replace("\t", " ")
+            lines = tuple(text.split("\n"))
+            if max(map(len, lines)) > self.max_line:
+                lines = tuple(line[: self.max_line] for line in lines)
+                text = "\n".join(lines)
+            yield Block(self.lines_read + 1, lines, text)
+            self.lines_read += len(lines)
+
+    def _raw_blocks(self) -> Iterator[list[bytes]]:
+        """Each block's whole lines as bytes, without their newlines, each cut at 4 bytes a character kept (a UTF-8
+        character is at most four); the rest of an over-long line is read past, never kept."""
+        limit = self.max_line * 4
+        rest = b""  # the start of a line the last block ended in
+        skipping = False  # inside an over-long line that was cut: read to its newline
         while True:
-            raw = self.stream.readline(limit + 1)
-            if not raw:
+            data = self.stream.read(self.block)
+            if not data:
+                if rest:
+                    yield [rest]
                 return
-            total += len(raw)
-            if total > self.max_bytes:
-                self.truncated = True
-                return
-            self.lines_read += 1
-            if len(raw) > limit and not raw.endswith(b"\n"):  # an over-long line: skip to its end
-                while True:
-                    rest = self.stream.readline(1 << 20)
-                    total += len(rest)
-                    if not rest or rest.endswith(b"\n") or total > self.max_bytes:
-                        break
-            if self.lines_read == 1 and b"\x00" in raw:
-                raise UsageError("the input is not a text log (it holds NUL bytes): expected a log or traceback")
-            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            yield LogLine(self.lines_read, clean_line(text)[: self.max_line])
+            lines = data.split(b"\n")
+            if skipping:  # the first piece is still the over-long line's
+                if len(lines) == 1:
+                    continue
+                del lines[0]
+                skipping = False
+            else:
+                lines[0] = rest + lines[0]
+            rest = lines.pop()
+            if len(rest) > limit:  # a line longer than the cap that has not ended: cut it now, skip its rest
+                lines.append(rest[:limit])
+                rest, skipping = b"", True
+            if lines:
+                yield [line[:limit] for line in lines]
 
 
 @dataclass(frozen=True)
@@ -98,7 +131,6 @@ class Explained:
     source: str
     causes: tuple[Found, ...]  # the table's order: the first is the main cause
     lines_read: int
-    truncated: bool
     doctor: Optional[Report] = None
 
     @property
@@ -106,23 +138,86 @@ class Explained:
         return 1 if self.causes else 0
 
 
-def scan(lines: Iterable[LogLine], ctx) -> tuple[Found, ...]:
-    """Every signature found in the lines, in the table's priority order. Pure. Its evidence is the first line that
-    shows it, or a later one where that is the exception's own line (the end of a traceback) and the first was not."""
+def scan(reader: LogReader, ctx) -> tuple[Found, ...]:
+    """Every signature found in the log, in the table's priority order. Its evidence is the first line that shows
+    it, or a later one where that is the exception's own line (the end of a traceback) and the first was not.
+
+    A block of lines is searched whole first, and line by line only for a signature that may match in it: most
+    blocks of a big log hold no known failure."""
     from .smoke.causes import SIGNATURES, explain_match
 
     first: dict[str, Found] = {}
-    for line in lines:
-        raised = bool(_RAISED.match(line.text))
+    for block in reader.blocks():
         for signature in SIGNATURES:
             seen = first.get(signature.id)
-            if seen is not None and (seen.raised or not raised):
+            if seen is not None and seen.raised:
                 continue
-            found = signature.search(line.text)
-            if found:
-                first[signature.id] = Found(explain_match(signature, found, line.text, ctx), line.number,
-                                            signature.checks, raised)
+            whole = _whole_block_patterns(signature.row)
+            if whole is not None and not any(pattern.search(block.text) for pattern in whole):
+                continue
+            for number, text in enumerate(block.lines, block.first):
+                seen = first.get(signature.id)
+                raised = None
+                if seen is not None:
+                    if seen.raised:
+                        break
+                    raised = bool(_RAISED.match(text))
+                    if not raised:
+                        continue
+                found = signature.search(text)
+                if found:
+                    raised = bool(_RAISED.match(text)) if raised is None else raised
+                    first[signature.id] = Found(explain_match(signature, found, text, ctx), number, signature.checks,
+                                                raised)
     return tuple(first[s.id] for s in SIGNATURES if s.id in first)
+
+
+# A construct whose meaning at a line's start or end differs from its meaning beside a newline: a pattern holding
+# one is only ever matched line by line.
+_EDGE_SENSITIVE = re.compile(r"\\[AZz]|\(\?(?!:|P<)")
+
+
+@functools.lru_cache(maxsize=None)
+def _whole_block_patterns(row) -> Optional[tuple["re.Pattern[str]", ...]]:
+    """Patterns that find a match in a block's lines joined by newlines whenever a line of it matches the row: each
+    pattern's top-level alternatives apart (Python's re scans fast only for a literal start) and with ^ and $ at
+    line ends. A cross-line match is only a false alarm: the block is then read line by line. None: the row's
+    patterns are searched line by line only."""
+    patterns = []
+    for pattern in row.patterns:
+        if _EDGE_SENSITIVE.search(pattern.pattern):
+            return None
+        try:
+            patterns.extend(re.compile(part, pattern.flags | re.MULTILINE) for part in _alternatives(pattern.pattern))
+        except re.error:  # an alternative alone is not a pattern (a back-reference): the whole one
+            patterns.append(re.compile(pattern.pattern, pattern.flags | re.MULTILINE))
+    return tuple(patterns)
+
+
+def _alternatives(source: str) -> list[str]:
+    """A regular expression's top-level alternatives ("a|b(c|d)" -> "a", "b(c|d)")."""
+    parts, start, depth, index, in_class = [], 0, 0, 0, False
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            index += 1 + (source[index + 1: index + 2] == "^")
+            index += source[index: index + 1] == "]"  # a ] first in a class is a character of it
+            continue
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append(source[start:index])
+            start = index + 1
+        index += 1
+    return parts + [source[start:]]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -152,6 +247,8 @@ def run_explain(
     try:
         reader = LogReader(stream)
         causes = scan(reader, ctx)
+    except UsageError as exc:  # binary: named here, where the name is known
+        raise UsageError(f"{'standard input' if name == '-' else name}: {exc}") from None
     finally:
         if name != "-":  # ours to close; standard input is not
             stream.close()
@@ -160,22 +257,79 @@ def run_explain(
     redact = Redactor()
     # Redacted before it is rendered, as doctor's report is: a home path becomes ~/..., which a printed command then
     # leaves for the shell to expand.
-    explained = redact.deep(Explained(name, causes, reader.lines_read, reader.truncated, report))
+    explained = redact.deep(Explained(name, causes, reader.lines_read, report))
     text = json.dumps(to_dict(explained), indent=2) + "\n" if as_json else render_text(explained)
     out.write(redact(text))
     return explained.exit_code
 
 
 def _open(source: Optional[str], stdin: Optional[IO[bytes]]) -> tuple[str, IO[bytes]]:
+    """The log to read: standard input, a regular file, or a FIFO (`<(cmd)` is one). A directory or a device (/dev/zero
+    never ends) is named for what it is, before it is opened."""
+    from .userfile import kind_of
+
+    expected = "expected a log file, a pipe, or - for standard input"
     if source in (None, "-"):
-        return "-", stdin or sys.stdin.buffer
-    path = Path(source)
-    if not path.is_file():
-        raise UsageError(f"{source}: no such file (expected a log file, or - for standard input)")
+        stream = stdin or sys.stdin.buffer
+        try:
+            mode = os.fstat(stream.fileno()).st_mode
+        except (AttributeError, OSError, ValueError):  # not a file (a test's bytes): nothing to refuse
+            return "-", stream
+        if stat.S_ISCHR(mode) and not stream.isatty() or stat.S_ISDIR(mode) or stat.S_ISBLK(mode):
+            raise UsageError(f"standard input: {kind_of(mode)}, not a log: {expected}")
+        return "-", stream
     try:
-        return str(path), open(path, "rb")
+        mode = os.stat(source).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise UsageError(f"{source}: {kind_of(mode)}, not a log: {expected}")
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))  # a FIFO: no wait for a writer
+    except FileNotFoundError:
+        raise UsageError(f"{source}: no such file ({expected})") from None
     except OSError as exc:
-        raise UsageError(f"{source}: cannot be read ({exc.strerror}): expected a readable log file") from None
+        raise UsageError(f"{source}: cannot be read ({exc.strerror}): {expected}") from None
+    mode = os.fstat(fd).st_mode  # what was opened, not what was there a moment before
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        os.close(fd)
+        raise UsageError(f"{source}: {kind_of(mode)}, not a log: {expected}")
+    head = _await_writer(fd, source) if stat.S_ISFIFO(mode) else b""
+    os.set_blocking(fd, True)
+    stream = os.fdopen(fd, "rb")
+    return source, (_Prepended(head, stream) if head else stream)
+
+
+def _await_writer(fd: int, source: str) -> bytes:
+    """Wait up to FIFO_WAIT_S for a FIFO's writer to write or close (the writer of `<(cmd)` is there at once). None
+    came: refused, unless a writer holds it open without having written yet (then it is read like a pipe). The bytes
+    a last check read, if any."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    if poller.poll(int(FIFO_WAIT_S * 1000)):  # data, or a writer came and went (POLLHUP)
+        return b""
+    try:
+        head = os.read(fd, 1)
+    except BlockingIOError:  # a writer has it open and has written nothing yet
+        return b""
+    if head:
+        return head
+    os.close(fd)
+    raise UsageError(f"{source}: a FIFO that nothing wrote to within {FIFO_WAIT_S:g} s: expected a log, or a pipe "
+                     "that a command writes to (`envcheck explain <(cmd)`)")
+
+
+class _Prepended:
+    """A stream whose first bytes were read already: those, then the rest."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]):
+        self.head, self.stream = head, stream
+
+    def read(self, size: int = -1) -> bytes:
+        if not self.head:
+            return self.stream.read(size)
+        data, self.head = self.head, b""
+        return data
+
+    def close(self) -> None:
+        self.stream.close()
 
 
 def _short(text: str) -> str:
@@ -195,7 +349,7 @@ def to_dict(explained: Explained) -> dict:
         "schema_version": SCHEMA_VERSION,
         "source": explained.source,
         "lines_read": explained.lines_read,
-        "truncated": explained.truncated,
+        "truncated": False,  # schema 1 kept: a log is read to its end now
         "found": bool(explained.causes),
         "causes": [
             {
@@ -216,7 +370,7 @@ def to_dict(explained: Explained) -> dict:
 
 
 def render_text(explained: Explained) -> str:
-    read = f"{explained.lines_read} lines" + (f", stopped at {MAX_BYTES >> 20} MiB" if explained.truncated else "")
+    read = f"{explained.lines_read} lines"
     if not explained.causes:
         return f"explain  no known failure of the stack in {explained.source} ({read})\n"
     lines = [f"explain  {len(explained.causes)} known failure(s) in {explained.source} ({read}); the first explains it"]

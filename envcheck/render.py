@@ -12,13 +12,14 @@ from typing import Sequence
 
 from . import __version__, shell
 from .model import Report, SmokeResult, Status, plain
+from .terminal import paint
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 
 SCHEMA_VERSION = 2  # 2: `profile` is an object {id, reason, source, verified}
 FORMATS = ("table", "json", "markdown")
 _LABEL = {Status.PASS: "PASS", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "SKIP", Status.ERROR: "ERROR"}
-_COLOR = {Status.PASS: "32", Status.WARN: "33", Status.FAIL: "31", Status.SKIP: "2", Status.ERROR: "35"}
+_COLOR = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "red", Status.SKIP: "dim", Status.ERROR: "magenta"}
 _MARK = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.SKIP: "⏭️", Status.ERROR: "💥"}
 
 
@@ -72,7 +73,7 @@ def smoke_lines(smoke: SmokeResult) -> list[str]:
 
 
 def _paint(text: str, status: Status, color: bool) -> str:
-    return f"\x1b[{_COLOR[status]}m{text}\x1b[0m" if color else text
+    return paint(text, _COLOR[status]) if color else text
 
 
 def _from(report: Report, quote: str = "") -> str:

@@ -11,7 +11,7 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Optional, TextIO, Union
+from typing import Any, Optional, TextIO, Union
 
 from .errors import UsageError
 
@@ -20,7 +20,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-__all__ = ["MAX_BYTES", "read_text", "parse_toml", "read_toml", "write_text", "emit"]
+__all__ = ["MAX_BYTES", "read_text", "parse_toml", "read_toml", "write_text", "emit", "kind_of", "type_name",
+           "expect"]
 
 MAX_BYTES = 1 << 20  # 1 MiB: the largest profile or lock envcheck reads is a few dozen KiB
 
@@ -35,7 +36,7 @@ def read_text(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> str:
     kind = os.fstat(fd).st_mode
     if not stat.S_ISREG(kind):
         os.close(fd)
-        raise UsageError(f"{what}: not a regular file ({_kind(kind)}); expected a file of at most {_size(limit)}")
+        raise UsageError(f"{what}: not a regular file ({kind_of(kind)}); expected a file of at most {_size(limit)}")
     with os.fdopen(fd, "rb") as handle:
         try:
             data = handle.read(limit + 1)
@@ -68,9 +69,12 @@ def write_text(path: Union[str, Path], text: str, what: str) -> None:
 
 def emit(text: str, output: Optional[Union[str, Path]], out: Optional[TextIO] = None) -> None:
     """A command's result: to the -o file the user named (replaced whole, see write_text), else to `out`
-    (standard output by default), flushed."""
+    (standard output by default), flushed. The file gets the text without escape sequences or control characters,
+    as the terminal does (envcheck.terminal guards standard output): `cat` of it later shows what envcheck showed."""
     if output is not None:
-        write_text(output, text, f"-o {output}")
+        from .terminal import clean
+
+        write_text(output, clean(text), f"-o {output}")
         return
     out = out or sys.stdout
     out.write(text)
@@ -114,7 +118,31 @@ def read_toml(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> dict
     return parse_toml(read_text(path, what, limit), what)
 
 
-def _kind(mode: int) -> str:
+def type_name(value: object, toml: bool = False) -> str:
+    """The type of a value read from JSON (or TOML), as an error message says what was expected or found: "an
+    object" (TOML: "a table"), "an array", "a string", "an integer", "null"..."""
+    if value is None:
+        return "null"
+    for kind, name in ((bool, "true or false"), (dict, "a table" if toml else "an object"), (list, "an array"),
+                       (str, "a string"), (int, "an integer"), (float, "a number")):
+        if isinstance(value, kind):
+            return name
+    return f"a {type(value).__name__}"  # TOML's dates and times
+
+
+def expect(value: object, kind: type, where: str, key: str, error: type = UsageError, toml: bool = False,
+           present: bool = True) -> Any:
+    """value, if it is a `kind` (true and false are not integers); else `error` naming the file, the key, the type
+    expected and the type found ("r.json: key host.gpus expected an array, got an integer"). present=False: the key
+    was not there at all."""
+    if isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool):
+        return value
+    found = type_name(value, toml) if present else "nothing (the key is missing)"
+    raise error(f"{where}: key {key} expected {type_name(kind(), toml)}, got {found}")
+
+
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, in words ("a FIFO", "a character device")."""
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
         if test(mode):

@@ -281,3 +281,193 @@ def test_a_huge_unknown_key_is_not_echoed_in_full(tmp_path):
     policy.write_text('extends = "torch-2.11-nvgemm"\n[cutlass]\n' + "k" * 500_000 + ' = 1\n')
     done = envcheck("doctor", "--policy", str(policy), cwd=tmp_path)
     assert done.returncode == 2 and str(policy) in done.stderr and len(done.stderr) < 5000, done.stderr[:3000]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Numeric flags (issue 15): every one of every command is finite and in its range, checked by one validator
+
+
+def _numeric_flags() -> list[tuple[str, str]]:
+    """(command, flag) for every float or int option of every command, read from the command functions' own
+    annotations: a new numeric option joins the table by itself."""
+    import inspect
+    import typing
+
+    from envcheck.cli import app
+
+    flags = []
+    for command in app.registered_commands:
+        hints = typing.get_type_hints(command.callback)
+        for name, parameter in inspect.signature(command.callback).parameters.items():
+            if {int, float} & set(typing.get_args(hints[name]) or (hints[name],)):
+                flags.append((command.name or command.callback.__name__, parameter.default.param_decls[0]))
+    return sorted(flags)
+
+
+def test_the_numeric_flags_are_the_ones_the_table_knows():
+    assert _numeric_flags() == [("bench", "--budget"), ("bench", "--timeout"), ("smoke", "--timeout")]
+
+
+@pytest.mark.parametrize("command, flag", _numeric_flags())
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "-1", "0", "1e309", "604801", "1e-400"])
+def test_a_numeric_flag_out_of_range_exits_2_naming_it(tmp_path, command, flag, value, capsys):
+    from envcheck.cli import main
+
+    assert main([command, flag, value]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} " in err and "expected a number of seconds above 0 and at most 604800 (a week)" in err, err
+
+
+def test_bench_budget_inf_exits_2_in_a_real_process(tmp_path):
+    """The issue's case, through the real entry point: it was accepted, and then nothing bounded the run."""
+    done = envcheck("bench", "--budget", "inf", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr == (
+        "envcheck: error: --budget inf: expected a number of seconds above 0 and at most 604800 (a week)\n")
+
+
+@pytest.mark.parametrize("command, flag", _numeric_flags())
+def test_a_numeric_flag_in_range_passes_the_check(tmp_path, command, flag):
+    done = envcheck(command, flag, "0.5", "--python", "/no/such/python", cwd=tmp_path)
+    assert done.returncode == 2 and "--python /no/such/python" in done.stderr and flag not in done.stderr
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Escape sequences from data never reach the terminal (issue 15): profile text, lock text, node reports, logs
+
+
+CLEAR = "\x1b[2J\x1b[H"  # clear the screen, cursor home
+OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # write "echo pwned" to the clipboard
+FORGED = "\r\x1b[1A\x1b[2K  PASS  cuda.driver  ok"  # back to the line start, up one line, erase it, a fake verdict
+HOSTILE = CLEAR + OSC52 + FORGED + "\x9b2J\u202eevil\u202c\x07\x08"
+RAW = ("\x1b", "\r", "\x07", "\x08", "\x9b", "\u202e")
+
+
+def _raw_controls(text: str) -> list[str]:
+    return [repr(c) for c in RAW if c in text]
+
+
+def _toml_string(text: str) -> str:
+    import json
+
+    return json.dumps(text)  # a JSON string is a TOML basic string: \u escapes for every control
+
+
+def _hostile_profile(folder: Path) -> Path:
+    profile = folder / "hostile.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\ntitle = {_toml_string("NVGEMM " + HOSTILE)}\n'
+                       f'[python]\nwhy = {_toml_string("why " + HOSTILE)}\n')
+    return profile
+
+
+def _hostile_why(folder: Path) -> Path:
+    """Hostile text where a profile may hold a paragraph (a why): read, so shown, cleaned (a title is refused)."""
+    profile = folder / "hostile-why.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\n[python]\nwhy = {_toml_string("why " + HOSTILE)}\n')
+    return profile
+
+
+def _hostile_lock(folder: Path) -> Path:
+    lock = folder / "pylock.toml"
+    lock.write_text(_lock(HEX64) + f'[tool.envcheck]\nprofile = {_toml_string("p" + OSC52 + HOSTILE)}\n')
+    return lock
+
+
+def _hostile_report(folder: Path) -> Path:
+    """A node's report as fleet and diff read it, its findings and hostname carrying a forged PASS."""
+    import json
+
+    report = folder / "reports" / "node7.json"
+    report.parent.mkdir(exist_ok=True)
+    report.write_text(json.dumps({
+        "schema_version": 2, "exit_code": 1, "profile": {"id": "torch-2.11-nvgemm" + OSC52},
+        "checks": [{"id": "cuda.driver" + CLEAR, "status": "fail", "found": "driver 570" + FORGED},
+                   {"id": "torch.version", "status": "pass", "found": "2.11.0" + HOSTILE}],
+        "host": {"hostname": "node7" + HOSTILE, "driver": "570" + FORGED, "gpus": ["H200" + OSC52]},
+        "smoke": {"status": "fail", "summary": "x" + FORGED}, "facts": None,
+    }))
+    good = dict(json.loads(report.read_text()), exit_code=0, host={"hostname": "node1", "driver": "580", "gpus": ["H200"]})
+    good["checks"] = [dict(check, status="pass") for check in good["checks"]]
+    (folder / "reports" / "node1.json").write_text(json.dumps(good))
+    return report
+
+
+TERMINAL_CASES = [  # name, the input, the command, what of the data it shows (cleaned)
+    ("doctor-profile", _hostile_profile, ["doctor", "--no-gpu", "-v", "--policy", "{}"], "why "),
+    ("doctor-profile-why", _hostile_why, ["doctor", "--no-gpu", "-v", "--policy", "{}"], "why "),
+    ("doctor-profile-markdown", _hostile_profile, ["doctor", "--no-gpu", "--format", "markdown", "-v", "--policy", "{}"],
+     "PASS  cuda.driver  ok"),
+    ("dockerfile-profile", _hostile_profile, ["dockerfile", "--policy", "{}"], "PASS  cuda.driver  ok"),
+    ("diff-lock", lambda f: (_hostile_report(f), _hostile_lock(f))[1], ["diff", "{}", "reports/node7.json"], "evil"),
+    ("fleet-report", lambda f: (_hostile_report(f), "reports")[1], ["fleet", "{}"], "PASS  cuda.driver  ok"),
+    ("fleet-report-markdown", lambda f: (_hostile_report(f), "reports")[1], ["fleet", "--format", "markdown", "{}"],
+     "PASS  cuda.driver  ok"),
+    ("diff-report", lambda f: (_hostile_report(f), "reports/node1.json")[1], ["diff", "{}", "reports/node7.json"],
+     "PASS  cuda.driver  ok"),
+    ("explain-log", _file("ci.log", "ModuleNotFoundError: No module named 'cutlass'" + HOSTILE + "\n"),
+     ["explain", "{}"], "evil"),
+    ("error-message", _given("bad" + HOSTILE + ".json"), ["diff", "{}", "{}"], "PASS  cuda.driver  ok"),
+]
+
+
+@pytest.mark.parametrize("name, make, argv, shown", TERMINAL_CASES, ids=[c[0] for c in TERMINAL_CASES])
+def test_no_escape_sequence_from_data_reaches_stdout_or_stderr(tmp_path, name, make, argv, shown):
+    named = make(tmp_path)
+    done = envcheck(*[a.replace("{}", str(named)) for a in argv], cwd=tmp_path)
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    # The data is shown, cleaned (or, where a reader refuses control characters in it, refused naming the file).
+    refused = done.returncode == 2 and Path(str(named)).name in done.stderr
+    assert shown in done.stdout + done.stderr or refused, (done.stdout[-800:], done.stderr[-800:])
+    assert _raw_controls(done.stdout) == [] and _raw_controls(done.stderr) == [], (done.stdout[-800:], done.stderr[-800:])
+
+
+def test_json_output_carries_the_data_escaped_not_raw(tmp_path):
+    import json
+
+    _hostile_report(tmp_path)
+    done = envcheck("fleet", "--json", "reports", cwd=tmp_path)
+    assert done.returncode == 1 and _raw_controls(done.stdout) == []
+    outcomes = " ".join(g["outcome"] for g in json.loads(done.stdout)["groups"])
+    assert FORGED in outcomes  # the data itself, for a program, as the report had it
+
+
+def test_a_hostile_hostname_is_cleaned_in_an_output_file_too(tmp_path):
+    _hostile_report(tmp_path)
+    assert envcheck("fleet", "reports", "-o", "view.txt", cwd=tmp_path).returncode == 1
+    view = (tmp_path / "view.txt").read_text()
+    assert "node7" in view and _raw_controls(view) == []
+
+
+def test_envchecks_own_colours_survive_on_a_terminal(tmp_path):
+    """On a terminal doctor paints its status labels: those sequences (and only those) get through."""
+    import pty
+    import select as selector
+    import subprocess
+    import sys
+
+    profile = _hostile_why(tmp_path)
+    primary, secondary = pty.openpty()
+    environment = {**os.environ, "ENVCHECK_CACHE_DIR": str(tmp_path / "cache"), "XDG_STATE_HOME": str(tmp_path / "s"),
+                   "HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "COLUMNS": "120"}
+    environment.pop("NO_COLOR", None)
+    child = subprocess.Popen([sys.executable, "-m", "envcheck", "doctor", "--no-gpu", "-v", "--policy", str(profile)],
+                             stdout=secondary, stderr=secondary, stdin=subprocess.DEVNULL, cwd=tmp_path, env=environment)
+    os.close(secondary)
+    chunks = []
+    while True:
+        ready, _, _ = selector.select([primary], [], [], 60)
+        if not ready:
+            break
+        try:
+            data = os.read(primary, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(primary)
+    child.wait(timeout=60)
+    shown = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")  # the tty's own newline translation
+    assert "\x1b[31mFAIL \x1b[0m" in shown or "\x1b[32mPASS \x1b[0m" in shown, shown[-1500:]
+    sequences = set(__import__("re").findall(r"\x1b\[[0-9;]*[A-Za-z]", shown))
+    assert sequences <= {"\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[2m", "\x1b[35m", "\x1b[0m"}, sequences
+    assert "\x1b]" not in shown and "\r" not in shown and "\u202e" not in shown and "why " in shown

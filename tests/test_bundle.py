@@ -408,3 +408,146 @@ def test_every_wheel_is_downloaded_by_its_locked_hash_and_a_failure_leaves_nothi
     else:
         assert code == 1 and "THESE PACKAGES DO NOT MATCH THE HASHES" in capsys.readouterr().err
         assert not out.exists() and not list(tmp_path.glob(".out.*"))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading a bundle is strict (issue 15): every key of its type and no other, at every level; never a traceback
+
+
+def _rewrite(folder: Path, change) -> None:
+    """Change the manifest (a function of its JSON), keeping every other file's size and sha256 in it true."""
+    from envcheck.bundle.manifest import sha256_of
+
+    path = folder / "manifest.json"
+    data = json.loads(path.read_text())
+    for entry in data["files"]:
+        if (folder / entry["path"]).is_file():
+            entry["size"], entry["sha256"] = (folder / entry["path"]).stat().st_size, sha256_of(folder / entry["path"])
+    change(data)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def _with_cutlass(folder: Path) -> None:
+    """The hand bundle with a CUTLASS entry and its git-bundle file (not a real git bundle: reading stops before)."""
+    (folder / "cutlass.bundle").write_bytes(b"not read by the manifest's checks")
+
+    def add(data):
+        data["cutlass"] = {"file": "cutlass.bundle", "url": "https://github.com/NVIDIA/cutlass", "branch": "cutlass_api",
+                           "commit": "e594def95e1c73ad9d5517ab28b80d691127dd1c", "subdir": "python/cutlass_api"}
+        data["files"].append({"path": "cutlass.bundle", "size": 0, "sha256": "0" * 64, "role": "git-bundle"})
+    _rewrite(folder, add)
+    _rewrite(folder, lambda data: None)  # the new file's size and sha256
+
+
+def _fix_bundle(folder: Path) -> subprocess.CompletedProcess:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "envcheck", "fix", "--bundle", str(folder), "--dry-run", "--no-gpu"],
+                          capture_output=True, text=True, timeout=120)
+
+
+def _rename_wheel(folder: Path, new: str) -> None:
+    old = next((folder / "wheels").iterdir())
+    old.rename(folder / "wheels" / new)
+    lock = folder / "pylock.toml"
+    lock.write_text(lock.read_text().replace(old.name, new))
+    _rewrite(folder, lambda data: data["files"][0].update(path=f"wheels/{new}"))
+
+
+def _lock_hashes_as_array(folder: Path) -> None:
+    lock = folder / "pylock.toml"
+    text = lock.read_text()
+    digest = text.split('sha256 = "')[1].split('"')[0]
+    lock.write_text(text.replace(f'hashes = {{ sha256 = "{digest}" }}', f'hashes = ["{digest}"]'))
+    _rewrite(folder, lambda data: None)
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda b: (_with_cutlass(b), _rewrite(b, lambda d: d["cutlass"].update(file="other.bundle"))),
+     "manifest.json: cutlass: file 'other.bundle' is not among the files[] as a git-bundle"),  # was StopIteration
+    (_lock_hashes_as_array, "pylock.toml: key packages[0].wheels[0].hashes expected a table, got an array"),  # AttributeError
+    (lambda b: _rename_wheel(b, "evil.whl"), "manifest.json: files[0]: 'wheels/evil.whl' is not a wheel's file name"),
+    (lambda b: _rewrite(b, lambda d: d.update(surprise=True)), "manifest.json: unknown key 'surprise'"),  # was accepted
+    (lambda b: _rewrite(b, lambda d: d["platform"].update(surprise=1)), "unknown key 'platform.surprise'"),
+    (lambda b: _rewrite(b, lambda d: d.update(schema=1.0)), "expected kind 'envcheck-bundle' and schema 1"),
+    (lambda b: (b / "manifest.json").write_text("[" * 100_000), "nested too deeply"),
+])
+def test_a_bad_bundle_through_the_cli_exits_2_naming_it(tmp_path, damage, message):
+    hand_bundle(tmp_path / "b")
+    damage(tmp_path / "b")
+    done = _fix_bundle(tmp_path / "b")
+    assert done.returncode == 2 and message in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+WRONG = {"an object": {}, "an array": [1], "a string": "x", "an integer": 7, "a number": 1.5, "true or false": True,
+         "null": None}
+
+
+def _mutations(data, path=()):
+    """(path, how, new value) for every key and item of a real manifest: each other JSON type in its place, the key
+    gone, and an unknown key beside it (in every object)."""
+    from envcheck.userfile import type_name
+
+    if isinstance(data, dict):
+        yield path + ("zz-unknown",), "added", 1
+        for key, value in data.items():
+            yield path + (key,), "missing", None
+            yield from _mutations(value, path + (key,))
+    elif isinstance(data, list):
+        for index, value in enumerate(data[:2]):
+            yield from _mutations(value, path + (index,))
+    if path:
+        for name, wrong in WRONG.items():
+            if name != type_name(data):
+                yield path, f"as {name}", wrong
+
+
+def _applied(data, path, how, value):
+    data = json.loads(json.dumps(data))
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    if how == "missing":
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return data
+
+
+def _spelled(path) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def test_every_mutation_of_a_real_manifest_is_refused_naming_its_key(tmp_path, policy):
+    """Fuzz, a little: the manifest write_manifest wrote for a bundle with a CUTLASS entry, each key and item of it
+    given every other JSON type, removed, or joined by an unknown key. Each is a BundleError naming the manifest and
+    the key, through what `fix --bundle` runs (open_for_fix), never another exception."""
+    from envcheck.fix.offline import open_for_fix
+
+    good = tmp_path / "good"
+    hand_bundle(good)
+    _with_cutlass(good)
+    data = json.loads((good / "manifest.json").read_text())
+    cases = list(_mutations(data))
+    assert len(cases) > 150
+    unchanged = []
+    for number, (path, how, value) in enumerate(cases):
+        folder = tmp_path / f"m{number}"
+        shutil.copytree(good, folder)
+        (folder / "manifest.json").write_text(json.dumps(_applied(data, path, how, value)))
+        if (path, how) == (("cutlass",), "as null"):  # a bundle without CUTLASS: valid (its file is one more file)
+            assert open_for_fix(folder, policy, tmp_path / "cache").cutlass_url is None
+            continue
+        with pytest.raises(BundleError) as refused:
+            open_for_fix(folder, policy, tmp_path / "cache")
+        text = str(refused.value)
+        assert "manifest.json" in text, (path, how, text)
+        named = {"kind", "schema"} & set(map(str, path))
+        if named:
+            assert "expected kind 'envcheck-bundle' and schema 1" in text, (path, how, text)
+        elif _spelled(path) not in text and _spelled(path[:-1]) + ("." if isinstance(path[-1], str) else "") not in text:
+            unchanged.append((_spelled(path), how, text))
+        shutil.rmtree(folder)
+    assert unchanged == []

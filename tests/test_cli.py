@@ -176,3 +176,61 @@ def test_doctor_smoke_without_a_gpu_is_a_quick_skip_in_every_format():
 def test_every_command_refuses_a_python_that_is_not_there(command):
     done = run_cli(command, "--python", "/no/such/python", *(["--dry-run"] if command == "fix" else []))
     assert done.returncode == 2 and "--python /no/such/python" in done.stderr and "Traceback" not in done.stderr
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Standard output and error that cannot take what envcheck writes (issue 15): real processes, real pipes, /dev/full
+
+
+def test_a_terminal_that_cannot_encode_gets_escapes_not_a_crash():
+    """PYTHONIOENCODING=ascii: the table's "—" is written as \\u2014 (it was a UnicodeEncodeError, exit 3)."""
+    done = run_cli("doctor", "--no-gpu", env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode in (0, 1), done.stderr
+    assert "doctor \\u2014 profile" in done.stdout and "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+@pytest.mark.parametrize("argv", [["doctor", "--json", "--no-gpu"], ["doctor", "--no-gpu", "-v"], ["--help"],
+                                  ["explain", "--help"]])
+def test_a_full_disk_is_exit_2_saying_so(argv):
+    """> /dev/full: one line that says what could not be written and why, exit 2, no traceback (it was exit 3)."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "envcheck", *argv], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == "envcheck: error: cannot write standard output: no space left on device\n"
+
+
+@pytest.mark.parametrize("rich", ["1", "0"])
+@pytest.mark.parametrize("argv", [["--help"], ["explain", "--help"], ["doctor", "--json", "--no-gpu"],
+                                  ["doctor", "--no-gpu"], ["fix", "--dry-run", "--no-gpu"]])
+def test_a_reader_that_went_away_ends_the_run_quietly_with_141(argv, rich):
+    """`envcheck ... | head` with the pipe closed before envcheck writes: exit 141 (128 + SIGPIPE, as git and coreutils
+    end) and nothing on stderr (it was BrokenPipeError, exit 3, or rich's exit 1). With and without rich's help."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first write
+    try:
+        done = subprocess.run([sys.executable, "-m", "envcheck", *argv], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=120, env={**os.environ, "TYPER_USE_RICH": rich})
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and done.stderr == "", done.stderr
+
+
+def test_head_closing_the_pipe_early_is_quiet():
+    """The pipeline itself: head takes one line and exits while envcheck still writes a long help."""
+    done = subprocess.run(["bash", "-c", "set -o pipefail; for i in 1 2 3 4 5; do "
+                                         f"'{sys.executable}' -m envcheck fix --help | head -c 1 > /dev/null; "
+                                         "echo \"rc=$?\"; done"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "20"})
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr and "Error" not in done.stderr
+    assert set(done.stdout.split()) <= {"rc=0", "rc=141"}, done.stdout
+
+
+def test_a_closed_stdout_is_said_and_a_closed_stderr_is_only_quiet():
+    """`>&-`: the result cannot be written: exit 2 saying so. `2>&-`: diagnostics go nowhere, the result is whole."""
+    closed_out = subprocess.run(["bash", "-c", f"'{sys.executable}' -m envcheck doctor --no-gpu >&-"],
+                                capture_output=True, text=True, timeout=120)
+    assert closed_out.returncode == 2 and closed_out.stderr == "envcheck: error: cannot write standard output: it is closed\n"
+    closed_err = subprocess.run(["bash", "-c", f"'{sys.executable}' -m envcheck doctor --no-gpu --json 2>&-"],
+                                capture_output=True, text=True, timeout=120)
+    assert closed_err.returncode in (0, 1) and json.loads(closed_err.stdout)["schema_version"] == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -114,10 +115,11 @@ def test_escape_sequences_never_reach_the_terminal(capsys, tmp_path):
     assert "cutlass-not-importable" in out and "\x1b" not in out and "\x07" not in out and "pwned" not in out
 
 
-def test_a_huge_log_is_read_within_its_cap(policy):
-    reader = LogReader(io.BytesIO(b"noise\n" * 50_000 + b"No module named 'cutlass_api'\n"), max_bytes=100_000)
+def test_a_log_is_read_to_its_end_across_blocks(policy):
+    """The error on the last line of a log many blocks long is found (it was not, past 64 MiB: issue 15)."""
+    reader = LogReader(io.BytesIO(b"noise\n" * 50_000 + b"No module named 'cutlass_api'\n"), block=4096)
     found = scan(reader, Context("python3", policy, known=False))
-    assert found == () and reader.truncated and reader.lines_read == 100_000 // 6
+    assert [(f.cause.id, f.line) for f in found] == [("cutlass-api-missing", 50_001)] and reader.lines_read == 50_001
 
 
 def test_an_endless_line_is_cut_and_the_next_line_still_read(policy):
@@ -199,3 +201,182 @@ def test_a_bad_table_names_the_key(text, key):
 def test_a_good_row():
     (row,) = parse_signatures(GOOD, "sig.toml")
     assert row.id == "a-b" and row.checks == ("cuda.driver",) and row.search("axb")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading to the end (issue 15): blocks, over-long lines, devices, FIFOs
+
+
+def _reference_lines(data: bytes, max_line: int) -> list[str]:
+    """What LogReader must yield, computed the plain way: every line decoded, cleaned and cut."""
+    from envcheck.terminal import clean
+
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [clean(line[: max_line * 4].decode("utf-8", "replace")).replace("\t", " ")[:max_line] for line in lines]
+
+
+LOGS = [
+    b"",
+    b"one line without a newline",
+    b"a\nb\n\nc\n",
+    b"\n\n\n",
+    b"x" * 100 + b"\nshort\n" + b"y" * 37 + b"\n" + b"z" * 10,  # lines longer than the cap, at every offset
+    b"\x1b[31mred\x1b[0m\r\n\ttab\xc3\xa9\xe2\x80\x94\n\xff\xfe broken utf-8\n",
+    "é—€".encode() * 20 + b"\n" + b"q" * 8,  # a cut through a multibyte character
+]
+
+
+@pytest.mark.parametrize("data", LOGS)
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 7, 16, 64, 1 << 20])
+def test_blocks_of_any_size_read_the_same_lines(data, block):
+    reader = LogReader(io.BytesIO(data), max_line=8, block=block)
+    assert [line.text for line in reader] == _reference_lines(data, 8)
+    numbers = [line.number for line in LogReader(io.BytesIO(data), max_line=8, block=block)]
+    assert numbers == list(range(1, len(numbers) + 1)) and reader.lines_read == len(numbers)
+
+
+def test_dev_zero_keeps_memory_bounded():
+    """An endless line with no newline (/dev/zero's) is read past, never kept: the reader holds one block and a
+    cut line at most (explain refuses devices before this; the reader bounds memory on its own)."""
+    class Endless:
+        served = 0
+
+        def read(self, size):
+            self.served += size
+            return b"\0" * size if self.served < 64 << 20 else b""
+
+    reader = LogReader(Endless(), max_line=1024)
+    with pytest.raises(Exception, match="NUL bytes"):  # the first line is binary: refused, once cut at the cap
+        next(iter(reader.blocks()))
+
+
+def test_the_whole_block_search_never_misses_a_line_match():
+    """A block is searched whole before line by line: for every kind of pattern (alternatives, anchors, classes,
+    groups), a match on one line is found in the block too; patterns whose meaning changes beside a newline are
+    searched line by line only."""
+    import re
+
+    from envcheck.explain import _alternatives, _whole_block_patterns
+    from envcheck.smoke.signatures import SignatureRow
+
+    assert _alternatives("a|b(c|d)|[|]|\\\\|x") == ["a", "b(c|d)", "[|]", "\\\\", "x"]
+    assert _alternatives("[]|]x|y") == ["[]|]x", "y"] and _alternatives("[^]|]|z") == ["[^]|]", "z"]
+    lines = ["noise", "foo at the start", "in the middle: bar", "tail ends with baz", "PiPe|x", "q(1)"]
+    block = "\n".join(lines)
+    for pattern, line_only in [("^foo", False), ("baz$", False), ("bar|nothing", False), ("Pi[Pp]e\\|x", False),
+                               ("q\\(\\d\\)", False), ("\\Afoo", True), ("baz\\Z", True), ("(?<=: )bar", True),
+                               ("baz(?!\\s)", True), ("(?i)FOO", True)]:
+        row = SignatureRow("t", (re.compile(pattern),))
+        whole = _whole_block_patterns(row)
+        assert (whole is None) == line_only, pattern
+        if whole is not None:
+            assert any(p.search(block) for p in whole), pattern
+        assert any(row.search(line) for line in lines), pattern  # the table row matches some line by itself
+
+
+# One line for each alternative of each pattern of the table (a new row needs its lines here).
+TABLE_SAMPLES = {
+    "dsl-too-new": ["AttributeError: module 'cutlass.cute.nvgpu.cpasync' has no attribute 'ProxyKind'"],
+    "tvm-ffi-too-old": ["TypeError: make_kwargs_wrapper() got an unexpected keyword argument 'map_dataclass_to_tuple'"],
+    "dsl-libs-missing": ["RuntimeError: No CTK flavor installed: expected one or more of ..."],
+    "torch-missing": ["ModuleNotFoundError: No module named 'torch'"],
+    "cutlass-api-missing": ["ModuleNotFoundError: No module named 'cutlass_api.providers'"],
+    "cutlass-not-importable": ["ModuleNotFoundError: No module named 'cutlass.cute'"],
+    "cuda-driver": ["cudaErrorUnsupportedPtxVersion", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+                    "the PTX was compiled with an unsupported toolchain.",
+                    "CUDA driver version is insufficient for CUDA runtime version", "cudaErrorInsufficientDriver",
+                    "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+                    "forward compatibility was attempted on non supported HW",
+                    "The NVIDIA driver on your system is too old (found version 11040).",
+                    "cudaErrorSystemDriverMismatch", "system has unsupported display driver / cuda driver combination"],
+    "cuda-out-of-memory": ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "OutOfMemoryError"],
+    "no-cuda": ["SmokeNoCuda: no GPU", "AssertionError: Torch not compiled with CUDA enabled",
+                "RuntimeError: No CUDA GPUs are available", "RuntimeError: Found no NVIDIA driver on your system."],
+    "no-valid-choices": ["torch._inductor.exc.NoValidChoicesError: No choices to select", "No choices exist for mm"],
+    "fell-back": ["SmokeFellBack: Inductor picked triton"],
+    "wrong-result": ["SmokeWrongResult: max error 3.1"],
+}
+
+
+def test_every_row_of_the_table_is_found_through_the_whole_block_search(policy):
+    """The real table: every alternative of every pattern, buried in a block of noise, is found on its line."""
+    from envcheck.explain import _whole_block_patterns
+
+    assert set(TABLE_SAMPLES) == {s.id for s in SIGNATURES}
+    assert all(_whole_block_patterns(s.row) is not None for s in SIGNATURES)  # the fast path serves the whole table
+    for cause_id, lines in TABLE_SAMPLES.items():
+        for line in lines:
+            log = ("noise line\n" * 3000 + line + "\n" + "more noise\n" * 3000).encode()
+            found = scan(LogReader(io.BytesIO(log), block=8192), Context("python3", policy, known=False))
+            assert [f.line for f in found if f.cause.id == cause_id] == [3001], (cause_id, line)
+
+
+def envcheck(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "envcheck", *args], capture_output=True, text=True, timeout=120,
+                          **kwargs)
+
+
+def test_a_log_past_64_mib_is_read_to_its_last_line(tmp_path):
+    """A 65 MiB log whose only error is on its last line: found (it said "no known failure" and exited 0)."""
+    log = tmp_path / "big.log"
+    line = b"step 1234 | loss 2.31 | " + b"." * 1000 + b"\n"
+    with open(log, "wb") as out:
+        for _ in range((65 << 20) // len(line) // 1024 + 1):
+            out.write(line * 1024)
+        out.write(b"AttributeError: module 'cutlass.cute.nvgpu.cpasync' has no attribute 'ProxyKind'\n")
+    done = envcheck("explain", str(log), "--json")
+    shown = json.loads(done.stdout)
+    assert done.returncode == 1 and shown["causes"][0]["id"] == "dsl-too-new", done.stderr
+    assert shown["causes"][0]["evidence"]["line"] == shown["lines_read"] and shown["truncated"] is False
+
+
+@pytest.mark.parametrize("source, kind", [("/dev/zero", "a character device"), ("/dev/null", "a character device"),
+                                          (".", "a directory")])
+def test_a_device_or_a_directory_is_named_for_what_it_is(source, kind, tmp_path):
+    done = envcheck("explain", source, cwd=tmp_path)
+    assert done.returncode == 2 and f"{source}: {kind}, not a log" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "no such file" not in done.stderr
+
+
+def test_a_process_substitution_pipe_is_read():
+    """`envcheck explain <(cmd)`: the shell passes /dev/fd/N, a pipe whose writer is there from the start."""
+    read, write = os.pipe()
+    writer = subprocess.Popen(["sh", "-c", "sleep 1; echo \"ModuleNotFoundError: No module named 'cutlass_api'\""],
+                              stdout=write)
+    os.close(write)
+    try:
+        done = envcheck("explain", f"/dev/fd/{read}", pass_fds=(read,))
+    finally:
+        os.close(read)
+        writer.wait()
+    assert done.returncode == 1 and "cutlass-api-missing" in done.stdout, done.stderr
+
+
+def test_a_fifo_nothing_writes_to_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    done = envcheck("explain", str(fifo))
+    assert done.returncode == 2 and "a FIFO that nothing wrote to" in done.stderr and str(fifo) in done.stderr
+
+
+@pytest.mark.slow
+def test_a_fifo_whose_writer_is_silent_for_a_while_is_still_read(tmp_path):
+    """A writer that holds the FIFO open and writes after longer than the wait (a run that prints late)."""
+    from envcheck.explain import FIFO_WAIT_S
+
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"exec 3>'{fifo}'; sleep {FIFO_WAIT_S + 2}; "
+                                           "echo \"No module named 'torch'\" >&3"])
+    done = envcheck("explain", str(fifo))
+    writer.wait()
+    assert done.returncode == 1 and "torch-missing" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("stdin", ["/dev/zero", "/dev/urandom"])
+def test_a_device_as_standard_input_is_refused(stdin):
+    with open(stdin, "rb") as device:
+        done = envcheck("explain", stdin=device)
+    assert done.returncode == 2 and "standard input: a character device, not a log" in done.stderr

@@ -16,8 +16,9 @@ from envcheck.cli import main
 from envcheck.errors import UsageError
 from envcheck.fleet import diff, merge, read_node, read_nodes
 
-# Each test builds its own real venv with an editable cutlass_api (about 30 s on a 2-core machine).
-pytestmark = pytest.mark.slow
+# A test that builds its own real venv with an editable cutlass_api (about 30 s on a 2-core machine) is slow.
+slow = pytest.mark.slow
+DATA = Path(__file__).parent / "data" / "fleet"
 
 STACK = ("torch==2.11.0+cu130", "nvidia-cutlass-dsl==4.3.5", "apache-tvm-ffi==0.1.7", "torch-c-dlpack-ext==0.1.5",
          "nvidia-matmul-heuristics==0.1.0.27", "cuda-python==13.3.1")
@@ -60,6 +61,7 @@ def reports(node_venv, wheelhouse, tmp_path):
     return folder
 
 
+@slow
 def test_doctor_writes_a_host_object_and_anonymizes_the_hostname(node_venv, tmp_path):
     target, profile = node_venv
     assert doctor(target, profile, tmp_path / "a.json", "--anonymize") == 0
@@ -72,6 +74,7 @@ def test_doctor_writes_a_host_object_and_anonymizes_the_hostname(node_venv, tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left behind
 
 
+@slow
 def test_fleet_groups_nodes_by_outcome_counts_checks_and_names_outliers(reports, capsys):
     fleet = merge(read_nodes([reports]))
     assert [(len(g.nodes), g.failed) for g in fleet.groups] == [(3, False), (1, True), (1, True)]
@@ -94,6 +97,7 @@ def test_fleet_groups_nodes_by_outcome_counts_checks_and_names_outliers(reports,
     assert "### envcheck fleet: 2 of 5 nodes fail" in capsys.readouterr().out
 
 
+@slow
 def test_diff_names_the_regressions_first(reports, capsys):
     result = diff(read_node(reports / "node1.json"), read_node(reports / "node5.json"))
     assert result.exit_code == 1
@@ -113,6 +117,7 @@ def test_diff_names_the_regressions_first(reports, capsys):
     assert "| ❌ regression | `nvgemm.deps` | pass | fail |" in capsys.readouterr().out
 
 
+@slow
 def test_diff_a_report_against_a_lock_names_the_drift(reports, node_venv, wheelhouse, tmp_path, capsys):
     lock = tmp_path / "pylock.toml"
     target, profile = node_venv
@@ -147,6 +152,7 @@ def test_an_empty_folder_is_a_usage_error(tmp_path, capsys):
 # Node formats
 
 
+@slow
 def test_prom_textfile_reads_with_prometheus_clients_parser(node_venv, tmp_path):
     from prometheus_client.parser import text_string_to_metric_families
 
@@ -161,6 +167,7 @@ def test_prom_textfile_reads_with_prometheus_clients_parser(node_venv, tmp_path)
     assert info["torch"] == "2.11.0+cu130" and info["dsl"] == "4.3.5" and info["profile"] == "torch-2.11-nvgemm"
 
 
+@slow
 def test_npd_mode_prints_one_line_and_exits_0_1_or_2(node_venv, wheelhouse, tmp_path, capfd):
     target, profile = node_venv
     args = ["doctor", "--format", "npd", "--no-gpu", "--python", str(target), "--policy", str(profile)]
@@ -173,3 +180,141 @@ def test_npd_mode_prints_one_line_and_exits_0_1_or_2(node_venv, wheelhouse, tmp_
     assert line.startswith("nvgemm.deps fail") and line.count("\n") == 1
     assert main(["doctor", "--format", "npd", "--policy", str(tmp_path / "missing.toml")]) == 2
     assert capfd.readouterr().out.startswith("UNKNOWN: ")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Mistyped reports (issue 15): a finding about that node in fleet, exit 2 naming the file and key in diff
+
+
+WRONG = {"an object": {}, "an array": [1], "a string": "x", "an integer": 5, "a number": 1.5, "true or false": True,
+         "null": None}
+
+
+def _mutations(data, path=()):
+    """(path, how, value): every key of a report (and the first item of every array) given each other JSON type,
+    or removed."""
+    from envcheck.userfile import type_name
+
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield path + (key,), "missing", None
+            yield from _mutations(value, path + (key,))
+    elif isinstance(data, list) and data:
+        yield from _mutations(data[0], path + (0,))
+    if path:
+        for name, wrong in WRONG.items():
+            if name != type_name(data):
+                yield path, f"as {name}", wrong
+
+
+def _applied(data, path, how, value):
+    data = json.loads(json.dumps(data))
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    if how == "missing":
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return data
+
+
+def _spelled(path) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def _names_its_key(problem: str, file: Path, path, how) -> bool:
+    if (path, how) == (("checks",), "missing"):  # no checks at all: not a report
+        return problem.startswith(f"{file}: not a doctor report (no key checks)")
+    return problem.startswith(f"{file}: key {_spelled(path)} ")
+
+
+@pytest.fixture(scope="module")
+def mutated(tmp_path_factory):
+    """A folder of the real report (good.json) and each of its mutations (m<N>.json), and what each mutation was."""
+    folder = tmp_path_factory.mktemp("mutated")
+    real = json.loads((DATA / "h200-doctor14.json").read_text())
+    shutil.copy(DATA / "h200-doctor14.json", folder / "good.json")
+    cases = {}
+    for number, (path, how, value) in enumerate(_mutations(real)):
+        (folder / f"m{number:04d}.json").write_text(json.dumps(_applied(real, path, how, value)))
+        cases[f"m{number:04d}"] = (path, how)
+    return folder, cases
+
+
+def test_every_mistyped_field_is_a_finding_about_its_node_never_the_end_of_the_view(mutated):
+    """fleet over the real report and every mutation of it, through the real CLI in one run: the good node is in the
+    view, each mutation is either read (a key fleet does not read, or one it may miss) or "unreadable" naming its
+    file, its key and the type expected; the run itself never fails."""
+    import subprocess
+    import sys
+
+    folder, cases = mutated
+    assert len(cases) > 500
+    done = subprocess.run([sys.executable, "-m", "envcheck", "fleet", "--json", str(folder)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    view = json.loads(done.stdout)
+    assert view["nodes"] == len(cases) + 1 and "good" not in view["failed"]
+    assert any("good" in group["nodes"] and group["outcome"] == "all pass" for group in view["groups"])
+    unreadable = {u["node"]: u["problem"] for u in view["unreadable"]}
+    for node, problem in unreadable.items():
+        path, how = cases[node]
+        assert _names_its_key(problem, folder / f"{node}.json", path, how), (path, how, problem)
+    # What fleet reads: each of these keys, mistyped, makes the node unreadable (the issue's cases among them).
+    for read in ("checks", "checks[0]", "checks[0].id", "checks[0].status", "checks[0].found", "exit_code", "host",
+                 "host.gpus", "host.gpus[0]", "host.driver", "host.hostname", "facts", "facts.interpreter",
+                 "facts.interpreter.distributions", "facts.interpreter.distributions[0].name",
+                 "facts.interpreter.distributions[0].version", "facts.interpreter.torch",
+                 "facts.interpreter.torch.version", "facts.interpreter.torch.cuda", "facts.driver",
+                 "facts.driver.version", "profile.id", "smoke", "smoke.status", "smoke.summary"):
+        wrong = [node for node, (path, how) in cases.items() if _spelled(path) == read and how != "missing"
+                 and not (how == "as null" and read not in ("checks", "checks[0]", "checks[0].id", "checks[0].status",
+                                                            "exit_code", "host.gpus[0]",
+                                                            "facts.interpreter.distributions[0].name"))]
+        assert wrong and all(node in unreadable for node in wrong), read
+    text = subprocess.run([sys.executable, "-m", "envcheck", "fleet", str(folder)], capture_output=True, text=True,
+                          timeout=300)
+    assert text.returncode == 1 and "all pass" in text.stdout
+    for node, problem in unreadable.items():
+        assert f"unreadable: {problem}" in text.stdout
+
+
+def test_diff_names_the_file_and_the_key_of_every_mistyped_field(mutated):
+    """diff reads both sides as fleet does (read_node): a mutation it cannot read is a UsageError (exit 2) naming the
+    file and the key; any other is compared."""
+    folder, cases = mutated
+    good = read_node(folder / "good.json")
+    for node, (path, how) in cases.items():
+        try:
+            diff(good, read_node(folder / f"{node}.json"))
+        except UsageError as exc:
+            assert _names_its_key(str(exc), folder / f"{node}.json", path, how), (path, how, str(exc))
+
+
+@pytest.mark.parametrize("change, key, expected", [
+    (lambda d: d.update(checks=5), "checks", "an array, got an integer"),
+    (lambda d: d["host"].update(gpus=5), "host.gpus", "an array, got an integer"),
+    (lambda d: d["facts"].update(interpreter=[1]), "facts.interpreter", "an object, got an array"),
+    (lambda d: d["facts"].update(driver=[1]), "facts.driver", "an object, got an array"),
+    (lambda d: d["facts"]["interpreter"].update(distributions=5), "facts.interpreter.distributions",
+     "an array, got an integer"),
+])
+def test_the_issues_reports_through_the_cli(tmp_path, change, key, expected):
+    """fleet: the bad node is a finding and the good one is still judged (exit 1); diff: exit 2 naming file and key."""
+    import subprocess
+    import sys
+
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    shutil.copy(DATA / "h200-doctor14.json", good)
+    data = json.loads(good.read_text())
+    change(data)
+    bad.write_text(json.dumps(data))
+    fleet = subprocess.run([sys.executable, "-m", "envcheck", "fleet", str(good), str(bad)], capture_output=True,
+                           text=True, timeout=60)
+    assert fleet.returncode == 1 and "1 node : all pass" in fleet.stdout, fleet.stdout + fleet.stderr
+    assert f"unreadable: {bad}: key {key} expected {expected}" in fleet.stdout
+    done = subprocess.run([sys.executable, "-m", "envcheck", "diff", str(good), str(bad)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and f"{bad}: key {key} expected {expected}" in done.stderr
+    assert "Traceback" not in fleet.stderr + done.stderr

@@ -7,27 +7,32 @@ manifest says is a BundleError naming it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Optional
 
+from packaging.utils import parse_wheel_filename
+
 from ..errors import UsageError
 from ..gitsafe import check_git_values
 from ..lock.sources import sha256_of
-from ..userfile import read_text
+from ..userfile import expect, read_text, type_name
 
 __all__ = [
-    "BundleError", "Platform", "BundleFile", "CutlassEntry", "Manifest", "MANIFEST", "sha256_of", "read_manifest",
-    "write_manifest", "verify_tree",
+    "BundleError", "Platform", "BundleFile", "CutlassEntry", "Manifest", "MANIFEST", "ROLES", "sha256_of",
+    "read_manifest", "parse_manifest", "write_manifest", "verify_tree",
 ]
 
 MANIFEST = "manifest.json"
 SCHEMA = 1
 KIND = "envcheck-bundle"
 _HEX = re.compile(r"^[0-9a-f]{64}$")
+ROLES = ("wheel", "build", "lock", "git-bundle")  # build: the backend that installs cutlass_api from the git bundle
 
 
 class BundleError(UsageError):
@@ -90,7 +95,7 @@ class BundleFile:
     path: str  # relative, POSIX
     size: int
     sha256: str
-    role: str  # wheel, lock, git-bundle
+    role: str  # one of ROLES
 
     def to_json(self) -> dict:
         return {"path": self.path, "size": self.size, "sha256": self.sha256, "role": self.role}
@@ -142,13 +147,6 @@ def write_manifest(manifest: Manifest, folder: Path) -> Path:
     return path
 
 
-def _field(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
-    value = data.get(key)
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise BundleError(f"{where}: key '{key}' = {value!r}: expected a {kind.__name__}")
-    return value
-
-
 def _relative(path: str, where: str) -> str:
     pure = PurePosixPath(path)
     if not path or pure.is_absolute() or ".." in pure.parts or "\\" in path or path.startswith("-") or path == MANIFEST:
@@ -167,53 +165,93 @@ def read_json(path: Path, where: str) -> Any:
         raise BundleError(str(exc)) from None
     except ValueError as exc:
         raise BundleError(f"{where}: cannot be read as JSON ({exc}): corrupted") from None
+    except RecursionError:
+        raise BundleError(f"{where}: cannot be read as JSON (nested too deeply): corrupted") from None
 
 
 def read_manifest(folder: Path, where: Optional[str] = None) -> Manifest:
     where = where or str(folder / MANIFEST)
     if not os.path.lexists(folder / MANIFEST):
         raise BundleError(f"{where}: missing: this is not an envcheck bundle (no {MANIFEST})")
-    data = read_json(folder / MANIFEST, where)
-    if not isinstance(data, dict) or data.get("kind") != KIND or data.get("schema") != SCHEMA:
+    return parse_manifest(read_json(folder / MANIFEST, where), where)
+
+
+def parse_manifest(data: Any, where: str) -> Manifest:
+    """The one reading of a manifest. Every key write_manifest writes, of its type, and no other, at every level
+    (the dataclasses' fields are the schema); then what the values mean: the kind and schema, paths inside the
+    bundle, sha256s, roles, wheel file names, and the CUTLASS entry's git values and its file among the files."""
+    if not isinstance(data, dict):
+        raise BundleError(f"{where}: expected an object, got {type_name(data)}")
+    head = ("kind", "schema")
+    if data.get("kind") != KIND or type(data.get("schema")) is not int or data["schema"] != SCHEMA:  # not 1.0, true
         raise BundleError(f"{where}: expected kind {KIND!r} and schema {SCHEMA}")
-    platform = _field(data, "platform", dict, where)
-    files = []
-    for index, item in enumerate(_field(data, "files", list, where)):
-        spot = f"{where} files[{index}]"
-        if not isinstance(item, dict):
-            raise BundleError(f"{spot}: expected an object")
-        digest = _field(item, "sha256", str, spot)
-        if not _HEX.match(digest):
-            raise BundleError(f"{spot}: sha256 {digest!r}: expected 64 hex digits")
-        size = _field(item, "size", int, spot)
-        if size < 0:
-            raise BundleError(f"{spot}: size {size}: expected a size in bytes")
-        files.append(BundleFile(_relative(_field(item, "path", str, spot), spot), size, digest, _field(item, "role", str, spot)))
-    cutlass = data.get("cutlass")
-    entry = None
-    if cutlass is not None:
-        spot = f"{where} cutlass"
-        if not isinstance(cutlass, dict):
-            raise BundleError(f"{spot}: expected an object or null")
-        entry = CutlassEntry(*(_field(cutlass, k, str, spot) for k in ("file", "url", "branch", "commit", "subdir")))
+    manifest = _build(Manifest, {k: v for k, v in data.items() if k not in head}, where, "", also=head)
+    paths: set[str] = set()
+    for index, entry in enumerate(manifest.files):
+        spot = f"{where}: files[{index}]"
+        _relative(entry.path, spot)
+        if entry.path in paths:
+            raise BundleError(f"{spot}: {entry.path} is listed twice")
+        paths.add(entry.path)
+        if not _HEX.fullmatch(entry.sha256):
+            raise BundleError(f"{spot}: sha256 {entry.sha256[:80]!r}: expected 64 hex digits")
+        if entry.size < 0:
+            raise BundleError(f"{spot}: size {entry.size}: expected a size in bytes")
+        if entry.role not in ROLES:
+            raise BundleError(f"{spot}: role {entry.role[:80]!r}: expected one of {', '.join(ROLES)}")
+        if entry.role in ("wheel", "build"):
+            try:
+                parse_wheel_filename(PurePosixPath(entry.path).name)
+            except ValueError:
+                raise BundleError(f"{spot}: {entry.path[:200]!r} is not a wheel's file name "
+                                  "(name-version-python-abi-platform.whl)") from None
+    if manifest.cutlass is not None:
+        spot = f"{where}: cutlass"
+        entry = manifest.cutlass
         _relative(entry.file, spot)
         try:
             check_git_values(entry.branch, entry.commit, entry.subdir)
         except ValueError as exc:
             raise BundleError(f"{spot}: {exc}") from None
-    return Manifest(
-        profile=_field(data, "profile", str, where),
-        platform=Platform(
-            _field(platform, "python_version", str, f"{where} platform"), _field(platform, "implementation", str, f"{where} platform"),
-            _field(platform, "system", str, f"{where} platform"), _field(platform, "machine", str, f"{where} platform"),
-            tuple(str(t) for t in platform.get("tags") or ()),
-        ),
-        files=tuple(files),
-        cutlass=entry,
-        without=tuple(str(w) for w in data.get("without") or ()),
-        created_by=str(data.get("created_by", "")),
-        notes=tuple(str(n) for n in data.get("notes") or ()),
-    )
+        if not any(f.path == entry.file and f.role == "git-bundle" for f in manifest.files):
+            raise BundleError(f"{spot}: file {entry.file[:200]!r} is not among the files[] as a git-bundle")
+    return manifest
+
+
+def _build(cls: type, data: Any, where: str, key: str, also: tuple[str, ...] = ()) -> Any:
+    """cls from a JSON object whose keys are exactly cls's fields (to_json's names), each of its field's type (`also`:
+    keys read already, named in the message)."""
+    if key:
+        expect(data, dict, where, key, BundleError)
+    names = [f.name for f in dataclasses.fields(cls)]
+    unknown = [k for k in data if k not in names]
+    if unknown:
+        raise BundleError(f"{where}: unknown key {_joined(key, unknown[0])!r}: expected only {', '.join(also + tuple(names))}"
+                          + (f" in {key}" if key else ""))
+    missing = [name for name in names if name not in data]
+    if missing:
+        raise BundleError(f"{where}: key {_joined(key, missing[0])!r} is missing")
+    hints = typing.get_type_hints(cls)
+    return cls(**{name: _typed(data[name], hints[name], where, _joined(key, name)) for name in names})
+
+
+def _typed(value: Any, kind: Any, where: str, key: str) -> Any:
+    """value as `kind`: str, int, tuple[X, ...] (from an array), Optional[X] (null allowed), or a dataclass."""
+    if typing.get_origin(kind) is typing.Union:  # Optional[X]
+        if value is None:
+            return None
+        (kind,) = [k for k in typing.get_args(kind) if k is not type(None)]
+    if dataclasses.is_dataclass(kind):
+        return _build(kind, value, where, key)
+    if typing.get_origin(kind) is tuple:
+        item = typing.get_args(kind)[0]
+        return tuple(_typed(v, item, where, f"{key}[{i}]") for i, v in enumerate(expect(value, list, where, key, BundleError)))
+    return expect(value, kind, where, key, BundleError)
+
+
+def _joined(key: str, name: str) -> str:
+    name = name if len(name) <= 80 else name[:80] + "..."
+    return f"{key}.{name}" if key else name
 
 
 def verify_tree(folder: Path, manifest: Manifest, name: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Mapping, Optional
 
 from ..errors import UsageError
-from ..userfile import read_toml
+from ..userfile import expect, read_toml
 from .manifest import MANIFEST, BundleError, Manifest, read_manifest, sha256_of, verify_tree
 from .parts import SUFFIX, read_index, reassemble
 
@@ -115,21 +115,35 @@ def _check_lock(folder: Path, manifest: Manifest, name: str) -> None:
         data = read_toml(folder / locks[0].path, f"{name}: {locks[0].path}")
     except UsageError as exc:  # unreadable, too big, not TOML: the bundle's fault
         raise BundleError(str(exc)) from None
-    known: dict[str, set[str]] = {}
-    for package in data.get("packages", []) if isinstance(data, dict) else []:
-        for wheel in package.get("wheels", []) if isinstance(package, dict) else []:
-            if not isinstance(wheel, dict):
-                continue
-            file_name = wheel.get("name") or PurePosixPath(str(wheel.get("url") or wheel.get("path") or "")).name
-            digest = (wheel.get("hashes") or {}).get("sha256")
-            if file_name and digest:
-                known.setdefault(file_name, set()).add(digest)
+    known = _locked_hashes(data, f"{name}: {locks[0].path}")
     for entry in manifest.of("wheel"):
         wanted = known.get(PurePosixPath(entry.path).name)
         if wanted is None:
             raise BundleError(f"{name}: {entry.path} is not a wheel the lock names: not installed from this bundle")
         if entry.sha256 not in wanted:
             raise BundleError(f"{name}: {entry.path} does not match the lock's sha256 for it: corrupted or replaced")
+
+
+def _locked_hashes(data: dict, where: str) -> dict[str, set[str]]:
+    """Each wheel file name the lock names, with its sha256s. Every key on the way is of its type (PEP 751), or a
+    BundleError naming it: the lock came with the bundle, it is data like the rest."""
+
+    def typed(value, kind: type, key: str, default):
+        return default if value is None else expect(value, kind, where, key, BundleError, toml=True)
+
+    known: dict[str, set[str]] = {}
+    for i, package in enumerate(typed(data.get("packages"), list, "packages", [])):
+        package = typed(package, dict, f"packages[{i}]", {})
+        for j, wheel in enumerate(typed(package.get("wheels"), list, f"packages[{i}].wheels", [])):
+            key = f"packages[{i}].wheels[{j}]"
+            wheel = typed(wheel, dict, key, {})
+            location = next((typed(wheel.get(k), str, f"{key}.{k}", "") for k in ("name", "url", "path") if wheel.get(k)), "")
+            hashes = typed(wheel.get("hashes"), dict, f"{key}.hashes", {})
+            digest = typed(hashes.get("sha256"), str, f"{key}.hashes.sha256", "")
+            file_name = PurePosixPath(location).name
+            if file_name and digest:
+                known.setdefault(file_name, set()).add(digest)
+    return known
 
 
 def check_platform(opened: OpenedBundle, markers: Mapping[str, str], python: str) -> None:

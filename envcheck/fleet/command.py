@@ -29,6 +29,10 @@ def run_diff(a: Path, b: Path, *, output_format: str = "table", as_json: bool = 
 
 def run_fleet(reports: Sequence[Path], *, output_format: str = "table", as_json: bool = False, output: Optional[Path] = None) -> int:
     fmt = _format(output_format, as_json)
-    fleet = merge(read_nodes(list(reports)))
+    nodes = read_nodes(list(reports))
+    if all(node.problem for node in nodes):
+        more = f" (and {len(nodes) - 1} more unreadable)" if len(nodes) > 1 else ""
+        raise UsageError(f"no report could be read: {nodes[0].problem}{more}")
+    fleet = merge(nodes)
     emit(render_fleet(fleet, fmt), output)
     return fleet.exit_code

@@ -39,8 +39,8 @@ class Outlier:
 
 @dataclass(frozen=True)
 class Fleet:
-    nodes: tuple[Node, ...]
-    groups: tuple[Group, ...]  # largest first
+    nodes: tuple[Node, ...]  # every node, the unreadable ones too
+    groups: tuple[Group, ...]  # of the readable nodes, largest first
     checks: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # check id -> (status, count), report order
     outliers: tuple[Outlier, ...]
     smoke: tuple[tuple[str, int], ...]  # smoke status -> count ("none" where a report has no smoke run)
@@ -49,6 +49,10 @@ class Fleet:
     @property
     def failed(self) -> tuple[str, ...]:
         return tuple(n.name for n in self.nodes if n.failed)
+
+    @property
+    def unreadable(self) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.problem)
 
     @property
     def exit_code(self) -> int:
@@ -78,6 +82,9 @@ def outcome_text(key: tuple[str, ...], members: list[Node]) -> str:
 
 
 def merge(nodes: tuple[Node, ...]) -> Fleet:
+    """The view of the nodes. Unreadable ones fail and are listed apart: groups, counts and the majority are the
+    readable nodes'."""
+    every, nodes = nodes, tuple(n for n in nodes if not n.problem)
     grouped: dict[tuple[str, ...], list[Node]] = {}
     for node in nodes:
         grouped.setdefault(outcome_key(node), []).append(node)
@@ -97,11 +104,11 @@ def merge(nodes: tuple[Node, ...]) -> Fleet:
     checks = tuple((id_, tuple((s, counts[id_][s]) for s in statuses if counts[id_][s])) for id_ in order)
     majority: list[tuple[str, str]] = []
     outliers: list[Outlier] = []
-    for fact, read in FACTS:
+    for fact, read in FACTS if nodes else ():
         values = Counter(read(n) for n in nodes)
         common, count = values.most_common(1)[0]
         majority.append((fact, common))
         if len(values) > 1:
             outliers.extend(Outlier(n.name, fact, read(n), common) for n in nodes if read(n) != common)
     smoke = Counter(n.smoke or "none" for n in nodes)
-    return Fleet(nodes, groups, checks, tuple(outliers), tuple(sorted(smoke.items())), tuple(majority))
+    return Fleet(every, groups, checks, tuple(outliers), tuple(sorted(smoke.items())), tuple(majority))

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import UsageError
-from ..model import canonical_name
-from ..userfile import parse_toml, read_text
+from ..model import Status, canonical_name
+from ..userfile import expect, parse_toml, read_text
 
-__all__ = ["Node", "read_node", "read_nodes", "MAX_BYTES"]
+__all__ = ["Node", "NodeError", "read_node", "read_nodes", "MAX_BYTES"]
 
 MAX_BYTES = 64 * 1024 * 1024  # a doctor report is tens of kilobytes; anything far larger is not one
 DSL = "nvidia-cutlass-dsl"
@@ -22,7 +22,8 @@ DSL = "nvidia-cutlass-dsl"
 
 @dataclass(frozen=True)
 class Node:
-    """One environment: a doctor report (kind "report") or a lock (kind "lock", no checks)."""
+    """One environment: a doctor report (kind "report"), a lock (kind "lock", no checks), or a file fleet could not
+    read (kind "unreadable": a finding about that node, never the end of the fleet view)."""
 
     name: str  # the file's stem: `reports/%N.json` names it after the node
     path: str
@@ -38,10 +39,12 @@ class Node:
     hostname: str = ""
     smoke: str = ""  # the smoke status, "" when there was no smoke run
     smoke_summary: str = ""
+    problem: str = ""  # kind "unreadable": why the file could not be read as a report (it names the file and key)
 
     @property
     def failed(self) -> bool:
-        return self.exit_code not in (None, 0)
+        """A failing report, or one that could not be read: neither says the node works."""
+        return bool(self.problem) or self.exit_code not in (None, 0)
 
     def status_of(self, check: str) -> Optional[str]:
         return next((status for id_, status, _ in self.checks if id_ == check), None)
@@ -60,46 +63,83 @@ def _gpus_text(names: list) -> str:
         return ""
     counts: dict[str, int] = {}
     for name in names:
-        counts[str(name)] = counts.get(str(name), 0) + 1
+        counts[name] = counts.get(name, 0) + 1
     return ", ".join(f"{n}x {name}" for name, n in counts.items())
 
 
-def _get(data: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, dict):
+class NodeError(UsageError):
+    """A report or lock that diff and fleet cannot read: names the file, the key and what was expected (exit 2 in
+    diff; in fleet, a finding about that node)."""
+
+
+_STATUSES = tuple(status.value for status in Status)
+
+
+class _Fields:
+    """The keys of one report that diff and fleet read, each of its JSON type: any other is a NodeError naming the
+    file and the key's path from the report's top ("facts.interpreter.torch"). Absent and null are one: nothing."""
+
+    def __init__(self, where: str, toml: bool = False):
+        self.where, self.toml = where, toml
+
+    def get(self, obj: dict, key: str, path: str, kind: type, required: bool = False) -> Any:
+        value = obj.get(key)
+        if value is None and not required:
             return None
-        data = data.get(key)
-    return data
+        return expect(value, kind, self.where, path, NodeError, self.toml, present=key in obj)
+
+    def object(self, obj: dict, key: str, path: str) -> dict:
+        return self.get(obj, key, path, dict) or {}
+
+    def text(self, obj: dict, key: str, path: str, choices: tuple[str, ...] = (), required: bool = False) -> str:
+        value = self.get(obj, key, path, str, required)
+        if value is None:
+            return ""
+        if choices and value not in choices:
+            raise NodeError(f"{self.where}: key {path} is {value[:40]!r}: expected one of {', '.join(choices)}")
+        return value
+
+    def items(self, obj: dict, key: str, path: str, kind: type, required: bool = False) -> list:
+        """The array at key (nothing: empty), each item of kind."""
+        return [self.get({key: item}, key, f"{path}[{index}]", kind, required=True)
+                for index, item in enumerate(self.get(obj, key, path, list, required) or [])]
 
 
 def _from_report(data: dict, path: Path) -> Node:
-    where = f"{path}"
+    """Every key diff and fleet compare, read through one _Fields: a mistyped one names itself."""
+    read = _Fields(str(path))
     checks = []
-    for item in data.get("checks") or []:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not isinstance(item.get("status"), str):
-            raise UsageError(f"{where}: key checks: expected a list of {{id, status, found}} objects")
-        checks.append((item["id"], item["status"], str(item.get("found", ""))))
-    interpreter = _get(data, "facts", "interpreter") or {}
-    packages = tuple(
-        (canonical_name(d["name"]), str(d.get("version", "")))
-        for d in (interpreter.get("distributions") or [])
-        if isinstance(d, dict) and isinstance(d.get("name"), str)
-    )
-    torch = interpreter.get("torch") if isinstance(interpreter.get("torch"), dict) else {}
-    host = data.get("host") if isinstance(data.get("host"), dict) else {}
-    driver = _get(data, "facts", "driver") or {}
-    gpus = host.get("gpus") or [g.get("name") for g in (driver.get("gpus") or []) if isinstance(g, dict)]
-    smoke = data.get("smoke") if isinstance(data.get("smoke"), dict) else {}
-    exit_code = data.get("exit_code")
-    if not isinstance(exit_code, int):
-        raise UsageError(f"{where}: key exit_code: expected an integer (is this a doctor --json report?)")
-    profile = data.get("profile", "")  # schema 2: {id, reason, source, verified}; schema 1: the id
+    for index, item in enumerate(read.items(data, "checks", "checks", dict, required=True)):
+        where = f"checks[{index}]"
+        checks.append((read.text(item, "id", f"{where}.id", required=True),
+                       read.text(item, "status", f"{where}.status", _STATUSES, required=True),
+                       read.text(item, "found", f"{where}.found")))
+    exit_code = read.get(data, "exit_code", "exit_code", int, required=True)
+    facts = read.object(data, "facts", "facts")
+    interpreter = read.object(facts, "interpreter", "facts.interpreter")
+    packages = []
+    for index, item in enumerate(read.items(interpreter, "distributions", "facts.interpreter.distributions", dict)):
+        where = f"facts.interpreter.distributions[{index}]"
+        packages.append((canonical_name(read.text(item, "name", f"{where}.name", required=True)),
+                         read.text(item, "version", f"{where}.version")))
+    torch = read.object(interpreter, "torch", "facts.interpreter.torch")
+    host = read.object(data, "host", "host")
+    driver = read.object(facts, "driver", "facts.driver")
+    # Both sources are read, so that a mistyped one is named whether or not the other stands in for it.
+    gpus = read.items(host, "gpus", "host.gpus", str)
+    driver_gpus = [read.text(gpu, "name", f"facts.driver.gpus[{index}].name")
+                   for index, gpu in enumerate(read.items(driver, "gpus", "facts.driver.gpus", dict))]
+    driver_version = read.text(driver, "version", "facts.driver.version")
+    smoke = read.object(data, "smoke", "smoke")
+    profile = data.get("profile")  # schema 2: {id, reason, source, verified}; schema 1: the id
+    profile_id = read.text(profile, "id", "profile.id") if isinstance(profile, dict) else read.text(data, "profile", "profile")
     return Node(
-        name=path.stem, path=str(path), kind="report", exit_code=exit_code,
-        profile=str(profile.get("id", "") if isinstance(profile, dict) else profile),
-        checks=tuple(checks), packages=packages, torch=str(torch.get("version") or ""), torch_cuda=str(torch.get("cuda") or ""),
-        driver=str(host.get("driver") or driver.get("version") or ""), gpus=_gpus_text(gpus),
-        hostname=str(host.get("hostname") or ""), smoke=str(smoke.get("status") or ""), smoke_summary=str(smoke.get("summary") or ""),
+        name=path.stem, path=str(path), kind="report", exit_code=exit_code, profile=profile_id,
+        checks=tuple(checks), packages=tuple(packages), torch=read.text(torch, "version", "facts.interpreter.torch.version"),
+        torch_cuda=read.text(torch, "cuda", "facts.interpreter.torch.cuda"),
+        driver=read.text(host, "driver", "host.driver") or driver_version,
+        gpus=_gpus_text(gpus or driver_gpus), hostname=read.text(host, "hostname", "host.hostname"),
+        smoke=read.text(smoke, "status", "smoke.status", _STATUSES), smoke_summary=read.text(smoke, "summary", "smoke.summary"),
     )
 
 
@@ -108,11 +148,13 @@ def _from_lock(data: dict, path: Path) -> Node:
 
     lock = validate(data, str(path))
     packages = tuple((canonical_name(p.name), str(p.version)) for p in lock.packages if p.version is not None)
-    tool = _get(data, "tool", "envcheck") or {}
+    read = _Fields(str(path), toml=True)
+    tool = read.object(read.object(data, "tool", "tool"), "envcheck", "tool.envcheck")
     versions = dict(packages)
     return Node(
-        name=path.stem, path=str(path), kind="lock", profile=str(tool.get("profile", "")), exit_code=None, checks=(),
-        packages=packages, torch=versions.get("torch", ""), torch_cuda=str(_get(tool, "cuda", "torch-cuda") or ""),
+        name=path.stem, path=str(path), kind="lock", profile=read.text(tool, "profile", "tool.envcheck.profile"),
+        exit_code=None, checks=(), packages=packages, torch=versions.get("torch", ""),
+        torch_cuda=read.text(read.object(tool, "cuda", "tool.envcheck.cuda"), "torch-cuda", "tool.envcheck.cuda.torch-cuda"),
     )
 
 
@@ -134,7 +176,8 @@ def read_node(path: Path) -> Node:
 
 
 def read_nodes(paths: list[Path]) -> tuple[Node, ...]:
-    """Reports from files and folders (every *.json in a folder, sorted), each read once."""
+    """Reports from files and folders (every *.json in a folder, sorted), each read once. A file that cannot be read
+    as a report is a node of kind "unreadable" that says why; the others are read all the same."""
     files: list[Path] = []
     for path in paths:
         path = Path(path)
@@ -147,4 +190,12 @@ def read_nodes(paths: list[Path]) -> tuple[Node, ...]:
             files.append(path)
     if not files:
         raise UsageError("no reports given: pass report files or folders of them")
-    return tuple(read_node(p) for p in dict.fromkeys(files))
+    return tuple(_read_or_unreadable(p) for p in dict.fromkeys(files))
+
+
+def _read_or_unreadable(path: Path) -> Node:
+    try:
+        return read_node(path)
+    except UsageError as exc:
+        return Node(name=path.stem, path=str(path), kind="unreadable", profile="", exit_code=None, checks=(),
+                    packages=(), problem=str(exc))

@@ -60,8 +60,11 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
             "majority": dict(fleet.majority),
             "outliers": [dataclasses.asdict(o) for o in fleet.outliers],
             "smoke": dict(fleet.smoke),
+            "unreadable": [{"node": n.name, "path": n.path, "problem": n.problem} for n in fleet.unreadable],
         }, indent=2) + "\n"
     verdict = f"{len(fleet.failed)} of {total} nodes fail" if fleet.failed else f"all {total} nodes pass"
+    if fleet.unreadable:
+        verdict += f" ({len(fleet.unreadable)} unreadable)"
     if fmt == "markdown":
         lines = [f"### envcheck fleet: {verdict}", "", "| nodes | outcome | which |", "|---|---|---|"]
         lines += [f"| {len(g.nodes)} | {'❌ ' if g.failed else ''}{_cell(g.outcome)} | {_cell(_nodes(g.nodes))} |" for g in fleet.groups]
@@ -70,6 +73,9 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
         if fleet.outliers:
             lines += ["", "| outlier | fact | value | majority |", "|---|---|---|---|"]
             lines += [f"| {o.node} | {o.fact} | {_cell(o.value)} | {_cell(o.majority)} |" for o in fleet.outliers]
+        if fleet.unreadable:
+            lines += ["", "| ❌ unreadable | why |", "|---|---|"]
+            lines += [f"| {_cell(n.name)} | unreadable: {_cell(n.problem)} |" for n in fleet.unreadable]
         lines += ["", "Smoke: " + ", ".join(f"{n} {s}" for s, n in fleet.smoke)]
         return "\n".join(lines) + "\n"
     lines = [f"{total} nodes", ""]
@@ -82,5 +88,8 @@ def render_fleet(fleet: Fleet, fmt: str) -> str:
     if fleet.outliers:
         lines += ["", "outliers (differ from the majority):"]
         lines += [f"  {o.node}: {o.fact} {o.value or '(none)'} (majority: {o.majority or '(none)'})" for o in fleet.outliers]
+    if fleet.unreadable:
+        lines += ["", f"unreadable ({len(fleet.unreadable)} node{'s' if len(fleet.unreadable) != 1 else ''}: FAIL):"]
+        lines += [f"  unreadable: {n.problem}" for n in fleet.unreadable]
     lines += ["", "smoke: " + ", ".join(f"{n} {s}" for s, n in fleet.smoke), "", verdict + "."]
     return "\n".join(lines) + "\n"

@@ -23,7 +23,6 @@ from packaging.version import InvalidVersion, Version
 
 from .. import child_process, paths, shell
 from ..child_process import ChildEnd, run_child
-from ..errors import UsageError
 from ..userfile import emit
 from ..model import Facts, Remedy, SmokeResult, Status, Toolkit
 from ..policy import Policy
@@ -44,7 +43,6 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 DEFAULT_TIMEOUT = 300.0
-MAX_TIMEOUT = 7 * 24 * 3600.0  # a week: beyond this a time limit is a typo
 LOOKUP_MARKER = "envcheck-kernel-lookup.json"  # the stack on which Inductor's full kernel enumeration worked
 
 @dataclass(frozen=True)
@@ -314,8 +312,6 @@ def smoke_command(
 ) -> int:
     """`envcheck smoke`: gather, run, print (or write `output` atomically). 0 pass or warn; 1 fail, or skipped
     (no GPU) unless allow_skip. library: `--library`, the profile's kernel library called directly, not Inductor."""
-    if not (0 < timeout <= MAX_TIMEOUT):  # nan fails every comparison
-        raise UsageError(f"--timeout {timeout:g}: expected a number of seconds above 0 and at most {MAX_TIMEOUT:g}")
     err = err or sys.stderr
     from ..doctor import gather_selected
     from ..gather import Gatherers

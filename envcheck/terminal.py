@@ -1,0 +1,163 @@
+"""What envcheck writes to standard output and standard error: the one edge where text reaches a terminal.
+
+Text from data (a profile's title, a lock's package names, a node report's findings, a user's log) can hold escape
+sequences that clear the screen, move the cursor, rewrite a line after `\\r` (a forged PASS), write the clipboard
+(OSC 52) or set the window title. `clean` removes them, and every other control character but newline and tab, and
+the Unicode direction overrides that make text read differently from what it is. `guarded` puts a `TerminalStream`
+in front of sys.stdout and sys.stderr for the whole command, so that nothing a command prints can forget it.
+
+envcheck's own colours survive: `paint` makes the only escape sequences the streams let through (select graphic
+rendition: a colour, dim, reset), so the worst the same bytes in data can do is recolour text, never hide it, move
+the cursor or write anywhere. JSON output needs none of this (json.dumps escapes every control character), and is
+unchanged by it.
+
+A stream that cannot be written (a pipe whose reader has gone, a full disk) raises OutputError, which the CLI turns
+into an exit code without a traceback. Text a stream cannot encode (PYTHONIOENCODING=ascii) is written with
+backslash escapes instead of failing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import sys
+from typing import Iterator, Optional, TextIO
+
+__all__ = ["clean", "paint", "COLOURS", "OutputError", "TerminalStream", "guarded", "silence"]
+
+# Select graphic rendition, the only sequences envcheck writes itself (render's status labels).
+COLOURS = {"green": "32", "yellow": "33", "red": "31", "dim": "2", "magenta": "35"}
+_RESET = "\x1b[0m"
+_OWN = frozenset({f"\x1b[{code}m" for code in COLOURS.values()} | {_RESET})
+
+# Escape sequences (ECMA-48): CSI (ESC [ ... final), strings (OSC, DCS, SOS, PM, APC: up to BEL, ST or the end of
+# the line), two-character ones (ESC c, ESC 7, ESC D ...), and their 8-bit C1 forms.
+_SEQUENCE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])"
+    r"|\x9b[0-?]*[ -/]*[@-~]|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c\n]*(?:\x07|\x9c|\x1b\\)?"
+)
+_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # the common one (colours), alone: Python's re finds it five times faster
+_INTRODUCERS = "\x1b\x9b\x90\x98\x9d\x9e\x9f"
+# Every control character left (C0 but tab and newline, DEL, C1), and the direction overrides and isolates.
+_CONTROLS = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F),
+                           *range(0x2066, 0x206A)])
+
+
+def clean(text: str, keep_own: bool = False) -> str:
+    """text without escape sequences or control characters, but newlines and tabs. keep_own: envcheck's own colours
+    (made by `paint`) are kept; a stream does that, a reader of data does not."""
+    if not any(c in text for c in _INTRODUCERS):
+        return text.translate(_CONTROLS)
+    if not keep_own:
+        text = _CSI.sub("", text)
+        if any(c in text for c in _INTRODUCERS):
+            text = _SEQUENCE.sub("", text)
+        return text.translate(_CONTROLS)
+    parts, start = [], 0
+    for found in _SEQUENCE.finditer(text):
+        parts.append(text[start:found.start()].translate(_CONTROLS))
+        if found.group() in _OWN:
+            parts.append(found.group())
+        start = found.end()
+    parts.append(text[start:].translate(_CONTROLS))
+    return "".join(parts)
+
+
+def paint(text: str, colour: str) -> str:
+    """text in one of COLOURS, for a terminal."""
+    return f"\x1b[{COLOURS[colour]}m{text}{_RESET}"
+
+
+class OutputError(Exception):
+    """Standard output or standard error could not be written: its reader has gone (EPIPE) or its disk is full."""
+
+    def __init__(self, name: str, error: OSError):
+        super().__init__(f"cannot write {name}: {(error.strerror or str(error)).lower()}")
+        self.name, self.errno = name, error.errno
+
+    @property
+    def broken_pipe(self) -> bool:
+        return self.errno == errno.EPIPE
+
+
+class TerminalStream:
+    """A text stream in front of sys.stdout or sys.stderr: what is written is cleaned (while `cleaning`), and a
+    failure to write or flush is an OutputError naming the stream. It has no `buffer`, so that no writer can go
+    around it with bytes. A stream that was closed before envcheck started (`>&-`: Python's None) fails on the first
+    write, or, where its text is only diagnostics (`2>&-`, discard=True), takes it without a word."""
+
+    def __init__(self, stream: Optional[TextIO], name: str, discard: bool = False):
+        self.stream, self.name, self.discard, self.cleaning = stream, name, discard, True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if self.stream is None:
+            if self.discard:
+                return len(text)
+            raise OutputError(self.name, OSError(errno.EBADF, "It is closed"))
+        try:
+            self.stream.write(clean(text, keep_own=True) if self.cleaning else text)
+        except OSError as exc:
+            raise OutputError(self.name, exc) from None
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if self.stream is None:
+            return
+        try:
+            self.stream.flush()
+        except OSError as exc:
+            raise OutputError(self.name, exc) from None
+
+    def isatty(self) -> bool:
+        return self.stream is not None and self.stream.isatty()
+
+    def __getattr__(self, name: str):
+        if name == "buffer":
+            raise AttributeError(name)
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def guarded() -> Iterator[tuple[TerminalStream, TerminalStream]]:
+    """sys.stdout and sys.stderr behind TerminalStreams for the block (and given back after it). Text they cannot
+    encode is written with backslash escapes."""
+    saved = sys.stdout, sys.stderr
+    streams = []
+    for stream, name, discard in ((sys.stdout, "standard output", False), (sys.stderr, "standard error", True)):
+        if isinstance(stream, TerminalStream):  # main called from inside main (a test): guarded already
+            streams.append(stream)
+            continue
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(Exception):  # a stream that cannot change its error handler keeps its own
+                reconfigure(errors="backslashreplace")
+        streams.append(TerminalStream(stream, name, discard))
+    sys.stdout, sys.stderr = streams
+    try:
+        yield streams[0], streams[1]
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def silence(stream: Optional[TextIO]) -> None:
+    """Point the file descriptor of a stream that can no longer be written at /dev/null, so that the interpreter's
+    last flush at exit cannot fail again (the Python documentation's recipe for SIGPIPE)."""
+    try:
+        fd = stream.fileno() if stream is not None else -1
+    except (AttributeError, OSError, ValueError):
+        return
+    if fd < 0:
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
