@@ -4,8 +4,12 @@ A new checkout is built in a sibling folder and renamed into place when it is co
 a half-made checkout behind (the next run removes the leftover folder and starts again). An existing checkout is moved
 to the pinned commit only when it is clean and is CUTLASS; a dirty one is never touched.
 
-Every git argument is either a constant or a value checked here (URL scheme, 40-hex commit, branch and path shapes
-come checked from the policy), and no git call goes through a shell.
+git fetches only inside `online()`: everywhere else every transport is refused, so that git cannot fetch a missing
+object on its own with the checkout's own upload-pack program. Every git argument is either a constant or a value
+checked here (URL scheme, 40-hex commit, branch and path shapes
+come checked from the policy; a remote's name or a branch read from the checkout is used only when it is a plain
+name, after `--`), no git call goes through a shell, and none enters a submodule (whose own configuration is not
+read: envcheck.gitsafe).
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
-from ..gather.checkout import changed_paths
-from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, gitpython, init_repo, open_repo,
-                      upload_pack)
+from ..gather.checkout import changed_paths, status_entries
+from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, configured, control_characters,
+                       gitpython, init_repo, online, open_repo, upload_pack)
 from .clone import PARTIAL as _PARTIAL, git_commands
 
 __all__ = [
@@ -35,7 +39,8 @@ __all__ = [
     "git_commands",
 ]
 
-CUTLASS_MARKER = "include/cutlass/cutlass.h"  # in every CUTLASS commit's tree; readable without blobs
+CUTLASS_MARKER = "include/cutlass/cutlass.h"
+_SHA = re.compile(r"^[0-9a-f]{40}$")  # in every CUTLASS commit's tree; readable without blobs
 # What building and installing cutlass_api editable leaves in the work tree: not a change to the checkout.
 _EXCLUDES = ("*.egg-info/", "__pycache__/", "/python/*/build/")
 
@@ -96,12 +101,25 @@ def _repo(path: Path):
 
 
 def _is_repo_root(path: Path) -> bool:
+    """path is the top folder of a work tree, as GitPython and git itself both see it (a core.worktree elsewhere,
+    which GitPython does not always read, makes it not)."""
     git = gitpython()
     try:
-        repo = git.Repo(path)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        repo = open_repo(path)
+        top = repo.git.rev_parse("--show-toplevel")
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError):
         return False
-    return Path(repo.working_tree_dir or "").resolve() == path.resolve()
+    finally:
+        if "repo" in locals():
+            repo.close()
+    return Path(repo.working_tree_dir or "").resolve() == path.resolve() == Path(top).resolve()
+
+
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")  # a remote or branch name read from a checkout, not an option
+
+
+def _plain(name: Optional[str]) -> bool:
+    return bool(name) and bool(_PLAIN.fullmatch(name)) and ".." not in name
 
 
 def read_state(path: str | Path, branch: str) -> CheckoutState:
@@ -124,7 +142,7 @@ def read_state(path: str | Path, branch: str) -> CheckoutState:
 
 def _dirty(repo) -> tuple[str, ...]:
     """Local changes as doctor counts them (install byproducts such as *.egg-info are not changes)."""
-    return tuple(changed_paths(repo.git.status("--porcelain", "--untracked-files=normal")))
+    return tuple(changed_paths(repo.git.status("--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")))
 
 
 def _objects_bytes(git_dir: Path) -> int:
@@ -190,6 +208,9 @@ def fetch(
     check_git_values(branch, commit, subdir)
     url = checked_url(url)
     dest = Path(dest).expanduser().absolute()
+    if control_characters(str(dest)):
+        raise CheckoutRefused(f"{str(dest)!r} has a control character ({control_characters(str(dest))}) in its path: "
+                              "choose another folder with --cutlass-dir.")
     started = time.monotonic()
     for leftover in dest.parent.glob(f"{dest.name}{_PARTIAL}*") if dest.parent.is_dir() else ():
         shutil.rmtree(leftover, ignore_errors=True)  # ours, from a fetch that was stopped
@@ -204,17 +225,21 @@ def fetch(
         config.set_value('remote "origin"', "partialclonefilter", "blob:none")
         if url.startswith("file:"):
             config.set_value('remote "origin"', "uploadpack", FILE_UPLOAD_PACK)
+    (Path(repo.git_dir) / "info").mkdir(exist_ok=True)  # `git init --template=` makes none
     with open(Path(repo.git_dir) / "info" / "exclude", "a", encoding="utf-8") as exclude:
         exclude.write("# build outputs of the editable cutlass_api install (envcheck)\n" + "\n".join(_EXCLUDES) + "\n")
     handler = _GitProgress(progress, log)
-    # --no-tags: the refs are exactly the two named here, so that undo can tell what fix made from what a user added
-    handler.run(repo, "fetch", "--depth=1", "--filter=blob:none", "--no-tags", f"--upload-pack={upload_pack(url)}",
-                "--progress", "origin", f"+{commit}:refs/remotes/origin/{branch}", timeout=timeout)
-    received = _objects_bytes(Path(repo.git_dir))
-    if progress is not None:
-        progress("checking out", None)
-    handler.write(repo.git.sparse_checkout("set", "--cone", subdir))
-    handler.write(repo.git.checkout("--quiet", "-B", branch, commit, kill_after_timeout=timeout))
+    with online(repo):  # our own repository: its upload-pack is envcheck's
+        # --no-tags: the refs are exactly the two named here, so that undo can tell what fix made from what a user added
+        handler.run(repo, "fetch", "--depth=1", "--filter=blob:none", "--no-tags", "--no-recurse-submodules",
+                    f"--upload-pack={upload_pack(url)}", "--progress", "--", "origin",
+                    f"+{commit}:refs/remotes/origin/{branch}", timeout=timeout)
+        received = _objects_bytes(Path(repo.git_dir))
+        if progress is not None:
+            progress("checking out", None)
+        handler.write(repo.git.sparse_checkout("set", "--cone", subdir))
+        handler.write(repo.git.checkout("--quiet", "--no-recurse-submodules", "-B", branch, commit, "--",
+                                        kill_after_timeout=timeout))
     received = max(received, _objects_bytes(Path(repo.git_dir)))  # blobs the checkout fetched
     repo.close()
     if dest.exists():
@@ -248,21 +273,44 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
             f"{dest} is a git repository but not CUTLASS (no {CUTLASS_MARKER} at HEAD): envcheck will not change it. "
             "Choose another folder with --cutlass-dir."
         )
+    own = _own_upload_pack(dest)
+    if own:
+        raise CheckoutRefused(
+            f"{dest} is a partial clone whose remote names an upload-pack program of its own ({own!r}), which git "
+            "would run to fetch what the checkout lacks: envcheck will not. Choose another folder with --cutlass-dir."
+        )
     before = _objects_bytes(Path(repo.git_dir))
-    if not _has_commit(repo, commit):
-        shallow = (Path(repo.git_dir) / "shallow").exists()
-        partial = bool(repo.config_reader().get_value("extensions", "partialclone", default=""))
-        remote = next((r for r in repo.remotes if url in list(r.urls)), None)
-        args = ["--depth=1"] if shallow else []
-        if partial and remote is not None:
-            args.append("--filter=blob:none")
-        args.append(f"--upload-pack={upload_pack(url)}")  # never the checkout's own remote.*.uploadpack
-        handler.run(repo, "fetch", *args, "--progress", remote.name if remote is not None else url, commit, timeout=timeout)
-    if progress is not None:
-        progress("checking out", None)
-    handler.write(repo.git.checkout("--quiet", "-B", branch, commit, kill_after_timeout=timeout))
+    with online(repo):
+        if not _has_commit(repo, commit):
+            shallow = (Path(repo.git_dir) / "shallow").exists()
+            partial = bool(repo.config_reader().get_value("extensions", "partialclone", default=""))
+            remote = next((r for r in repo.remotes if _plain(r.name) and url in list(r.urls)), None)
+            args = ["--depth=1"] if shallow else []
+            if partial and remote is not None:
+                args.append("--filter=blob:none")
+            args.append(f"--upload-pack={upload_pack(url)}")  # never the checkout's own remote.*.uploadpack
+            handler.run(repo, "fetch", *args, "--no-recurse-submodules", "--progress", "--",
+                        remote.name if remote is not None else url, commit, timeout=timeout)
+        if progress is not None:
+            progress("checking out", None)
+        handler.write(repo.git.checkout("--quiet", "--no-recurse-submodules", "-B", branch, commit, "--",
+                                        kill_after_timeout=timeout))
     received = max(0, _objects_bytes(Path(repo.git_dir)) - before)
     return FetchResult(str(dest), commit, "moved", received, round(time.monotonic() - started, 3))
+
+
+_TRUE = ("true", "yes", "on", "1", "")
+
+
+def _own_upload_pack(folder: Path) -> Optional[str]:
+    """The upload-pack program a remote of this partial clone names, when it is not one envcheck runs: git runs it
+    to fetch an object the clone lacks, and takes the first value configured, which no setting outranks."""
+    config = configured(folder)
+    promisor = any(key.lower() == "extensions.partialclone" or (
+        key.lower().startswith("remote.") and key.lower().endswith(".promisor") and value.lower() in _TRUE)
+        for key, value in config)
+    return next((value for key, value in config if promisor and key.lower().startswith("remote.")
+                 and key.lower().endswith(".uploadpack") and value not in (FILE_UPLOAD_PACK, upload_pack(""))), None)
 
 
 def _has_commit(repo, commit: str) -> bool:
@@ -307,16 +355,19 @@ def restore(state: CheckoutState, branch: str, log: Optional[TextIO] = None, com
     if commit and now.commit != commit:
         return (f"{folder}: kept as it is, because HEAD moved to {str(now.commit)[:12]} after envcheck put it at "
                 f"{commit[:12]}")
+    if not all(_SHA.fullmatch(c) for c in filter(None, (state.commit, state.branch_tip))) or not all(
+            _plain(b) for b in filter(None, (state.branch, branch))):
+        return f"{folder}: kept as it is, because its recorded commit or branch is not one envcheck gives to git"
     repo = _repo(folder)
     handler = _GitProgress(None, log)
     if state.commit:
-        handler.write(repo.git.checkout("--quiet", "--detach", state.commit))
+        handler.write(repo.git.checkout("--quiet", "--no-recurse-submodules", "--detach", state.commit, "--"))
     if state.branch_tip:
         handler.write(repo.git.branch("--force", "--", branch, state.branch_tip))
     elif any(head.name == branch for head in repo.heads) and state.branch != branch:
         handler.write(repo.git.branch("-D", "--", branch))
     if state.branch:
-        handler.write(repo.git.checkout("--quiet", state.branch, "--"))
+        handler.write(repo.git.checkout("--quiet", "--no-recurse-submodules", state.branch, "--"))
     return f"{folder}: back at {state.commit[:12] if state.commit else '?'}" + (f" on {state.branch}" if state.branch else "")
 
 
@@ -345,18 +396,18 @@ def untouched_since_fetch(folder: Path, branch: str) -> Optional[str]:
             return f"it holds {len(reachable) - 1} commit(s) beyond the one envcheck fetched (new commits or a stash)"
         if (Path(repo.git_dir) / "worktrees").is_dir() and any((Path(repo.git_dir) / "worktrees").iterdir()):
             return "it has other worktrees"
-        status = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--ignored=traditional")
+        status = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--ignored=traditional",
+                                 "--ignore-submodules=dirty")
     finally:
         repo.close()
-    changed = [entry[3:] for entry in status.split("\0") if entry.strip() and not _install_byproduct(entry)]
+    changed = [path for code, path in status_entries(status) if not _install_byproduct(code, path)]
     if changed:
         return f"it has files that envcheck did not put there ({_shown(changed)})"
     return None
 
 
-def _install_byproduct(entry: str) -> bool:
+def _install_byproduct(code: str, path: str) -> bool:
     """A `git status --porcelain` entry for a file the editable install wrote (untracked or ignored, never tracked)."""
-    code, path = entry[:2], entry[3:]
     return code in ("??", "!!") and bool(_BYPRODUCT.search(path))
 
 
