@@ -53,7 +53,7 @@ def theirs(cutlass_repo, tmp_path):
     markers = tmp_path / "markers"
     markers.mkdir()
     dest = tmp_path / "theirs"
-    git("clone", "-q", "--single-branch", "--branch", "main", str(cutlass_repo), str(dest), cwd=tmp_path)
+    git("clone", "-q", "--no-local", "--single-branch", "--branch", "main", str(cutlass_repo), str(dest), cwd=tmp_path)
     git("checkout", "-q", "-b", "theirs", cwd=dest)
     return dest, markers
 
@@ -163,7 +163,7 @@ def http_server(tmp_path):
 
 def _alternate_refs_command(dest, markers, tmp_path, source, server):
     other = tmp_path / "other"  # an alternate without the pinned commit, so that fetch asks the remote
-    git("clone", "-q", "--single-branch", "--branch", "main", str(source), str(other), cwd=tmp_path)
+    git("clone", "-q", "--no-local", "--single-branch", "--branch", "main", str(source), str(other), cwd=tmp_path)
     (dest / ".git" / "objects" / "info" / "alternates").write_text(f"{other / '.git' / 'objects'}\n")
     git("config", "core.alternateRefsCommand", f"touch {markers / 'alternate-refs'}; true", cwd=dest)
 
@@ -203,6 +203,7 @@ def _http_credentials_and_cookies(dest, markers, tmp_path, source, server):
 def _remote_vcs(dest, markers, tmp_path, source, server):
     """remote.origin.vcs=ext: git-remote-ext runs the remote's URL as a command; a URL of file:///... is the
     relative path file:/..., so an executable of that name in the working folder (ignored) is what runs."""
+    git("config", "remote.origin.url", source.as_uri(), cwd=dest)  # the remote fix fetches from, by name
     git("config", "remote.origin.vcs", "ext", cwd=dest)
     git("config", "protocol.ext.allow", "always", cwd=dest)
     planted = dest / f"file:{source}"
@@ -381,7 +382,7 @@ def two_checkouts(cutlass_repo, tmp_path):
     """mine: the checkout envcheck is asked about (one commit behind the pinned one); other: another repository,
     with a change, that the variables point at."""
     mine, other = tmp_path / "mine", tmp_path / "other"
-    git("clone", "-q", "--single-branch", "--branch", "main", str(cutlass_repo), str(mine), cwd=tmp_path)
+    git("clone", "-q", "--no-local", "--single-branch", "--branch", "main", str(cutlass_repo), str(mine), cwd=tmp_path)
     git("clone", "-q", str(cutlass_repo), str(other), cwd=tmp_path)
     (other / "other.txt").write_text("other\n")
     git("add", "-A", cwd=other)
