@@ -124,7 +124,10 @@ def test_a_submodules_filter_driver_does_not_run_when_doctor_reads_the_checkout(
 def test_fix_and_undo_do_not_enter_a_submodule(with_submodule, cutlass_repo):
     dest, markers = with_submodule
     before = read_state(dest, BRANCH)
-    result = fetch(dest, str(cutlass_repo), BRANCH, head(cutlass_repo), SUBDIR)
+    try:
+        result = fetch(dest, str(cutlass_repo), BRANCH, head(cutlass_repo), SUBDIR)
+    finally:
+        assert ran(markers) == []  # first, whatever fetch did
     assert result.action == "moved" and head(dest) == head(cutlass_repo)
     said = restore(before, BRANCH, commit=head(cutlass_repo))
     assert "kept" in said and "sub/" in said  # the submodule's folder stayed behind, with work in it: not moved back
