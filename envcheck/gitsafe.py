@@ -10,6 +10,9 @@ process envcheck starts, GitPython's included, gets those values through `GIT_CO
 (`filter.<driver>.clean`, `remote.<name>.vcs`, `protocol.<name>.allow`, ...) are found by reading the configuration
 first (`git config --list` follows includes and runs nothing), again before every GitPython call, as an `includeIf
 "onbranch:..."` can add some once a checkout has moved HEAD. If the configuration cannot be read, git is not run.
+A few settings cannot be outranked (git takes their first value: remote.<name>.uploadpack, core.gitProxy); for those
+the environment (GIT_PROXY_COMMAND) or the command line (--upload-pack) decides, and git fetches nothing on its own:
+every transport is refused except inside `online()`, where envcheck means to fetch.
 
 The caller's environment is trusted for how to reach a remote, not for which repository git works in: a git hook
 runs with GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE and more set for its own repository, and envcheck may run from one.
@@ -33,10 +36,10 @@ from . import proc
 from .errors import UsageError
 from .redact import Redactor
 
-__all__ = ["FILE_UPLOAD_PACK", "GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "KEPT_VARIABLES", "SETTINGS", "SOURCE", "Setting",
-           "UnreadableConfig", "check_git_values", "checked_index_url", "checked_url", "configured",
-           "control_characters", "environment", "forget_caller_repository", "full_environment", "gitpython",
-           "init_repo", "online", "open_repo", "upload_pack", "variables"]
+__all__ = ["FILE_UPLOAD_PACK", "GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "KEPT_VARIABLES", "SETTINGS", "SOURCE",
+           "Setting", "UnreadableConfig", "check_git_values", "checked_index_url", "checked_url", "config_true",
+           "configured", "control_characters", "environment", "foreign_upload_pack", "forget_caller_repository",
+           "full_environment", "gitpython", "init_repo", "online", "open_repo", "upload_pack", "variables"]
 
 GIT_URL_SCHEMES = ("https", "ssh", "file")
 INDEX_URL_SCHEMES = ("https", "file")  # a package index: never plain http, where hashes and wheels could be swapped
@@ -123,7 +126,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("http.cookieFile", "", "fetch would send a file's cookies to the server"),
     Setting("http.<name>.saveCookies", "false", "per-URL form of http.saveCookies, which outranks it"),
     Setting("http.<name>.cookieFile", "", "per-URL form of http.cookieFile"),
-    Setting("promisor.acceptFromServer", "none", "git 2.49+: a server could name remotes to fetch missing objects from"),
+    Setting("promisor.acceptFromServer", "none", "git 2.49+: a server could name remotes to fetch missing "
+            "objects from"),
     # Left alone: the reason says why none of them runs.
     Setting("remote.<name>.uploadpack", None, "the program a fetch runs, and git takes its first value, so no "
             "setting outranks a repository's: every fetch envcheck starts names its own --upload-pack, git's own "
@@ -180,7 +184,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("imap.tunnel", None, _NOT_RUN + "`git imap-send`"),
 )
 
-# The caller's variables git keeps; every other GIT_* variable is left out of git's environment.
+# The caller's variables git keeps; every other GIT_* variable is left out of git's environment: the ones that
+# select a repository or what git reads (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY,
+# GIT_ALTERNATE_OBJECT_DIRECTORIES, GIT_COMMON_DIR, GIT_NAMESPACE, GIT_CONFIG, GIT_CEILING_DIRECTORIES, ...), the ones
+# that name a program or a folder of programs (GIT_EXEC_PATH, GIT_EXTERNAL_DIFF, GIT_PROXY_COMMAND, GIT_TEMPLATE_DIR),
+# the ones that outrank envcheck's settings (GIT_CONFIG_PARAMETERS, GIT_ALLOW_PROTOCOL), the traces that write files
+# or print headers (GIT_TRACE*, GIT_CURL_VERBOSE), and GIT_SSL_NO_VERIFY: a fetch checks its server.
 KEPT_VARIABLES: tuple[tuple[str, str], ...] = (
     ("GIT_SSH_COMMAND", "how the caller reaches an ssh:// --cutlass-url (a deploy key in CI); a repository cannot set it"),
     ("GIT_SSH", "as GIT_SSH_COMMAND (put in core.sshCommand, which would outrank it)"),
@@ -207,7 +216,7 @@ KEPT_VARIABLES: tuple[tuple[str, str], ...] = (
     ("GIT_COMMITTER_NAME", "as GIT_AUTHOR_NAME"),
     ("GIT_COMMITTER_EMAIL", "as GIT_AUTHOR_NAME"),
 )
-_KEPT_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_PYTHON_")  # GitPython's own settings: git never reads them
+_KEPT_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_PYTHON_")  # GIT_PYTHON_*: GitPython's, not git's
 _KEPT = frozenset(name for name, _ in KEPT_VARIABLES)
 _QUIET = {
     "GIT_TERMINAL_PROMPT": "0",  # never ask for a password
@@ -348,6 +357,24 @@ def _hardened():
         GitCommandWrapperType = Git
 
     return Git, Repo
+
+
+_TRUE = ("true", "yes", "on", "1", "")  # git's spellings of a true boolean (a bare key is true)
+
+
+def config_true(value: str) -> bool:
+    return value.strip().lower() in _TRUE
+
+
+def foreign_upload_pack(config: tuple[tuple[str, str], ...]) -> Optional[str]:
+    """In a partial clone's configuration, an upload-pack program a remote names that is not one envcheck runs: git
+    would run it to fetch an object the clone lacks (it takes the first value, which no setting outranks), so a
+    partial clone with one is not taken online()."""
+    promisor = any(key.lower() == "extensions.partialclone" or (
+        key.lower().startswith("remote.") and key.lower().endswith(".promisor") and config_true(value))
+        for key, value in config)
+    return next((value for key, value in config if promisor and key.lower().startswith("remote.")
+                 and key.lower().endswith(".uploadpack") and value not in (FILE_UPLOAD_PACK, upload_pack(""))), None)
 
 
 @contextmanager

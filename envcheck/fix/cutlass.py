@@ -6,10 +6,9 @@ to the pinned commit only when it is clean and is CUTLASS; a dirty one is never 
 
 git fetches only inside `online()`: everywhere else every transport is refused, so that git cannot fetch a missing
 object on its own with the checkout's own upload-pack program. Every git argument is either a constant or a value
-checked here (URL scheme, 40-hex commit, branch and path shapes
-come checked from the policy; a remote's name or a branch read from the checkout is used only when it is a plain
-name, after `--`), no git call goes through a shell, and none enters a submodule (whose own configuration is not
-read: envcheck.gitsafe).
+checked here (URL scheme, 40-hex commit, branch and path shapes come checked from the policy; a remote's name or a
+branch read from the checkout is used only when it is a plain name, after `--`), no git call goes through a shell,
+and none enters a submodule (whose own configuration is not read: envcheck.gitsafe).
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from typing import Callable, Optional, TextIO
 
 from ..gather.checkout import changed_paths, status_entries
 from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, configured, control_characters,
-                       gitpython, init_repo, online, open_repo, upload_pack)
+                       foreign_upload_pack, gitpython, init_repo, online, open_repo, upload_pack)
 from .clone import PARTIAL as _PARTIAL, git_commands
 
 __all__ = [
@@ -39,8 +38,8 @@ __all__ = [
     "git_commands",
 ]
 
-CUTLASS_MARKER = "include/cutlass/cutlass.h"
-_SHA = re.compile(r"^[0-9a-f]{40}$")  # in every CUTLASS commit's tree; readable without blobs
+CUTLASS_MARKER = "include/cutlass/cutlass.h"  # in every CUTLASS commit's tree; readable without blobs
+_SHA = re.compile(r"^[0-9a-f]{40}$")
 # What building and installing cutlass_api editable leaves in the work tree: not a change to the checkout.
 _EXCLUDES = ("*.egg-info/", "__pycache__/", "/python/*/build/")
 
@@ -106,12 +105,14 @@ def _is_repo_root(path: Path) -> bool:
     git = gitpython()
     try:
         repo = open_repo(path)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return False
+    try:
         top = repo.git.rev_parse("--show-toplevel")
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError):
+    except git.GitCommandError:
         return False
     finally:
-        if "repo" in locals():
-            repo.close()
+        repo.close()
     return Path(repo.working_tree_dir or "").resolve() == path.resolve() == Path(top).resolve()
 
 
@@ -142,7 +143,8 @@ def read_state(path: str | Path, branch: str) -> CheckoutState:
 
 def _dirty(repo) -> tuple[str, ...]:
     """Local changes as doctor counts them (install byproducts such as *.egg-info are not changes)."""
-    return tuple(changed_paths(repo.git.status("--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")))
+    status = repo.git.status("--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")
+    return tuple(changed_paths(status))
 
 
 def _objects_bytes(git_dir: Path) -> int:
@@ -273,7 +275,7 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
             f"{dest} is a git repository but not CUTLASS (no {CUTLASS_MARKER} at HEAD): envcheck will not change it. "
             "Choose another folder with --cutlass-dir."
         )
-    own = _own_upload_pack(dest)
+    own = foreign_upload_pack(configured(dest))
     if own:
         raise CheckoutRefused(
             f"{dest} is a partial clone whose remote names an upload-pack program of its own ({own!r}), which git "
@@ -297,20 +299,6 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
                                         kill_after_timeout=timeout))
     received = max(0, _objects_bytes(Path(repo.git_dir)) - before)
     return FetchResult(str(dest), commit, "moved", received, round(time.monotonic() - started, 3))
-
-
-_TRUE = ("true", "yes", "on", "1", "")
-
-
-def _own_upload_pack(folder: Path) -> Optional[str]:
-    """The upload-pack program a remote of this partial clone names, when it is not one envcheck runs: git runs it
-    to fetch an object the clone lacks, and takes the first value configured, which no setting outranks."""
-    config = configured(folder)
-    promisor = any(key.lower() == "extensions.partialclone" or (
-        key.lower().startswith("remote.") and key.lower().endswith(".promisor") and value.lower() in _TRUE)
-        for key, value in config)
-    return next((value for key, value in config if promisor and key.lower().startswith("remote.")
-                 and key.lower().endswith(".uploadpack") and value not in (FILE_UPLOAD_PACK, upload_pack(""))), None)
 
 
 def _has_commit(repo, commit: str) -> bool:

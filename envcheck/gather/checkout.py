@@ -67,9 +67,6 @@ class _Git:
         return done.returncode == 0, done.stdout, done.stderr
 
 
-_TRUE = ("true", "yes", "on", "1", "")  # git's spellings of a true boolean (a bare key is true)
-
-
 def _refuse_control_characters(path: Path, source: str) -> None:
     """git prints paths one per line: a folder whose name holds a control character is refused, not misread."""
     found = gitsafe.control_characters(str(path))
@@ -132,7 +129,7 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
         dirty_files=tuple(changed_paths(porcelain)),
         shallow=shallow == "true",
         # `git config` reads every scope, the per-worktree one that `git sparse-checkout` writes included
-        sparse=any(key.lower() == "core.sparsecheckout" and value.strip().lower() in _TRUE for key, value in settings),
+        sparse=any(key.lower() == "core.sparsecheckout" and gitsafe.config_true(value) for key, value in settings),
         remotes=tuple(sorted({value for key, value in settings
                               if key.lower().startswith("remote.") and key.lower().endswith(".url")})),
         has_package=has_package,
