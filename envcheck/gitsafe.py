@@ -38,7 +38,7 @@ from .redact import Redactor
 
 __all__ = ["FILE_UPLOAD_PACK", "GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "KEPT_VARIABLES", "SETTINGS", "SOURCE",
            "Setting", "UnreadableConfig", "check_git_values", "checked_index_url", "checked_url", "config_true",
-           "configured", "control_characters", "environment", "foreign_upload_pack", "forget_caller_repository",
+           "configured", "environment", "foreign_upload_pack", "forget_caller_repository",
            "full_environment", "gitpython", "init_repo", "online", "open_repo", "upload_pack", "variables"]
 
 GIT_URL_SCHEMES = ("https", "ssh", "file")
@@ -403,15 +403,6 @@ def init_repo(path: str | Path, *, bare: bool = False):
     Path(path).mkdir(parents=True, exist_ok=True)
     _hardened()[0]().execute(["git", "init", "--quiet", "--template=", *(["--bare"] if bare else []), str(path)])
     return open_repo(path)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def control_characters(text: str) -> str:
-    """The control characters in text, written as escapes ('\\n', '\\x1b'), or '' when it has none. A path that
-    holds one is refused: git prints paths one per line in places, and a shell reads lines."""
-    return ", ".join(dict.fromkeys(repr(ch)[1:-1] for ch in _CONTROL.findall(text)))
 
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")

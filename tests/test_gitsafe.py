@@ -279,6 +279,16 @@ def test_a_blob_filtered_checkout_is_read_offline_and_still_known_as_cutlass(the
     assert sorted(str(p) for p in (dest / ".git" / "objects").rglob("*")) == objects  # nothing was fetched
 
 
+def test_a_partial_clone_envcheck_made_still_moves_to_a_new_commit(cutlass_repo, tmp_path):
+    """Its remote's upload-pack is envcheck's own: the checkout may fetch the blobs it lacks."""
+    dest = tmp_path / "cutlass"
+    old = git("rev-parse", "main", cwd=cutlass_repo)
+    assert fetch(dest, str(cutlass_repo), BRANCH, old, SUBDIR).action == "cloned"
+    result = fetch(dest, str(cutlass_repo), BRANCH, head(cutlass_repo), SUBDIR)
+    assert result.action == "moved" and head(dest) == head(cutlass_repo)
+    assert (dest / SUBDIR / "README.md").read_text() == "cutlass_api\n"  # a blob of the new commit, fetched
+
+
 def test_a_work_tree_elsewhere_is_refused_not_read(theirs, tmp_path, cutlass_repo):
     dest, markers = theirs
     elsewhere = tmp_path / "elsewhere"
@@ -304,6 +314,19 @@ def test_a_template_plants_no_hook_or_config_in_the_checkout_fix_makes(cutlass_r
     fetch(dest, str(cutlass_repo), BRANCH, head(cutlass_repo), SUBDIR)
     assert not (dest / ".git" / "hooks").exists()
     assert "fsmonitor" not in (dest / ".git" / "config").read_text()
+
+
+def test_an_upload_pack_from_another_configuration_file_is_not_run_by_the_fresh_checkout(cutlass_repo, tmp_path,
+                                                                                       monkeypatch):
+    """git takes remote.origin.uploadpack's first value, and the global file comes before the repository's."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    global_config = tmp_path / "gitconfig"
+    global_config.write_text(f'[remote "origin"]\n\tuploadpack = touch {markers / "global-upload-pack"}; git-upload-pack\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(global_config))
+    with pytest.raises(CheckoutRefused, match="upload-pack program of its own"):
+        fetch(tmp_path / "cutlass", str(cutlass_repo), BRANCH, head(cutlass_repo), SUBDIR)
+    assert ran(markers) == [] and not (tmp_path / "cutlass").exists()
 
 
 # The settings of `git help --config` (this machine's git) whose names say "command" in some way but are not one.
@@ -491,9 +514,3 @@ def test_fetch_itself_refuses_such_a_folder(tmp_path, cutlass_repo):
     with pytest.raises(CheckoutRefused, match="control character"):
         fetch(tmp_path / "a\nb", str(cutlass_repo), BRANCH, head(cutlass_repo), SUBDIR)
     assert not (tmp_path / "a\nb").exists()
-
-
-@pytest.mark.parametrize("text, found", [("plain/path", ""), ("a\nb", "\\n"), ("a\tb\x1b", "\\t, \\x1b"),
-                                         ("\x7f\x9b", "\\x7f, \\x9b"), ("é ü", "")])
-def test_control_characters(text, found):
-    assert gitsafe.control_characters(text) == found

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Callable, Optional, TextIO
 
 from ..gather.checkout import changed_paths, status_entries
-from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, configured, control_characters,
-                       foreign_upload_pack, gitpython, init_repo, online, open_repo, upload_pack)
+from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, configured, foreign_upload_pack,
+                       gitpython, init_repo, online, open_repo, upload_pack)
+from ..shell import describe, unsafe_character
 from .clone import PARTIAL as _PARTIAL, git_commands
 
 __all__ = [
@@ -210,9 +211,9 @@ def fetch(
     check_git_values(branch, commit, subdir)
     url = checked_url(url)
     dest = Path(dest).expanduser().absolute()
-    if control_characters(str(dest)):
-        raise CheckoutRefused(f"{str(dest)!r} has a control character ({control_characters(str(dest))}) in its path: "
-                              "choose another folder with --cutlass-dir.")
+    if unsafe_character(str(dest)):
+        raise CheckoutRefused(f"{str(dest)!r} holds {describe(unsafe_character(str(dest)))}, a line break or control "
+                              "character: choose another folder with --cutlass-dir.")
     started = time.monotonic()
     for leftover in dest.parent.glob(f"{dest.name}{_PARTIAL}*") if dest.parent.is_dir() else ():
         shutil.rmtree(leftover, ignore_errors=True)  # ours, from a fetch that was stopped
@@ -230,8 +231,9 @@ def fetch(
     (Path(repo.git_dir) / "info").mkdir(exist_ok=True)  # `git init --template=` makes none
     with open(Path(repo.git_dir) / "info" / "exclude", "a", encoding="utf-8") as exclude:
         exclude.write("# build outputs of the editable cutlass_api install (envcheck)\n" + "\n".join(_EXCLUDES) + "\n")
+    _refuse_foreign_upload_pack(partial)  # ours, but a global configuration's remote.origin.uploadpack would come first
     handler = _GitProgress(progress, log)
-    with online(repo):  # our own repository: its upload-pack is envcheck's
+    with online(repo):
         # --no-tags: the refs are exactly the two named here, so that undo can tell what fix made from what a user added
         handler.run(repo, "fetch", "--depth=1", "--filter=blob:none", "--no-tags", "--no-recurse-submodules",
                     f"--upload-pack={upload_pack(url)}", "--progress", "--", "origin",
@@ -275,15 +277,11 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
             f"{dest} is a git repository but not CUTLASS (no {CUTLASS_MARKER} at HEAD): envcheck will not change it. "
             "Choose another folder with --cutlass-dir."
         )
-    own = foreign_upload_pack(configured(dest))
-    if own:
-        raise CheckoutRefused(
-            f"{dest} is a partial clone whose remote names an upload-pack program of its own ({own!r}), which git "
-            "would run to fetch what the checkout lacks: envcheck will not. Choose another folder with --cutlass-dir."
-        )
+    _refuse_foreign_upload_pack(dest)
     before = _objects_bytes(Path(repo.git_dir))
+    missing = not _has_commit(repo, commit)  # offline: a partial clone does not go and fetch it to answer
     with online(repo):
-        if not _has_commit(repo, commit):
+        if missing:
             shallow = (Path(repo.git_dir) / "shallow").exists()
             partial = bool(repo.config_reader().get_value("extensions", "partialclone", default=""))
             remote = next((r for r in repo.remotes if _plain(r.name) and url in list(r.urls)), None)
@@ -299,6 +297,17 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
                                         kill_after_timeout=timeout))
     received = max(0, _objects_bytes(Path(repo.git_dir)) - before)
     return FetchResult(str(dest), commit, "moved", received, round(time.monotonic() - started, 3))
+
+
+def _refuse_foreign_upload_pack(folder: Path) -> None:
+    """Before a partial clone goes online(): no remote of it may name an upload-pack envcheck does not run."""
+    own = foreign_upload_pack(configured(folder))
+    if own:
+        raise CheckoutRefused(
+            f"{folder} is a partial clone whose remote names an upload-pack program of its own ({own!r}, in its git "
+            "configuration), which git would run to fetch what the checkout lacks: envcheck will not. Remove the "
+            "setting, or choose another folder with --cutlass-dir."
+        )
 
 
 def _has_commit(repo, commit: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..gitsafe import control_characters
+from ..shell import describe, unsafe_character
 from .plan import Plan, PlannedStep
 
 __all__ = ["preflight"]
@@ -30,12 +30,13 @@ def _blocker(path: Path) -> str:
 
 
 def _control(text: str, what: str) -> list[str]:
-    found = control_characters(text)
-    return [f"{what} {text!r} has a control character ({found}): choose one without"] if found else []
+    found = unsafe_character(text)
+    return [f"{what} {text!r} holds {describe(found)}, a line break or control character: choose one without"
+            ] if found else []
 
 
 def _folder(path: str, what: str) -> list[str]:
-    if control_characters(path):
+    if unsafe_character(path):
         return _control(path, what)
     folder = Path(path)
     if folder.exists():
@@ -49,7 +50,7 @@ def _folder(path: str, what: str) -> list[str]:
 
 
 def _file(path: str) -> list[str]:
-    if control_characters(path):
+    if unsafe_character(path):
         return _control(path, "the file")
     target = Path(path)
     if target.is_dir():

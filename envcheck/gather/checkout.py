@@ -14,6 +14,7 @@ from typing import Mapping, Optional
 from .. import gitsafe, proc
 from ..model import Checkout, Interpreter
 from ..paths import default_cutlass_dir
+from ..shell import describe, unsafe_character
 
 __all__ = ["locate_checkout", "read_checkout"]
 
@@ -68,11 +69,12 @@ class _Git:
 
 
 def _refuse_control_characters(path: Path, source: str) -> None:
-    """git prints paths one per line: a folder whose name holds a control character is refused, not misread."""
-    found = gitsafe.control_characters(str(path))
+    """git prints paths one per line: a folder whose name holds a line break is refused, not misread."""
+    found = unsafe_character(str(path))
     if found:
-        raise ValueError(f"the folder {str(path)!r} (from {source}) has a control character ({found}) in its path: "
-                         "envcheck does not use such a folder as the CUTLASS checkout; rename it, or choose another")
+        raise ValueError(f"the folder {str(path)!r} (from {source}) holds {describe(found)}, a line break or control "
+                         "character, in its path: envcheck does not read such a folder as the CUTLASS checkout; "
+                         "rename it, or choose another")
 
 
 def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
