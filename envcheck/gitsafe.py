@@ -39,7 +39,8 @@ from .redact import Redactor
 __all__ = ["FILE_UPLOAD_PACK", "GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "KEPT_VARIABLES", "SETTINGS", "SOURCE",
            "Setting", "UnreadableConfig", "check_git_values", "checked_index_url", "checked_url", "config_true",
            "configured", "environment", "foreign_upload_pack", "forget_caller_repository",
-           "full_environment", "gitpython", "init_repo", "online", "open_repo", "upload_pack", "variables"]
+           "full_environment", "gitpython", "init_repo", "is_commit_id", "is_plain_name", "online", "open_repo",
+           "upload_pack", "variables"]
 
 GIT_URL_SCHEMES = ("https", "ssh", "file")
 INDEX_URL_SCHEMES = ("https", "file")  # a package index: never plain http, where hashes and wheels could be swapped
@@ -409,12 +410,22 @@ _SHA = re.compile(r"^[0-9a-f]{40}$")
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 
 
+def is_commit_id(text: Optional[str]) -> bool:
+    """40 hex digits."""
+    return bool(text) and bool(_SHA.fullmatch(text))
+
+
+def is_plain_name(text: Optional[str]) -> bool:
+    """A branch or remote name git may get as an argument: letters, digits, ._/-, not option-like, no `..`."""
+    return bool(text) and bool(_REF.fullmatch(text)) and ".." not in text
+
+
 def check_git_values(branch: str, commit: str, subdir: str) -> None:
     """A branch, a commit and a folder that reach git as arguments: a branch name, 40 hex digits, a relative path.
     The policy checks them when it is read, a bundle's manifest when it is opened; checked again where git runs."""
-    if not _SHA.fullmatch(commit):
+    if not is_commit_id(commit):
         raise ValueError(f"not a full commit id: {commit!r}")
-    if not _REF.fullmatch(branch) or ".." in branch:
+    if not is_plain_name(branch):
         raise ValueError(f"not a branch name: {branch!r}")
     if not subdir or subdir.startswith(("/", "-")) or ".." in Path(subdir).parts:
         raise ValueError(f"not a relative path: {subdir!r}")

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -267,6 +268,18 @@ def test_a_remote_named_like_an_option_is_not_used_and_the_fetch_still_works(the
     _remote_named_like_an_option(dest, markers, tmp_path, cutlass_repo, None)
     assert fetch(dest, str(cutlass_repo), BRANCH, head(cutlass_repo), SUBDIR).action == "moved"
     assert ran(markers) == []
+
+
+def test_undo_gives_git_no_option_like_name_from_a_record(theirs, cutlass_repo):
+    """A snapshot's commit and branch reach git's command line: an option-like one is refused, the checkout kept."""
+    dest, markers = theirs
+    before = read_state(dest, BRANCH)
+    assert fetch(dest, str(cutlass_repo), BRANCH, head(cutlass_repo), SUBDIR).action == "moved"
+    for forged in (replace(before, branch="--orphan=evil"), replace(before, commit="--detach"),
+                   replace(before, branch="-f")):
+        said = restore(forged, BRANCH, commit=head(cutlass_repo))
+        assert "kept as it is" in said and head(dest) == head(cutlass_repo)
+    assert "back at" in restore(before, BRANCH, commit=head(cutlass_repo)) and head(dest) == before.commit
 
 
 def test_a_blob_filtered_checkout_is_read_offline_and_still_known_as_cutlass(theirs, tmp_path, cutlass_repo):

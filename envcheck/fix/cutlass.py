@@ -23,7 +23,7 @@ from typing import Callable, Optional, TextIO
 
 from ..gather.checkout import changed_paths, status_entries
 from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, configured, foreign_upload_pack,
-                       gitpython, init_repo, online, open_repo, upload_pack)
+                       gitpython, init_repo, is_commit_id, is_plain_name, online, open_repo, upload_pack)
 from ..shell import describe, unsafe_character
 from .clone import PARTIAL as _PARTIAL, git_commands
 
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 CUTLASS_MARKER = "include/cutlass/cutlass.h"  # in every CUTLASS commit's tree; readable without blobs
-_SHA = re.compile(r"^[0-9a-f]{40}$")
 # What building and installing cutlass_api editable leaves in the work tree: not a change to the checkout.
 _EXCLUDES = ("*.egg-info/", "__pycache__/", "/python/*/build/")
 
@@ -116,12 +115,6 @@ def _is_repo_root(path: Path) -> bool:
         repo.close()
     return Path(repo.working_tree_dir or "").resolve() == path.resolve() == Path(top).resolve()
 
-
-_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")  # a remote or branch name read from a checkout, not an option
-
-
-def _plain(name: Optional[str]) -> bool:
-    return bool(name) and bool(_PLAIN.fullmatch(name)) and ".." not in name
 
 
 def read_state(path: str | Path, branch: str) -> CheckoutState:
@@ -284,7 +277,7 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
         if missing:
             shallow = (Path(repo.git_dir) / "shallow").exists()
             partial = bool(repo.config_reader().get_value("extensions", "partialclone", default=""))
-            remote = next((r for r in repo.remotes if _plain(r.name) and url in list(r.urls)), None)
+            remote = next((r for r in repo.remotes if is_plain_name(r.name) and url in list(r.urls)), None)
             args = ["--depth=1"] if shallow else []
             if partial and remote is not None:
                 args.append("--filter=blob:none")
@@ -352,8 +345,8 @@ def restore(state: CheckoutState, branch: str, log: Optional[TextIO] = None, com
     if commit and now.commit != commit:
         return (f"{folder}: kept as it is, because HEAD moved to {str(now.commit)[:12]} after envcheck put it at "
                 f"{commit[:12]}")
-    if not all(_SHA.fullmatch(c) for c in filter(None, (state.commit, state.branch_tip))) or not all(
-            _plain(b) for b in filter(None, (state.branch, branch))):
+    if not all(map(is_commit_id, filter(None, (state.commit, state.branch_tip)))) or not all(
+            map(is_plain_name, filter(None, (state.branch, branch)))):
         return f"{folder}: kept as it is, because its recorded commit or branch is not one envcheck gives to git"
     repo = _repo(folder)
     handler = _GitProgress(None, log)
