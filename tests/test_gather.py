@@ -351,11 +351,15 @@ def test_a_broken_gatherer_still_yields_a_report(part, breakage, policy, cutlass
 
 @pytest.mark.parametrize("porcelain, changed", [
     ("", []),
-    (" M include/cutlass/cutlass.h\n", ["include/cutlass/cutlass.h"]),
-    ("?? python/cutlass_api/cutlass_api.egg-info/\n", []),
-    ("?? python/cutlass_api/cutlass_api/__pycache__/\n?? notes.txt\n", ["notes.txt"]),
-    ("?? build/\n M python/cutlass_api/build.py\n", ["python/cutlass_api/build.py"]),
-    ("?? python/cutlass_api/my.egg-info.txt\n", ["python/cutlass_api/my.egg-info.txt"]),
+    (" M include/cutlass/cutlass.h\0", ["include/cutlass/cutlass.h"]),
+    ("?? python/cutlass_api/cutlass_api.egg-info/\0", []),
+    ("?? python/cutlass_api/cutlass_api/__pycache__/\0?? notes.txt\0", ["notes.txt"]),
+    ("?? build/\0 M python/cutlass_api/build.py\0", ["python/cutlass_api/build.py"]),
+    ("?? python/cutlass_api/my.egg-info.txt\0", ["python/cutlass_api/my.egg-info.txt"]),
+    # -z: paths verbatim (a newline or a space is part of the name), a rename's source is not an entry
+    (" M a\nb.txt\0?? c d\0", ["a\nb.txt", "c d"]),
+    ("R  new.h\0old.h\0 M x\0", ["new.h", "x"]),
+    ("C  copy.h\0orig.h\0", ["copy.h"]),
 ])
 def test_install_byproducts_are_not_local_changes(porcelain, changed):
     from envcheck.gather.checkout import changed_paths

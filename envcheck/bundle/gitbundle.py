@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional, TextIO
 
-from ..gitsafe import init_repo, open_repo
+from ..gitsafe import init_repo, online, open_repo
 from .manifest import BundleError, CutlassEntry
 
 __all__ = ["cone_patterns", "make_git_bundle", "source_from_git_bundle"]
@@ -47,7 +47,7 @@ def make_git_bundle(entry: CutlassEntry, url: str, out: Path, log: Optional[Text
         repo = open_repo(checkout)
         spec = scratch / "cone"
         spec.write_text(cone_patterns(entry.subdir), encoding="utf-8")
-        spec_id = repo.git.hash_object("-w", "--", str(spec)).strip()
+        spec_id = repo.git.hash_object("-w", "--no-filters", "--", str(spec)).strip()
         repo.git.bundle("create", str(out), f"--filter=sparse:oid={spec_id}", f"refs/heads/{entry.branch}")
         repo.close()
     finally:
@@ -78,7 +78,9 @@ def source_from_git_bundle(bundle: Path, dest: Path, entry: CutlassEntry) -> Pat
         config.set_value('remote "bundle"', "promisor", "true")
         config.set_value('remote "bundle"', "partialclonefilter", "blob:none")
     try:
-        repo.git.fetch("--quiet", "bundle", f"+refs/heads/{entry.branch}:refs/heads/{entry.branch}")
+        with online(repo):  # from the bundle file: the one fetch here
+            repo.git.fetch("--quiet", "--no-recurse-submodules", "--", "bundle",
+                           f"+refs/heads/{entry.branch}:refs/heads/{entry.branch}")
         head = repo.git.rev_parse("--verify", f"refs/heads/{entry.branch}^{{commit}}").strip()
         repo.git.cat_file("-e", f"{entry.commit}:{entry.subdir}/pyproject.toml")
     except git.GitCommandError as exc:

@@ -14,7 +14,7 @@ def git_commands(dest: str, url: str, branch: str, commit: str, subdir: str) -> 
     """The git commands a fresh fetch runs, for the plan (GitPython runs the same ones, without a shell)."""
     partial = f"{dest}{PARTIAL}"
     commands = [
-        ("git", "init", "--quiet", partial),
+        ("git", "init", "--quiet", "--template=", partial),  # no hooks or config copied from a template
         ("git", "-C", partial, "remote", "add", "origin", url),
         ("git", "-C", partial, "config", "remote.origin.promisor", "true"),
         ("git", "-C", partial, "config", "remote.origin.partialclonefilter", "blob:none"),
@@ -22,10 +22,10 @@ def git_commands(dest: str, url: str, branch: str, commit: str, subdir: str) -> 
     if url.startswith("file:"):
         commands.append(("git", "-C", partial, "config", "remote.origin.uploadpack", FILE_UPLOAD_PACK))
     commands += [
-        ("git", "-C", partial, "fetch", "--depth=1", "--filter=blob:none", "--no-tags",
-         f"--upload-pack={upload_pack(url)}", "--progress", "origin", f"+{commit}:refs/remotes/origin/{branch}"),
+        ("git", "-C", partial, "fetch", "--depth=1", "--filter=blob:none", "--no-tags", "--no-recurse-submodules",
+         f"--upload-pack={upload_pack(url)}", "--progress", "--", "origin", f"+{commit}:refs/remotes/origin/{branch}"),
         ("git", "-C", partial, "sparse-checkout", "set", "--cone", subdir),
-        ("git", "-C", partial, "checkout", "--quiet", "-B", branch, commit),
+        ("git", "-C", partial, "checkout", "--quiet", "--no-recurse-submodules", "-B", branch, commit, "--"),
         ("mv", partial, dest),
     ]
     return tuple(commands)

@@ -4,8 +4,11 @@ A new checkout is built in a sibling folder and renamed into place when it is co
 a half-made checkout behind (the next run removes the leftover folder and starts again). An existing checkout is moved
 to the pinned commit only when it is clean and is CUTLASS; a dirty one is never touched.
 
-Every git argument is either a constant or a value checked here (URL scheme, 40-hex commit, branch and path shapes
-come checked from the policy), and no git call goes through a shell.
+git fetches only inside `online()`: everywhere else every transport is refused, so that git cannot fetch a missing
+object on its own with the checkout's own upload-pack program. Every git argument is either a constant or a value
+checked here (URL scheme, 40-hex commit, branch and path shapes come checked from the policy; a remote's name or a
+branch read from the checkout is used only when it is a plain name, after `--`), no git call goes through a shell,
+and none enters a submodule (whose own configuration is not read: envcheck.gitsafe).
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
-from ..gather.checkout import changed_paths
-from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, gitpython, init_repo, open_repo,
-                      upload_pack)
+from ..gather.checkout import changed_paths, status_entries
+from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, configured, foreign_upload_pack,
+                       gitpython, init_repo, is_commit_id, is_plain_name, online, open_repo, upload_pack)
+from ..shell import describe, unsafe_character
 from .clone import PARTIAL as _PARTIAL, git_commands
 
 __all__ = [
@@ -96,12 +100,21 @@ def _repo(path: Path):
 
 
 def _is_repo_root(path: Path) -> bool:
+    """path is the top folder of a work tree, as GitPython and git itself both see it (a core.worktree elsewhere,
+    which GitPython does not always read, makes it not)."""
     git = gitpython()
     try:
-        repo = git.Repo(path)
+        repo = open_repo(path)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return False
-    return Path(repo.working_tree_dir or "").resolve() == path.resolve()
+    try:
+        top = repo.git.rev_parse("--show-toplevel")
+    except git.GitCommandError:
+        return False
+    finally:
+        repo.close()
+    return Path(repo.working_tree_dir or "").resolve() == path.resolve() == Path(top).resolve()
+
 
 
 def read_state(path: str | Path, branch: str) -> CheckoutState:
@@ -124,7 +137,8 @@ def read_state(path: str | Path, branch: str) -> CheckoutState:
 
 def _dirty(repo) -> tuple[str, ...]:
     """Local changes as doctor counts them (install byproducts such as *.egg-info are not changes)."""
-    return tuple(changed_paths(repo.git.status("--porcelain", "--untracked-files=normal")))
+    status = repo.git.status("--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")
+    return tuple(changed_paths(status))
 
 
 def _objects_bytes(git_dir: Path) -> int:
@@ -190,6 +204,9 @@ def fetch(
     check_git_values(branch, commit, subdir)
     url = checked_url(url)
     dest = Path(dest).expanduser().absolute()
+    if unsafe_character(str(dest)):
+        raise CheckoutRefused(f"{str(dest)!r} holds {describe(unsafe_character(str(dest)))}, a line break or control "
+                              "character: choose another folder with --cutlass-dir.")
     started = time.monotonic()
     for leftover in dest.parent.glob(f"{dest.name}{_PARTIAL}*") if dest.parent.is_dir() else ():
         shutil.rmtree(leftover, ignore_errors=True)  # ours, from a fetch that was stopped
@@ -204,17 +221,22 @@ def fetch(
         config.set_value('remote "origin"', "partialclonefilter", "blob:none")
         if url.startswith("file:"):
             config.set_value('remote "origin"', "uploadpack", FILE_UPLOAD_PACK)
+    (Path(repo.git_dir) / "info").mkdir(exist_ok=True)  # `git init --template=` makes none
     with open(Path(repo.git_dir) / "info" / "exclude", "a", encoding="utf-8") as exclude:
         exclude.write("# build outputs of the editable cutlass_api install (envcheck)\n" + "\n".join(_EXCLUDES) + "\n")
+    _refuse_foreign_upload_pack(partial)  # ours, but a global configuration's remote.origin.uploadpack would come first
     handler = _GitProgress(progress, log)
-    # --no-tags: the refs are exactly the two named here, so that undo can tell what fix made from what a user added
-    handler.run(repo, "fetch", "--depth=1", "--filter=blob:none", "--no-tags", f"--upload-pack={upload_pack(url)}",
-                "--progress", "origin", f"+{commit}:refs/remotes/origin/{branch}", timeout=timeout)
-    received = _objects_bytes(Path(repo.git_dir))
-    if progress is not None:
-        progress("checking out", None)
-    handler.write(repo.git.sparse_checkout("set", "--cone", subdir))
-    handler.write(repo.git.checkout("--quiet", "-B", branch, commit, kill_after_timeout=timeout))
+    with online(repo):
+        # --no-tags: the refs are exactly the two named here, so that undo can tell what fix made from what a user added
+        handler.run(repo, "fetch", "--depth=1", "--filter=blob:none", "--no-tags", "--no-recurse-submodules",
+                    f"--upload-pack={upload_pack(url)}", "--progress", "--", "origin",
+                    f"+{commit}:refs/remotes/origin/{branch}", timeout=timeout)
+        received = _objects_bytes(Path(repo.git_dir))
+        if progress is not None:
+            progress("checking out", None)
+        handler.write(repo.git.sparse_checkout("set", "--cone", subdir))
+        handler.write(repo.git.checkout("--quiet", "--no-recurse-submodules", "-B", branch, commit, "--",
+                                        kill_after_timeout=timeout))
     received = max(received, _objects_bytes(Path(repo.git_dir)))  # blobs the checkout fetched
     repo.close()
     if dest.exists():
@@ -248,21 +270,37 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
             f"{dest} is a git repository but not CUTLASS (no {CUTLASS_MARKER} at HEAD): envcheck will not change it. "
             "Choose another folder with --cutlass-dir."
         )
+    _refuse_foreign_upload_pack(dest)
     before = _objects_bytes(Path(repo.git_dir))
-    if not _has_commit(repo, commit):
-        shallow = (Path(repo.git_dir) / "shallow").exists()
-        partial = bool(repo.config_reader().get_value("extensions", "partialclone", default=""))
-        remote = next((r for r in repo.remotes if url in list(r.urls)), None)
-        args = ["--depth=1"] if shallow else []
-        if partial and remote is not None:
-            args.append("--filter=blob:none")
-        args.append(f"--upload-pack={upload_pack(url)}")  # never the checkout's own remote.*.uploadpack
-        handler.run(repo, "fetch", *args, "--progress", remote.name if remote is not None else url, commit, timeout=timeout)
-    if progress is not None:
-        progress("checking out", None)
-    handler.write(repo.git.checkout("--quiet", "-B", branch, commit, kill_after_timeout=timeout))
+    missing = not _has_commit(repo, commit)  # offline: a partial clone does not go and fetch it to answer
+    with online(repo):
+        if missing:
+            shallow = (Path(repo.git_dir) / "shallow").exists()
+            partial = bool(repo.config_reader().get_value("extensions", "partialclone", default=""))
+            remote = next((r for r in repo.remotes if is_plain_name(r.name) and url in list(r.urls)), None)
+            args = ["--depth=1"] if shallow else []
+            if partial and remote is not None:
+                args.append("--filter=blob:none")
+            args.append(f"--upload-pack={upload_pack(url)}")  # never the checkout's own remote.*.uploadpack
+            handler.run(repo, "fetch", *args, "--no-recurse-submodules", "--progress", "--",
+                        remote.name if remote is not None else url, commit, timeout=timeout)
+        if progress is not None:
+            progress("checking out", None)
+        handler.write(repo.git.checkout("--quiet", "--no-recurse-submodules", "-B", branch, commit, "--",
+                                        kill_after_timeout=timeout))
     received = max(0, _objects_bytes(Path(repo.git_dir)) - before)
     return FetchResult(str(dest), commit, "moved", received, round(time.monotonic() - started, 3))
+
+
+def _refuse_foreign_upload_pack(folder: Path) -> None:
+    """Before a partial clone goes online(): no remote of it may name an upload-pack envcheck does not run."""
+    own = foreign_upload_pack(configured(folder))
+    if own:
+        raise CheckoutRefused(
+            f"{folder} is a partial clone whose remote names an upload-pack program of its own ({own!r}, in its git "
+            "configuration), which git would run to fetch what the checkout lacks: envcheck will not. Remove the "
+            "setting, or choose another folder with --cutlass-dir."
+        )
 
 
 def _has_commit(repo, commit: str) -> bool:
@@ -307,16 +345,19 @@ def restore(state: CheckoutState, branch: str, log: Optional[TextIO] = None, com
     if commit and now.commit != commit:
         return (f"{folder}: kept as it is, because HEAD moved to {str(now.commit)[:12]} after envcheck put it at "
                 f"{commit[:12]}")
+    if not all(map(is_commit_id, filter(None, (state.commit, state.branch_tip)))) or not all(
+            map(is_plain_name, filter(None, (state.branch, branch)))):
+        return f"{folder}: kept as it is, because its recorded commit or branch is not one envcheck gives to git"
     repo = _repo(folder)
     handler = _GitProgress(None, log)
     if state.commit:
-        handler.write(repo.git.checkout("--quiet", "--detach", state.commit))
+        handler.write(repo.git.checkout("--quiet", "--no-recurse-submodules", "--detach", state.commit, "--"))
     if state.branch_tip:
         handler.write(repo.git.branch("--force", "--", branch, state.branch_tip))
     elif any(head.name == branch for head in repo.heads) and state.branch != branch:
         handler.write(repo.git.branch("-D", "--", branch))
     if state.branch:
-        handler.write(repo.git.checkout("--quiet", state.branch, "--"))
+        handler.write(repo.git.checkout("--quiet", "--no-recurse-submodules", state.branch, "--"))
     return f"{folder}: back at {state.commit[:12] if state.commit else '?'}" + (f" on {state.branch}" if state.branch else "")
 
 
@@ -345,18 +386,18 @@ def untouched_since_fetch(folder: Path, branch: str) -> Optional[str]:
             return f"it holds {len(reachable) - 1} commit(s) beyond the one envcheck fetched (new commits or a stash)"
         if (Path(repo.git_dir) / "worktrees").is_dir() and any((Path(repo.git_dir) / "worktrees").iterdir()):
             return "it has other worktrees"
-        status = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--ignored=traditional")
+        status = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--ignored=traditional",
+                                 "--ignore-submodules=dirty")
     finally:
         repo.close()
-    changed = [entry[3:] for entry in status.split("\0") if entry.strip() and not _install_byproduct(entry)]
+    changed = [path for code, path in status_entries(status) if not _install_byproduct(code, path)]
     if changed:
         return f"it has files that envcheck did not put there ({_shown(changed)})"
     return None
 
 
-def _install_byproduct(entry: str) -> bool:
+def _install_byproduct(code: str, path: str) -> bool:
     """A `git status --porcelain` entry for a file the editable install wrote (untracked or ignored, never tracked)."""
-    code, path = entry[:2], entry[3:]
     return code in ("??", "!!") and bool(_BYPRODUCT.search(path))
 
 

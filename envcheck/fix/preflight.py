@@ -1,7 +1,9 @@
 """preflight: every step's preconditions, checked before the first change, so that a plan that cannot finish never
 starts (a `--cutlass-dir` that names a file must not let pip change the environment first).
 
-Pure reads of the file system; each problem names the flag or file and what was expected.
+Pure reads of the file system; each problem names the flag or file and what was expected. A path or an argument
+with a control character in it is refused outright: git prints paths one per line, and a newline in a folder's name
+would split a path in two half-way through the plan.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..shell import describe, unsafe_character
 from .plan import Plan, PlannedStep
 
 __all__ = ["preflight"]
@@ -26,7 +29,15 @@ def _blocker(path: Path) -> str:
     return ""
 
 
+def _control(text: str, what: str) -> list[str]:
+    found = unsafe_character(text)
+    return [f"{what} {text!r} holds {describe(found)}, a line break or control character: choose one without"
+            ] if found else []
+
+
 def _folder(path: str, what: str) -> list[str]:
+    if unsafe_character(path):
+        return _control(path, what)
     folder = Path(path)
     if folder.exists():
         if not folder.is_dir():
@@ -39,6 +50,8 @@ def _folder(path: str, what: str) -> list[str]:
 
 
 def _file(path: str) -> list[str]:
+    if unsafe_character(path):
+        return _control(path, "the file")
     target = Path(path)
     if target.is_dir():
         return [f"{target} is a folder, where envcheck writes a file"]
@@ -46,14 +59,21 @@ def _file(path: str) -> list[str]:
     return [f"{target} cannot be written: {reason}"] if reason else []
 
 
+# A step's own folder, and what it is in the user's words: the flag that chose it.
+_WHAT = {"cutlass-fetch": "the CUTLASS folder (--cutlass-dir)", "cutlass-install": "the CUTLASS folder (--cutlass-dir)",
+         "toolkit-install": "the toolkit prefix (--toolkit-prefix)"}
+_FOLDER = {"cutlass-fetch": "dest", "toolkit-install": "prefix"}
+
+
 def _step(step: PlannedStep) -> list[str]:
     found: list[str] = []
-    if step.kind == "cutlass-fetch":
-        found += _folder(step.param("dest"), "the CUTLASS folder (--cutlass-dir)")
-    if step.kind == "toolkit-install":
-        found += _folder(step.param("prefix"), "the toolkit prefix (--toolkit-prefix)")
+    what = _WHAT.get(step.kind, "a command's argument")
+    if step.kind in _FOLDER:
+        found += _folder(step.param(_FOLDER[step.kind]), what)
     for path, _ in step.writes + step.writes_after:
         found += _file(path)
+    if not found:  # a folder's path reaches the commands too (`pip install -e <checkout>/python/...`)
+        found += [problem for argv in step.commands for arg in argv for problem in _control(arg, what)]
     return found
 
 

@@ -1,19 +1,20 @@
 """Facts about the CUTLASS checkout, read with git itself: where it is, which commit, clean or dirty, what it holds.
 
-Reading takes four short git calls, each with the repository's executing settings neutralised (envcheck.gitsafe);
-GitPython, which the fixer uses to change a checkout, is not imported for it (it is most of doctor's start-up)."""
+Reading takes four short git calls, offline, each with the repository's executing settings neutralised
+(envcheck.gitsafe), paths read NUL-separated. GitPython, which the fixer uses to change a checkout, is not imported
+for it (it is most of doctor's start-up)."""
 
 from __future__ import annotations
 
-import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional
 
 from .. import gitsafe, proc
 from ..model import Checkout, Interpreter
 from ..paths import default_cutlass_dir
+from ..shell import describe, unsafe_character
 
 __all__ = ["locate_checkout", "read_checkout"]
 
@@ -44,13 +45,15 @@ def locate_checkout(
 
 
 class _Git:
-    """git in one folder, every call with the repository's executing settings neutralised and under a time limit.
+    """git in one folder, offline, every call with the repository's executing settings neutralised (envcheck.gitsafe)
+    and under a time limit.
 
-    drivers: the filter drivers to empty; () for calls that run no filter (rev-parse, config, cat-file)."""
+    config: the folder's settings as gitsafe.configured read them; () for calls that run nothing configured
+    (rev-parse, ls-tree)."""
 
-    def __init__(self, folder: Path, drivers: Sequence[str] = (), timeout: float = 30.0):
+    def __init__(self, folder: Path, config: tuple[tuple[str, str], ...] = (), timeout: float = 30.0):
         self.folder, self.timeout = folder, timeout
-        self.env = {**os.environ, **gitsafe.environment(folder, drivers=drivers)}
+        self.env = gitsafe.full_environment(folder, config=config, offline=True)
 
     def __call__(self, *args: str) -> tuple[bool, str]:
         """(whether git succeeded, its standard output)."""
@@ -65,48 +68,58 @@ class _Git:
         return done.returncode == 0, done.stdout, done.stderr
 
 
-_TRUE = ("true", "yes", "on", "1", "")  # git's spellings of a true boolean (a bare key is true)
-# One read of the settings doctor reports, and of the filter drivers `git status` must not run.
-_SETTINGS = r"^(core\.sparsecheckout|remote\..*\.url|filter\..*)$"
+def _refuse_control_characters(path: Path, source: str) -> None:
+    """git prints paths one per line: a folder whose name holds a line break is refused, not misread."""
+    found = unsafe_character(str(path))
+    if found:
+        raise ValueError(f"the folder {str(path)!r} (from {source}) holds {describe(found)}, a line break or control "
+                         "character, in its path: envcheck does not read such a folder as the CUTLASS checkout; "
+                         "rename it, or choose another")
 
 
 def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
     folder = Path(path).expanduser()
+    _refuse_control_characters(folder, source)
     if not folder.exists():
         return Checkout(path=str(folder), source=source, exists=False)
+    _refuse_control_characters(folder.resolve(), source)
     has_package = (folder / subdir / "pyproject.toml").is_file()
     package_version = _package_version(folder / subdir, module)
     if not folder.is_dir():
         return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
-    # An untrusted checkout: nothing its configuration names runs, and reading it rewrites nothing. Four git calls
-    # in two rounds of two (doctor's start-up is a measured goal): where and what HEAD is, with the settings; then
-    # the status, with the filter drivers emptied, and whether the commit is CUTLASS.
+    # An untrusted checkout: nothing its configuration names runs, nothing is fetched, and reading it rewrites
+    # nothing. Four git calls in two rounds of two (doctor's start-up is a measured goal): where and what HEAD is,
+    # with every setting; then the status, with the settings that name commands neutralised, and whether the commit
+    # is CUTLASS.
     reader = _Git(folder)
     with ThreadPoolExecutor(2) as pool:
         where = pool.submit(reader.run, "rev-parse", "--show-toplevel", "--is-shallow-repository", "HEAD",
                             "--abbrev-ref", "HEAD")
-        config = pool.submit(reader, "config", "--null", "--get-regexp", _SETTINGS)
+        config = pool.submit(gitsafe.configured, folder)
         ok, out, err = where.result()
-        settings = [entry.partition("\n") for entry in config.result()[1].split("\0") if entry]
+        settings = config.result()
     if not ok and "dubious ownership" in err:  # a repository git will not read as this user: say so, not "no repo"
         raise RuntimeError(next((line for line in err.splitlines() if line.startswith("fatal:")), err.strip()))
-    lines = out.splitlines()
     if not ok:  # no commits yet, or not a repository at all
         ok, out = reader("rev-parse", "--show-toplevel")
         if not ok or not out.strip():
             return Checkout(path=str(folder), source=source, has_package=has_package, package_version=package_version)
-        root = Path(out.strip())
+        root = _root(folder, out.rstrip("\n"), source)
         return Checkout(path=str(root), source=source, is_repo=True, has_package=(root / subdir / "pyproject.toml").is_file(),
                         error="no commits")
-    root, shallow, head, branch = Path(lines[0]), lines[1].strip(), lines[2].strip(), lines[3].strip()
+    # The last three lines are fixed words and a commit id; the top level, a path, is everything before them.
+    *top, shallow, head, branch = out.rstrip("\n").split("\n")
+    root = _root(folder, "\n".join(top), source)
     has_package = (root / subdir / "pyproject.toml").is_file()
     package_version = _package_version(root / subdir, module)
-    git = _Git(root, drivers=gitsafe.filter_drivers(key for key, _, _ in settings))
+    git = _Git(root, config=settings)
     with ThreadPoolExecutor(2) as pool:
-        status = pool.submit(git, "status", "--porcelain", "--untracked-files=normal")
-        marker = pool.submit(reader, "cat-file", "-e", f"{head}:{_CUTLASS_MARKER}")
+        # Submodules are not entered (their drivers are not read here): one that moved still shows
+        status = pool.submit(git, "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")
+        # trees only: a blob-filtered checkout has no blob to fetch for it
+        marker = pool.submit(reader, "ls-tree", "-z", "--name-only", head, "--", _CUTLASS_MARKER)
         ok_status, porcelain = status.result()
-        is_cutlass = marker.result()[0]
+        ok_marker, listed = marker.result()
     if not ok_status:
         raise RuntimeError(f"git status failed in {root}")
     return Checkout(
@@ -118,29 +131,47 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
         dirty_files=tuple(changed_paths(porcelain)),
         shallow=shallow == "true",
         # `git config` reads every scope, the per-worktree one that `git sparse-checkout` writes included
-        sparse=any(key == "core.sparsecheckout" and value.strip().lower() in _TRUE for key, _, value in settings),
-        remotes=tuple(sorted({value for key, _, value in settings if key.startswith("remote.") and key.endswith(".url")})),
+        sparse=any(key.lower() == "core.sparsecheckout" and gitsafe.config_true(value) for key, value in settings),
+        remotes=tuple(sorted({value for key, value in settings
+                              if key.lower().startswith("remote.") and key.lower().endswith(".url")})),
         has_package=has_package,
-        is_cutlass=is_cutlass,
+        is_cutlass=ok_marker and listed.split("\0")[0] == _CUTLASS_MARKER,
         package_version=package_version,
     )
+
+
+def _root(folder: Path, top: str, source: str) -> Path:
+    """The work tree's top, as git reported it for folder: folder itself or a folder above it. Anywhere else, the
+    repository's configuration put the work tree there (core.worktree): refused, not read."""
+    root = Path(top)
+    _refuse_control_characters(root, source)
+    resolved = folder.resolve()
+    if root.resolve() != resolved and root.resolve() not in resolved.parents:
+        raise ValueError(f"{folder} (from {source}): its git configuration puts the work tree at {top!r} "
+                         "(core.worktree), outside this folder; envcheck reads only the folder it was given")
+    return root
 
 
 # What an install leaves in a source tree (`pip install -e` writes NAME.egg-info): not a change to the code.
 _BYPRODUCTS = re.compile(r"(^|/)([^/]+\.egg-info|__pycache__|build|dist)(/|$)")
 
 
-def changed_paths(porcelain: str) -> list[str]:
-    """Paths with local changes, from `git status --porcelain`; untracked install byproducts do not count."""
-    paths = []
-    for line in porcelain.splitlines():
-        if not line.strip():
+def status_entries(porcelain_z: str) -> list[tuple[str, str]]:
+    """(status code, path) of each entry of `git status --porcelain -z`: paths verbatim, whatever they hold; a
+    rename's or copy's second path (where it came from) is not an entry of its own."""
+    entries, fields = [], iter(porcelain_z.split("\0"))
+    for field in fields:
+        if len(field) < 4:
             continue
-        code, path = line[:2], line[3:]
-        if code == "??" and _BYPRODUCTS.search(path):
-            continue
-        paths.append(path)
-    return paths
+        entries.append((field[:2], field[3:]))
+        if "R" in field[:2] or "C" in field[:2]:
+            next(fields, None)
+    return entries
+
+
+def changed_paths(porcelain_z: str) -> list[str]:
+    """Paths with local changes, from `git status --porcelain -z`; untracked install byproducts do not count."""
+    return [path for code, path in status_entries(porcelain_z) if not (code == "??" and _BYPRODUCTS.search(path))]
 
 
 def _package_version(package_dir: Path, module: str) -> Optional[str]:

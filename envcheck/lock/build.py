@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import urllib.parse
 from dataclasses import dataclass
@@ -43,7 +42,7 @@ class LockResult:
 def git_head(path: str, timeout: float = 10.0) -> Optional[str]:
     """The commit checked out in the repository holding path, or None."""
     try:
-        done = proc.run(["git", "-C", path, "rev-parse", "HEAD"], timeout, env={**os.environ, **gitsafe.environment(path)})
+        done = proc.run(["git", "-C", path, "rev-parse", "HEAD"], timeout, env=gitsafe.full_environment(path))
     except OSError:
         return None
     head = done.stdout.strip()
