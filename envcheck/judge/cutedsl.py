@@ -114,6 +114,14 @@ def _owner(interpreter: Interpreter, origin: str) -> Optional[Distribution]:
 
 
 def cutedsl_importable(ctx: Context) -> Finding:
+    """The verdict, with every .pth import line of the target in its details: each runs at Python's start and may
+    change what `import cutlass` finds, and envcheck's probe read it without running it."""
+    finding = _importable(ctx)
+    lines = ctx.interpreter.pth_imports if ctx.interpreter is not None else ()
+    return replace(finding, details=finding.details + tuple(f"not run by envcheck: {p.file}: {p.line}" for p in lines))
+
+
+def _importable(ctx: Context) -> Finding:
     check, title = "cutedsl.importable", "`import cutlass` reaches CuTeDSL"
     error = interpreter_error(ctx, check, title)
     if error:
