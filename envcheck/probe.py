@@ -125,7 +125,7 @@ def _assigned_literals(path):
     return values
 
 
-def site_folders():
+def site_dirs():
     """The site folders site.main() adds, in its order: a venv's own, the user's, the system's. Their names come from
     site.getsitepackages, the interpreter's own rule (Debian's dist-packages included). sys.prefix moves to the venv
     first, as site.venv() moves it: Debian's rule asks whether this is a venv, and the report says its prefix."""
@@ -147,8 +147,8 @@ class SearchPath:
     folders that do not exist skipped). An import line is recorded in `pth_imports`, not run; where it is the one of
     a setuptools editable install, the finder's MAPPING (module -> folder) is read from its file into `editable`."""
 
-    def __init__(self, site_dirs):
-        self.site_dirs = site_dirs
+    def __init__(self, folders):
+        self.site_dirs = folders
         self.entries = []
         self.pth_imports = []
         self.editable = []
@@ -156,7 +156,7 @@ class SearchPath:
         text = os.environ.get("PYTHONPATH", "")
         for entry in (text.split(os.pathsep) if text else []) + sys.path:
             self._add(entry)
-        for folder in site_dirs:
+        for folder in folders:
             if os.path.isdir(folder):
                 self._add_site_dir(folder)
 
@@ -185,9 +185,12 @@ class SearchPath:
                     if mapping:
                         self.editable.append(mapping)
                     continue
-                entry = os.path.join(folder, line.rstrip())
-                if os.path.exists(entry):
-                    self._add(entry)
+                try:
+                    entry = os.path.join(folder, line.rstrip())
+                    if os.path.exists(entry):
+                        self._add(entry)
+                except ValueError:  # a NUL byte (before 3.8 exists() raises): site ignores the rest of the file
+                    break
 
     def _editable_mapping(self, line):
         """module -> folder of the setuptools editable finder an import line would install
@@ -373,7 +376,7 @@ def markers():
 
 
 def main():
-    search = SearchPath(site_folders())
+    search = SearchPath(site_dirs())
     found_distributions = distributions(search.entries)
     found_modules = modules(requested_modules(sys.argv), search)
     torch_origin = next((m["origin"] for m in found_modules if m["name"] == "torch"), None)

@@ -7,7 +7,8 @@
    import line that installs a meta-path finder) and compat mode (a .pth path line), both real `pip install -e`.
 3. A target armed wherever Python runs code at start-up (a .pth import line, sitecustomize, usercustomize,
    PYTHONSTARTUP, modules shadowing the standard library on PYTHONPATH and in the working directory): doctor in every
-   format, fix --dry-run, smoke's pre-check and explain --python run none of it, and doctor judges as before.
+   format, fix --dry-run, smoke's pre-check and explain --python run none of it, and doctor judges as before; the
+   import lines are shown, and change no verdict.
 """
 
 from __future__ import annotations
@@ -18,12 +19,16 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from factsbuilder import SITE, dist, facts, interpreter
 from wheelfactory import install, pip
 
 from envcheck.gather.interpreter import gather_interpreter
+from envcheck.judge import judge
+from envcheck.model import Failure, PthImport, Status
 
 
 def _interpreters() -> list[str]:
@@ -122,6 +127,41 @@ def test_pythonnousersite_read_as_text_leaves_the_user_site_out(tmp_path, user_h
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# The judge: .pth import lines are shown, and change no verdict
+
+LINES = (PthImport(f"{SITE}/distutils-precedence.pth", "import os; var = 'SETUPTOOLS_USE_DISTUTILS'"),
+         PthImport(f"{SITE}/armed.pth", "import os; os.system('id')"),
+         PthImport(f"{SITE}/long.pth", "import os; " + "x = 1; " * 200))  # cut short in the details
+
+
+@pytest.mark.parametrize("case, target, status", [
+    ("passes", interpreter(), Status.PASS),
+    ("pth-trap", interpreter(dists={}, extra=(dist("nvidia-cutlass-dsl", "4.3.5", location="/tmp/t"),), modules={"cutlass": None}),
+     Status.FAIL),
+    ("shadowed", interpreter(extra=(dist("nvidia-cutlass", "3.5.0"),), modules={"cutlass": f"{SITE}/cutlass/__init__.py"}),
+     Status.FAIL),
+    ("no-dsl", interpreter(dists={}), Status.SKIP),
+    ("unreadable", Failure("interpreter", "no interpreter at /x"), Status.ERROR),
+])
+def test_import_lines_are_in_the_details_and_change_no_verdict(case, target, status, policy):
+    def importable(found):
+        return next(f for f in judge(facts(interpreter=found), policy) if f.id == "cutedsl.importable")
+
+    before = importable(target)
+    with_lines = importable(replace(target, pth_imports=LINES) if not isinstance(target, Failure) else target)
+    assert before.status == with_lines.status == status
+    assert (before.found, before.remedy) == (with_lines.found, with_lines.remedy)
+    added = with_lines.details[len(before.details):]
+    assert with_lines.details[:len(before.details)] == before.details
+    if isinstance(target, Failure):
+        assert added == ()
+        return
+    assert len(added) == len(LINES)
+    for detail, line in zip(added, LINES):
+        assert detail.startswith(f"not run by envcheck: {line.file}: {line.line[:200]}") and len(detail) < 400
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # 2. Editable installs, found without running their finders
 
 PROJECT = """[build-system]
@@ -204,7 +244,7 @@ def armed(tmp_path, wheelhouse):
         for name in SHADOWED:
             (folder / f"{name}.py").write_text(mark(f"{folder.name}-{name}") + "\n")
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(shadows), "PYTHONSTARTUP": str(startup),
-           "PYTHONINSPECT": "1", "ENVCHECK_TEST_IMPORT_MARK": str(marks / "torch")}
+           "PYTHONINSPECT": "1", "PYTHONHOME": sys.base_prefix, "ENVCHECK_TEST_IMPORT_MARK": str(marks / "torch")}
     env.pop("PYTHONNOUSERSITE", None)
     return python, env, tmp_path / "cwd", marks
 
@@ -246,7 +286,8 @@ def test_nothing_of_the_target_runs_and_doctor_judges_as_before(armed):
     assert {"file": str(python.parent.parent / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" /
                         "site-packages" / "armed.pth"), "line": line} in reported
     assert any(line in d for d in by_id["cutedsl.importable"]["details"])
-    assert report["facts"]["interpreter"]["pythonpath"] == env["PYTHONPATH"]
+    assert report["facts"]["interpreter"]["pythonpath"] == env["PYTHONPATH"]  # -I ignores them, the probe records them
+    assert report["facts"]["interpreter"]["pythonhome"] == env["PYTHONHOME"]
     verbose = envcheck(["doctor", "-v", "--no-gpu", "--python", str(python)], env, cwd)
     assert "armed.pth" in verbose.stdout and "not run by envcheck" in verbose.stdout
     # the bait works: the same interpreter started normally leaves its marks, from every place armed

@@ -118,7 +118,8 @@ def cutedsl_importable(ctx: Context) -> Finding:
     change what `import cutlass` finds, and envcheck's probe read it without running it."""
     finding = _importable(ctx)
     lines = ctx.interpreter.pth_imports if ctx.interpreter is not None else ()
-    return replace(finding, details=finding.details + tuple(f"not run by envcheck: {p.file}: {p.line}" for p in lines))
+    shown = tuple(f"not run by envcheck: {p.file}: {p.line if len(p.line) <= 240 else p.line[:240] + '...'}" for p in lines)
+    return replace(finding, details=finding.details + shown)
 
 
 def _importable(ctx: Context) -> Finding:
