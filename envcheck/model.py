@@ -167,6 +167,7 @@ class PthImport:
 
     file: str
     line: str
+    added: tuple[str, ...] = ()  # the folders its sys.path.insert/append puts on the path, read as data
 
 
 @dataclass(frozen=True)

@@ -126,9 +126,11 @@ def _assigned_literals(path):
 
 
 def site_dirs():
-    """The site folders site.main() adds, in its order: a venv's own, the user's, the system's. Their names come from
-    site.getsitepackages, the interpreter's own rule (Debian's dist-packages included). sys.prefix moves to the venv
-    first, as site.venv() moves it: Debian's rule asks whether this is a venv, and the report says its prefix."""
+    """The site folders site.main() adds, in its order and as often as it does: a venv's own, the user's, the
+    system's (in a venv, the system's list names the venv's own again, and site reads their .pth files twice). Their
+    names come from site.getsitepackages, the interpreter's own rule (Debian's dist-packages included). sys.prefix
+    moves to the venv first, as site.venv() moves it: Debian's rule asks whether this is a venv, and the report
+    says its prefix."""
     venv = _venv()
     own = []
     if venv is not None:
@@ -136,7 +138,7 @@ def site_dirs():
         own = site.getsitepackages([venv[0]])
     user = _user_site(venv)
     system = [sys.prefix] + ([sys.base_prefix, sys.base_exec_prefix] if venv is None or venv[1] else [])
-    return _unique(own + ([user] if user else []) + site.getsitepackages(_unique(system)))
+    return own + ([user] if user else []) + site.getsitepackages(_unique(system))
 
 
 class SearchPath:
@@ -148,11 +150,12 @@ class SearchPath:
     a setuptools editable install, the finder's MAPPING (module -> folder) is read from its file into `editable`."""
 
     def __init__(self, folders):
-        self.site_dirs = folders
+        self.site_dirs = _unique(folders)
         self.entries = []
         self.pth_imports = []
         self.editable = []
         self._known = set()
+        self._read = set()
         text = os.environ.get("PYTHONPATH", "")
         for entry in (text.split(os.pathsep) if text else []) + sys.path:
             self._add(entry)
@@ -180,10 +183,13 @@ class SearchPath:
                 if line.startswith("#") or not line.strip():
                     continue
                 if line.startswith(("import ", "import\t")):
-                    self.pth_imports.append({"file": pth, "line": line.strip()})
-                    mapping = self._editable_mapping(line)
-                    if mapping:
-                        self.editable.append(mapping)
+                    added = self._apply_path_changes(line, folder)
+                    if (pth, line) not in self._read:  # reported once, though site runs it each time it reads the file
+                        self._read.add((pth, line))
+                        self.pth_imports.append({"file": pth, "line": line.strip(), "added": added})
+                        mapping = self._editable_mapping(line)
+                        if mapping:
+                            self.editable.append(mapping)
                     continue
                 try:
                     entry = os.path.join(folder, line.rstrip())
@@ -191,6 +197,74 @@ class SearchPath:
                         self._add(entry)
                 except ValueError:  # a NUL byte (before 3.8 exists() raises): site ignores the rest of the file
                     break
+
+    def _apply_path_changes(self, line, folder):
+        """What an import line does to sys.path, read as data and applied here; the folders it adds.
+
+        Only a line made of imports and `sys.path.insert(N, PATH)` / `sys.path.append(PATH)` is applied, where PATH
+        is built from text, `sitedir`, os.path.join/dirname/abspath and `M.__path__[0]` or `M.__file__` of a module
+        the line imports (located, not imported). nvidia-cutlass-dsl 4.6 and later put their `cutlass` first so:
+        `import sys, os, nvidia_cutlass_dsl; sys.path.insert(0, os.path.join(nvidia_cutlass_dsl.__path__[0], ...))`.
+        Any other line changes nothing here: what it would do is unknown, and it stays reported."""
+        try:
+            tree = ast.parse(line.strip())
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return []
+        imported, changes = {}, []
+        for statement in tree.body:
+            if isinstance(statement, ast.Import):
+                # `import a.b` binds a; `import a.b as c` binds c to a.b
+                imported.update((a.asname, a.name) if a.asname else (a.name.split(".")[0],) * 2 for a in statement.names)
+                continue
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            method = _dotted(call.func) if isinstance(call, ast.Call) else None
+            if method == "sys.path.insert" and len(call.args) == 2 and not call.keywords:
+                index, path = _literal(call.args[0]), self._path_value(call.args[1], folder, imported)
+                if not isinstance(index, int) or isinstance(index, bool):
+                    return []
+            elif method == "sys.path.append" and len(call.args) == 1 and not call.keywords:
+                index, path = None, self._path_value(call.args[0], folder, imported)
+            else:
+                return []
+            if path is None:
+                return []
+            changes.append((index, path))
+        for index, path in changes:  # site's exec() changes sys.path directly: no folder check, no known paths
+            if index is None:
+                self.entries.append(path)
+            else:
+                self.entries.insert(index, path)
+        return [path for _, path in changes]
+
+    def _path_value(self, node, folder, imported):
+        """The text a path expression of an import line stands for, or None where it is not read as data."""
+        text = _literal(node)
+        if isinstance(text, str):
+            return text
+        if isinstance(node, ast.Name) and node.id == "sitedir":  # the folder, in site's frame where the line runs
+            return folder
+        if isinstance(node, ast.Call) and not node.keywords:
+            function = {"os.path.join": os.path.join, "os.path.dirname": os.path.dirname,
+                        "os.path.abspath": os.path.abspath}.get(_dotted(node.func))
+            args = [self._path_value(a, folder, imported) for a in node.args]
+            if function is None or not args or None in args:
+                return None
+            return function(*args)
+        if isinstance(node, ast.Subscript) and _dotted(node.value).endswith(".__path__"):
+            index = _literal(getattr(node.slice, "value", node.slice) if type(node.slice).__name__ == "Index" else node.slice)
+            located = self._imported_module(_dotted(node.value)[:-len(".__path__")], imported)
+            return located[1][0] if located and located[1] and index == 0 else None
+        if isinstance(node, ast.Attribute) and node.attr == "__file__":
+            located = self._imported_module(_dotted(node.value), imported)
+            return located[0] if located else None
+        return None
+
+    def _imported_module(self, name, imported):
+        """(origin, package folders) of a module an import line imports, located on the path as it is now."""
+        if name not in imported:
+            return None
+        spec = PathFinder.find_spec(imported[name], list(self.entries))
+        return (_origin(spec), list(spec.submodule_search_locations or [])) if spec is not None else None
 
     def _editable_mapping(self, line):
         """module -> folder of the setuptools editable finder an import line would install
@@ -211,6 +285,23 @@ class SearchPath:
 
 def _unique(items):
     return list(dict.fromkeys(items))
+
+
+def _literal(node):
+    """A literal's value (a string, a number), or None."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _dotted(node):
+    """`a.b.c` for a chain of names and attributes, "" for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id] + parts[::-1]) if isinstance(node, ast.Name) else ""
 
 
 def distributions(path):

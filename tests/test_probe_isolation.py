@@ -23,8 +23,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import python312
 from factsbuilder import SITE, dist, facts, interpreter
-from wheelfactory import install, pip
+from wheelfactory import install, make_venv, pip
 
 from envcheck.gather.interpreter import gather_interpreter
 from envcheck.judge import judge
@@ -65,8 +66,11 @@ def write_pth_folder(folder: Path, name: str) -> None:
     (folder / "rel").mkdir(parents=True, exist_ok=True)
     (folder / "abs").mkdir(exist_ok=True)
     (folder / "zeta").mkdir(exist_ok=True)
+    (folder / "inserted").mkdir(exist_ok=True)
     lines = ["# a comment: skipped", "", "   ", "rel", "rel", str(folder / "abs"), "missing-folder", "import sys",
-             "  rel", "rel/../rel"]
+             "  rel", "rel/../rel", "import\tos", "import sys, os; sys.path.insert(0, os.path.join(sitedir, 'inserted'))",
+             f"import sys; sys.path.append({str(folder / 'appended')!r})", "import sys; sys.path.insert(-1, 'not-there')",
+             "import os; os.environ.setdefault('ENVCHECK_UNREAD', 'anything else: reported, not applied')"]
     (folder / f"b-{name}.pth").write_text("\n".join(lines) + "\n")
     (folder / f"a-{name}.pth").write_text("zeta\n")  # sorted: read before b-
     (folder / f".hidden-{name}.pth").write_text("rel\n")  # skipped from 3.13 on
@@ -113,7 +117,9 @@ def test_the_computed_path_is_the_one_site_builds(python, layout, tmp_path, user
     # the user site's .pth files were read where site reads them (not in a venv that hides the system's)
     user_rel = str(next(user_home.glob(".local/lib/python*/site-packages")) / "rel")
     assert (user_rel in probed.sys_path) == (layout != "venv")
-    assert any(p.line == "import sys" for p in probed.pth_imports)
+    assert any(p.line == "import sys" and not p.added for p in probed.pth_imports)
+    assert any(p.line.startswith("import os; os.environ") and not p.added for p in probed.pth_imports)
+    assert any(p.added and p.added[0].endswith("inserted") for p in probed.pth_imports)
 
 
 def test_pythonnousersite_read_as_text_leaves_the_user_site_out(tmp_path, user_home, monkeypatch):
@@ -131,7 +137,9 @@ def test_pythonnousersite_read_as_text_leaves_the_user_site_out(tmp_path, user_h
 
 LINES = (PthImport(f"{SITE}/distutils-precedence.pth", "import os; var = 'SETUPTOOLS_USE_DISTUTILS'"),
          PthImport(f"{SITE}/armed.pth", "import os; os.system('id')"),
-         PthImport(f"{SITE}/long.pth", "import os; " + "x = 1; " * 200))  # cut short in the details
+         PthImport(f"{SITE}/long.pth", "import os; " + "x = 1; " * 200),  # cut short in the details
+         PthImport(f"{SITE}/nvidia_cutlass_dsl_packages.pth", "import sys, os, nvidia_cutlass_dsl; sys.path.insert(0, ...)",
+                   (f"{SITE}/nvidia_cutlass_dsl/dsl_packages",)))
 
 
 @pytest.mark.parametrize("case, target, status", [
@@ -159,6 +167,7 @@ def test_import_lines_are_in_the_details_and_change_no_verdict(case, target, sta
     assert len(added) == len(LINES)
     for detail, line in zip(added, LINES):
         assert detail.startswith(f"not run by envcheck: {line.file}: {line.line[:200]}") and len(detail) < 400
+        assert all(f"puts {folder} on the path" in detail for folder in line.added)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -205,6 +214,36 @@ def test_an_editable_install_is_found_without_running_its_finder(mode, tmp_path,
     imports = [p for p in probed.pth_imports if p.file == str(pth)]
     assert bool(imports) == (mode == "default")  # the finder's line is reported; compat mode's is a path line
     assert mark.exists() == (mode == "default")  # and the bait works: Python itself ran the finder
+
+
+DSL_4_8 = ("nvidia-cutlass-dsl==4.8.1", "nvidia-cutlass-dsl-libs-base==4.8.1", "nvidia-cutlass-dsl-libs-core==4.8.1",
+           "nvidia-cutlass-operators==0.3.0")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(python312() is None, reason="the DSL's -libs-base wheel is for CPython 3.12")
+def test_the_real_dsl_4_8_import_line_is_read_as_data(tmp_path):
+    """nvidia-cutlass-dsl 4.6 and later put `cutlass` first on sys.path with an import line
+    (nvidia_cutlass_dsl_packages.pth); read as data, it gives the path and the `cutlass` Python itself finds."""
+    wheels = tmp_path / "wheels"
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                           "--python-version", "3.12", "--platform", "manylinux_2_28_x86_64", "-d", str(wheels), *DSL_4_8],
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        pytest.skip(f"the package index has not these wheels here: {done.stderr.strip()[-200:]}")
+    python = make_venv(tmp_path / "venv", python312())
+    pip(python, "install", "--no-deps", "--no-index", "--find-links", str(wheels), *DSL_4_8)
+    site_packages = next(python.parent.parent.glob("lib/python3.*/site-packages"))
+    probed = gather_interpreter(str(python), modules=["cutlass", "cutlass.operators"])
+    real = json.loads(subprocess.run(
+        [str(python), "-c", "import importlib.util, json, sys; "
+                            "print(json.dumps([sys.path[1:], importlib.util.find_spec('cutlass').origin]))"],
+        capture_output=True, text=True, check=True).stdout)
+    assert [list(probed.sys_path), probed.module("cutlass").origin] == real
+    assert real[1] == str(site_packages / "nvidia_cutlass_dsl" / "dsl_packages" / "cutlass" / "__init__.py")
+    (line,) = [p for p in probed.pth_imports if p.file == str(site_packages / "nvidia_cutlass_dsl_packages.pth")]
+    assert line.added == (str(site_packages / "nvidia_cutlass_dsl" / "dsl_packages"),)
+    assert probed.module("cutlass.operators").origin == str(site_packages / "cutlass" / "operators" / "__init__.py")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -284,7 +323,7 @@ def test_nothing_of_the_target_runs_and_doctor_judges_as_before(armed):
     line = f"import os; open({str(marks / 'pth')!r}, 'w').close()"
     reported = report["facts"]["interpreter"]["pth_imports"]
     assert {"file": str(python.parent.parent / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" /
-                        "site-packages" / "armed.pth"), "line": line} in reported
+                        "site-packages" / "armed.pth"), "line": line, "added": []} in reported
     assert any(line in d for d in by_id["cutedsl.importable"]["details"])
     assert report["facts"]["interpreter"]["pythonpath"] == env["PYTHONPATH"]  # -I ignores them, the probe records them
     assert report["facts"]["interpreter"]["pythonhome"] == env["PYTHONHOME"]

@@ -112,8 +112,9 @@ def _check_shape(data: object) -> None:
     if not all(isinstance(data.get(key, ""), str) for key in ("pythonpath", "pythonhome")):
         raise ValueError("'pythonpath' or 'pythonhome' is not text")
     for entry in data.get("pth_imports", []):
-        if not (isinstance(entry, dict) and isinstance(entry.get("file"), str) and isinstance(entry.get("line"), str)):
-            raise ValueError("a .pth import line without its file and text")
+        if not (isinstance(entry, dict) and isinstance(entry.get("file"), str) and isinstance(entry.get("line"), str)
+                and isinstance(entry.get("added", []), list) and all(isinstance(a, str) for a in entry.get("added", []))):
+            raise ValueError("a .pth import line without its file, text and the folders it adds")
     if not isinstance(data.get("torch") or {}, dict) or not isinstance(data.get("markers") or {}, dict):
         raise ValueError("'torch' or 'markers' is not an object")
 
@@ -131,7 +132,7 @@ def parse_probe(data: dict) -> Interpreter:
         sys_path=tuple(data["sys_path"]),
         pythonpath=data.get("pythonpath", ""),
         pythonhome=data.get("pythonhome", ""),
-        pth_imports=tuple(PthImport(p["file"], p["line"]) for p in data.get("pth_imports", [])),
+        pth_imports=tuple(PthImport(p["file"], p["line"], tuple(p.get("added", ()))) for p in data.get("pth_imports", [])),
         distributions=tuple(
             Distribution(
                 name=canonical_name(d["name"]),

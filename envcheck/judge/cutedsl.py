@@ -8,7 +8,7 @@ from typing import Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ..model import Distribution, Finding, Interpreter, Remedy, Status
+from ..model import Distribution, Finding, Interpreter, PthImport, Remedy, Status
 from ..policy import RECIPE, RUNTIME, Conflict, PackageRule, Policy, spec_text
 from ._common import Context, basis_text, interpreter_error, pip_install, pip_uninstall, satisfies, worst
 
@@ -118,8 +118,13 @@ def cutedsl_importable(ctx: Context) -> Finding:
     change what `import cutlass` finds, and envcheck's probe read it without running it."""
     finding = _importable(ctx)
     lines = ctx.interpreter.pth_imports if ctx.interpreter is not None else ()
-    shown = tuple(f"not run by envcheck: {p.file}: {p.line if len(p.line) <= 240 else p.line[:240] + '...'}" for p in lines)
-    return replace(finding, details=finding.details + shown)
+    return replace(finding, details=finding.details + tuple(_unrun(p) for p in lines))
+
+
+def _unrun(pth: PthImport) -> str:
+    line = pth.line if len(pth.line) <= 240 else f"{pth.line[:240]}..."
+    added = f" (read as data: it puts {', '.join(pth.added)} on the path)" if pth.added else ""
+    return f"not run by envcheck: {pth.file}: {line}{added}"
 
 
 def _importable(ctx: Context) -> Finding:
