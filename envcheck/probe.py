@@ -146,8 +146,9 @@ class SearchPath:
 
     In site's order: PYTHONPATH (read as text), the interpreter's own folders, then each site folder that exists,
     followed by the path lines of its .pth files in sorted order (relative to the folder; comments, blank lines and
-    folders that do not exist skipped). An import line is recorded in `pth_imports`, not run; where it is the one of
-    a setuptools editable install, the finder's MAPPING (module -> folder) is read from its file into `editable`."""
+    folders that do not exist skipped). An import line is recorded in `pth_imports`, never run: where it only puts a
+    folder on sys.path, that is read as data and applied (_apply_path_changes); where it is the one of a setuptools
+    editable install, the finder's MAPPING (module -> folder) is read from its file into `editable`."""
 
     def __init__(self, folders):
         self.site_dirs = _unique(folders)
@@ -183,13 +184,8 @@ class SearchPath:
                 if line.startswith("#") or not line.strip():
                     continue
                 if line.startswith(("import ", "import\t")):
-                    added = self._apply_path_changes(line, folder)
-                    if (pth, line) not in self._read:  # reported once, though site runs it each time it reads the file
-                        self._read.add((pth, line))
-                        self.pth_imports.append({"file": pth, "line": line.strip(), "added": added})
-                        mapping = self._editable_mapping(line)
-                        if mapping:
-                            self.editable.append(mapping)
+                    if not self._import_line(pth, folder, line):
+                        break  # it would fail: site ignores the rest of the file
                     continue
                 try:
                     entry = os.path.join(folder, line.rstrip())
@@ -198,8 +194,9 @@ class SearchPath:
                 except ValueError:  # a NUL byte (before 3.8 exists() raises): site ignores the rest of the file
                     break
 
-    def _apply_path_changes(self, line, folder):
-        """What an import line does to sys.path, read as data and applied here; the folders it adds.
+    def _import_line(self, pth, folder, line):
+        """Record an import line (once, though site runs it each time it reads the file) and apply what it does to
+        sys.path, read as data. False where it would fail on an import: site then ignores the rest of the file.
 
         Only a line made of imports and `sys.path.insert(N, PATH)` / `sys.path.append(PATH)` is applied, where PATH
         is built from text, `sitedir`, os.path.join/dirname/abspath and `M.__path__[0]` or `M.__file__` of a module
@@ -207,12 +204,30 @@ class SearchPath:
         `import sys, os, nvidia_cutlass_dsl; sys.path.insert(0, os.path.join(nvidia_cutlass_dsl.__path__[0], ...))`.
         Any other line changes nothing here: what it would do is unknown, and it stays reported."""
         try:
-            tree = ast.parse(line.strip())
+            changes = self._path_changes(ast.parse(line.strip()), folder)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return []
+            changes = None
+        for index, path in changes or ():  # site's exec() changes sys.path directly: no folder check, no known paths
+            if index is None:
+                self.entries.append(path)
+            else:
+                self.entries.insert(index, path)
+        if (pth, line) not in self._read:
+            self._read.add((pth, line))
+            self.pth_imports.append({"file": pth, "line": line.strip(), "added": [p for _, p in changes or ()]})
+            mapping = self._editable_mapping(line)
+            if mapping:
+                self.editable.append(mapping)
+        return changes is not False
+
+    def _path_changes(self, tree, folder):
+        """[(index, or None for append, path)] of a parsed import line; None where it does anything else, False
+        where one of its imports would fail."""
         imported, changes = {}, []
         for statement in tree.body:
             if isinstance(statement, ast.Import):
+                if not all(self._importable(a.name.split(".")[0]) for a in statement.names):
+                    return False
                 # `import a.b` binds a; `import a.b as c` binds c to a.b
                 imported.update((a.asname, a.name) if a.asname else (a.name.split(".")[0],) * 2 for a in statement.names)
                 continue
@@ -221,20 +236,15 @@ class SearchPath:
             if method == "sys.path.insert" and len(call.args) == 2 and not call.keywords:
                 index, path = _literal(call.args[0]), self._path_value(call.args[1], folder, imported)
                 if not isinstance(index, int) or isinstance(index, bool):
-                    return []
+                    return None
             elif method == "sys.path.append" and len(call.args) == 1 and not call.keywords:
                 index, path = None, self._path_value(call.args[0], folder, imported)
             else:
-                return []
+                return None
             if path is None:
-                return []
+                return None
             changes.append((index, path))
-        for index, path in changes:  # site's exec() changes sys.path directly: no folder check, no known paths
-            if index is None:
-                self.entries.append(path)
-            else:
-                self.entries.insert(index, path)
-        return [path for _, path in changes]
+        return changes
 
     def _path_value(self, node, folder, imported):
         """The text a path expression of an import line stands for, or None where it is not read as data."""
@@ -251,13 +261,16 @@ class SearchPath:
                 return None
             return function(*args)
         if isinstance(node, ast.Subscript) and _dotted(node.value).endswith(".__path__"):
-            index = _literal(getattr(node.slice, "value", node.slice) if type(node.slice).__name__ == "Index" else node.slice)
+            index = node.slice.value if type(node.slice).__name__ == "Index" else node.slice  # ast.Index before 3.9
             located = self._imported_module(_dotted(node.value)[:-len(".__path__")], imported)
-            return located[1][0] if located and located[1] and index == 0 else None
+            return located[1][0] if located and located[1] and _literal(index) == 0 else None
         if isinstance(node, ast.Attribute) and node.attr == "__file__":
             located = self._imported_module(_dotted(node.value), imported)
             return located[0] if located else None
         return None
+
+    def _importable(self, name):
+        return name in sys.builtin_module_names or PathFinder.find_spec(name, list(self.entries)) is not None
 
     def _imported_module(self, name, imported):
         """(origin, package folders) of a module an import line imports, located on the path as it is now."""

@@ -73,6 +73,9 @@ def write_pth_folder(folder: Path, name: str) -> None:
              "import os; os.environ.setdefault('ENVCHECK_UNREAD', 'anything else: reported, not applied')"]
     (folder / f"b-{name}.pth").write_text("\n".join(lines) + "\n")
     (folder / f"a-{name}.pth").write_text("zeta\n")  # sorted: read before b-
+    (folder / "failing").mkdir(exist_ok=True)
+    (folder / f"c-{name}.pth").write_text("failing\nimport sys, no_such_module; sys.path.append('failed')\nrel-after\n")
+    (folder / "rel-after").mkdir(exist_ok=True)  # never added: site ignores the rest of a file after a failing line
     (folder / f".hidden-{name}.pth").write_text("rel\n")  # skipped from 3.13 on
     (folder / f"not-a-pth-{name}.txt").write_text("abs\n")
 
