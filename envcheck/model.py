@@ -21,6 +21,7 @@ __all__ = [
     "Failure",
     "Distribution",
     "ModuleLocation",
+    "PthImport",
     "TorchBuild",
     "Interpreter",
     "Gpu",
@@ -153,11 +154,20 @@ class Distribution:
 
 @dataclass(frozen=True)
 class ModuleLocation:
-    """Where `import NAME` would load from, found with importlib.util.find_spec (nothing imported)."""
+    """Where `import NAME` would load from, found with PathFinder over the target's computed path (nothing imported)."""
 
     name: str
     origin: Optional[str]  # None: not importable
     error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class PthImport:
+    """An import line of a .pth file: Python runs it at every start; envcheck's probe reads it and never runs it."""
+
+    file: str
+    line: str
+    added: tuple[str, ...] = ()  # the folders its sys.path.insert/append puts on the path, read as data
 
 
 @dataclass(frozen=True)
@@ -184,6 +194,8 @@ class Interpreter:
     torch: Optional[TorchBuild]
     markers: tuple[tuple[str, str], ...]  # PEP 508 environment markers of the target
     pythonpath: str = ""
+    pythonhome: str = ""  # recorded as text: the probe runs isolated, so the target is described without it
+    pth_imports: tuple[PthImport, ...] = ()
 
     @property
     def version_text(self) -> str:

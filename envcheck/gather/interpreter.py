@@ -6,11 +6,13 @@ import json
 import os
 from typing import Mapping, Optional, Sequence
 
-from ..model import Distribution, Interpreter, ModuleLocation, TorchBuild, canonical_name
+from ..model import Distribution, Interpreter, ModuleLocation, PthImport, TorchBuild, canonical_name
 from ..proc import Child
 
 __all__ = ["Probe", "gather_interpreter", "probe_source"]
 
+
+ISOLATED = ("-I", "-S")  # how the probe's interpreter runs: nothing of the target's executes
 
 _PROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe.py")
 
@@ -23,6 +25,10 @@ def probe_source() -> str:
 class Probe:
     """The probe, started in the target interpreter at once; its result is read later.
 
+    The interpreter runs isolated (`-I -S`): no site (so no .pth file, sitecustomize or usercustomize runs), no
+    PYTHON* variable applied, no working directory or user site on its path; the probe computes the path the target
+    would have from data (probe.SearchPath) and still reads PYTHONPATH and PYTHONHOME as text from `env`.
+
     Starting it before envcheck's own heavier imports lets the two overlap (doctor's start-up is a measured goal).
     It runs in a process group of its own: when it ends or its time is up, whatever it started is killed, so a
     child holding its stdout open cannot keep envcheck waiting. The modules to locate (the profile's) are handed
@@ -34,7 +40,7 @@ class Probe:
         self.error: Optional[str] = None
         self.child: Optional[Child] = None
         try:
-            self.child = Child([python, "-c", probe_source(), "-"], env=env, input=b"")
+            self.child = Child([python, *ISOLATED, "-c", probe_source(), "-"], env=env, input=b"")
         except FileNotFoundError:
             self.error = f"no interpreter at {python}"
         except PermissionError:
@@ -103,6 +109,12 @@ def _check_shape(data: object) -> None:
     for entry in data["distributions"] + data["modules"]:
         if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)):
             raise ValueError("a distribution or module without a name")
+    if not all(isinstance(data.get(key, ""), str) for key in ("pythonpath", "pythonhome")):
+        raise ValueError("'pythonpath' or 'pythonhome' is not text")
+    for entry in data.get("pth_imports", []):
+        if not (isinstance(entry, dict) and isinstance(entry.get("file"), str) and isinstance(entry.get("line"), str)
+                and isinstance(entry.get("added", []), list) and all(isinstance(a, str) for a in entry.get("added", []))):
+            raise ValueError("a .pth import line without its file, text and the folders it adds")
     if not isinstance(data.get("torch") or {}, dict) or not isinstance(data.get("markers") or {}, dict):
         raise ValueError("'torch' or 'markers' is not an object")
 
@@ -119,6 +131,8 @@ def parse_probe(data: dict) -> Interpreter:
         site_dirs=tuple(data["site_dirs"]),
         sys_path=tuple(data["sys_path"]),
         pythonpath=data.get("pythonpath", ""),
+        pythonhome=data.get("pythonhome", ""),
+        pth_imports=tuple(PthImport(p["file"], p["line"], tuple(p.get("added", ()))) for p in data.get("pth_imports", [])),
         distributions=tuple(
             Distribution(
                 name=canonical_name(d["name"]),

@@ -8,7 +8,7 @@ from typing import Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ..model import Distribution, Finding, Interpreter, Remedy, Status
+from ..model import Distribution, Finding, Interpreter, PthImport, Remedy, Status
 from ..policy import RECIPE, RUNTIME, Conflict, PackageRule, Policy, spec_text
 from ._common import Context, basis_text, interpreter_error, pip_install, pip_uninstall, satisfies, worst
 
@@ -114,6 +114,20 @@ def _owner(interpreter: Interpreter, origin: str) -> Optional[Distribution]:
 
 
 def cutedsl_importable(ctx: Context) -> Finding:
+    """The verdict, with every .pth import line of the target in its details: each runs at Python's start and may
+    change what `import cutlass` finds, and envcheck's probe read it without running it."""
+    finding = _importable(ctx)
+    lines = ctx.interpreter.pth_imports if ctx.interpreter is not None else ()
+    return replace(finding, details=finding.details + tuple(_unrun(p) for p in lines))
+
+
+def _unrun(pth: PthImport) -> str:
+    line = pth.line if len(pth.line) <= 240 else f"{pth.line[:240]}..."
+    added = f" (read as data: it puts {', '.join(pth.added)} on the path)" if pth.added else ""
+    return f"not run by envcheck: {pth.file}: {line}{added}"
+
+
+def _importable(ctx: Context) -> Finding:
     check, title = "cutedsl.importable", "`import cutlass` reaches CuTeDSL"
     error = interpreter_error(ctx, check, title)
     if error:
