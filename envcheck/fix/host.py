@@ -49,8 +49,10 @@ def find_interpreters(env: Mapping[str, str], timeout: float = 5.0) -> tuple[tup
         if found:
             candidates.append(found)
     home = Path(env.get("HOME", os.path.expanduser("~")))
-    for pattern in (".pyenv/versions/*/bin/python3", ".local/share/uv/python/*/bin/python3"):
-        candidates += sorted(str(p) for p in home.glob(pattern))
+    # Where pyenv and uv keep the interpreters they install: their own variables first, as they read them.
+    for root in (Path(env.get("PYENV_ROOT") or home / ".pyenv") / "versions",
+                 Path(env.get("UV_PYTHON_INSTALL_DIR") or home / ".local/share/uv/python")):
+        candidates += sorted(str(p) for p in root.glob("*/bin/python3"))
     candidates += [p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.isfile(p)]
     seen, out = set(), []
     for candidate in candidates:
@@ -59,7 +61,8 @@ def find_interpreters(env: Mapping[str, str], timeout: float = 5.0) -> tuple[tup
             continue
         seen.add(real)
         try:
-            done = proc.run([candidate, "-I", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout)
+            # -I -S: isolated and without site, so that none of its .pth import lines or sitecustomize runs (as the probe)
+            done = proc.run([candidate, "-I", "-S", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout)
         except OSError:
             continue
         if done.returncode == 0 and done.stdout.strip():
