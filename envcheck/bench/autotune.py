@@ -278,20 +278,18 @@ def _scope(scope: str) -> str:
 def pin_snippet(report: AutotuneReport) -> str:
     """A torch._inductor.config snippet that pins, per scope, the backend that took less time alone than Inductor's
     own pick, or "" where no backend did. Kernel time is what counts under CUDA graphs (mode="max-autotune"), the
-    call time without them (bench's own calls, mode="max-autotune-no-cudagraphs"). The only live setting is the
-    kernel-time pin for a process that runs every shape measured; every other line is commented out, for the
-    process it names."""
+    call time without them (bench's own calls, mode="max-autotune-no-cudagraphs"). Each pin is a commented line
+    for the process it names: one setting per process, so the user picks the line that fits theirs."""
     if not any(t.pin or t.call_pin for t in report.totals):
         return ""
     lines = [
         f"# envcheck bench: Inductor's own pick among {report.backends} was slower than one backend alone "
         f"(weights: {report.weights.describe()}).",
-        "# max_autotune_gemm_backends is one setting of a process, not one per shape: a class's line is for a process",
-        "# that runs only that class, such as a decode worker.",
+        "# max_autotune_gemm_backends is one setting of a process, not one per shape: uncomment the line for the kind",
+        "# of process you run (a class's line is for a process that runs only that class, such as a decode worker).",
         "import torch._inductor.config as inductor_config",
         "inductor_config.max_autotune = True",
     ]
-    whole = report.totals[-1].scope  # "all", or the one class measured
     for total in report.totals:
         call = "" if total.call_cost is None else f" and {100 * total.call_cost:+.1f}% per call"
         lines.append(f"# {_scope(total.scope)}: the pick cost {100 * total.cost:+.1f}% of kernel time{call}")
@@ -301,6 +299,5 @@ def pin_snippet(report: AutotuneReport) -> str:
                 lines.append(f"#   {how}: no backend alone does better; keep autotuning")
                 continue
             lines.append(f"#   {how}: {pin.backend} alone saves {100 * pin.fraction:.1f}%")
-            setting = f"inductor_config.max_autotune_gemm_backends = \"{pin.backend}\""
-            lines.append(setting if pin is total.pin and total.scope == whole else f"# {setting}")
+            lines.append(f"# inductor_config.max_autotune_gemm_backends = \"{pin.backend}\"")
     return "\n".join(lines)

@@ -62,11 +62,6 @@ EQUAL = Weights()
 
 
 def _count(value, where: str) -> float:
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            value = None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise UsageError(f"{where}: expected a count, a number >= 0 (how often the shape runs)")
     return float(value)
@@ -83,7 +78,11 @@ def _from_lines(text: str, what: str) -> list[tuple[Key, float, str]]:
         if len(parts) != 2:
             raise UsageError(f"{where}: {body!r}: expected 'MxNxK COUNT', such as '16x4096x4096 1200'")
         shape = parse_shape(parts[0], where)
-        found.append(((shape.m, shape.n, shape.k), _count(parts[1], f"{where}: {parts[1]!r}"), where))
+        try:
+            count = float(parts[1])
+        except ValueError:
+            count = None
+        found.append(((shape.m, shape.n, shape.k), _count(count, f"{where}: {parts[1]!r}"), where))
     return found
 
 
