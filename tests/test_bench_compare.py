@@ -141,6 +141,16 @@ def test_a_saved_result_read_back_gives_the_verdicts_it_was_saved_with():
                 assert (verdict["mix_ok"], mine.mix_ok) == (False, True)
 
 
+def test_the_readme_quotes_the_real_compare_table():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("envcheck bench --compare rec-llm-warm.json bench-llm-warm.json`\n\n```\n")
+    quoted = readme[start:].split("```\n", 2)[1].splitlines()
+    done = envcheck("bench", "--compare", "rec-llm-warm.json", "bench-llm-warm.json", cwd=H200_4)
+    assert done.returncode == 0, done.stderr
+    real = done.stdout.splitlines()
+    assert len(quoted) > 15 and [line for line in quoted if line not in real] == []
+
+
 @pytest.mark.parametrize("output_format", ["json", "markdown"])
 def test_json_and_markdown(output_format):
     done = envcheck("bench", "--compare", str(RECIPE), str(OPERATORS), "--format", output_format)

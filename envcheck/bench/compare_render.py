@@ -30,7 +30,7 @@ def _environment_lines(comparison: Comparison) -> list[str]:
         run, result = environment.run, environment.run.result
         facts = [f"profile {run.profile}" if run.profile else "", f"envcheck {run.envcheck_version}" if run.envcheck_version else "",
                  f"{result.gpu}", result.dtype, f"{result.elapsed_s:.0f} s" if result.elapsed_s else "",
-                 "" if run.drift_saved else "drift bounded by its noise"]
+                 "" if run.drift_saved else "drift not saved: its noise bounds it"]
         rows.append((f"  {letter}", environment.label, run.path, ", ".join(f for f in facts if f)))
     return columns(rows)
 
