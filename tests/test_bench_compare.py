@@ -121,6 +121,10 @@ def test_results_of_older_envcheck_versions_are_read():
     assert {r.shape.text for r in found.rows} >= {"4096x4096x4096", "16x4096x4096", "1x4096x4096"}
     text = render_comparison(found, "table")
     assert "C/A" in text and "B against A" in text and "C against A" in text
+    # the decode anchor is one GEMM in all three, whatever each run labelled it
+    nvgemm = next(r for r in found.rows if r.shape.text == "16x4096x4096" and r.backend == "NVGEMM")
+    assert nvgemm.shape.label == "llama-3.1-8b attn-proj" and all(a is not None for a in nvgemm.against)
+    assert nvgemm.against[1].verdict == "faster" and nvgemm.against[1].ratio > 3  # Sm90 against Sm80 at decode
 
 
 def test_a_saved_result_read_back_gives_the_verdicts_it_was_saved_with():

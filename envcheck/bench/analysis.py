@@ -274,8 +274,9 @@ def best_per_backend(found: Sequence[Measurement]) -> dict[str, Measurement]:
 
 
 def shape_verdicts(found: Sequence[Measurement], repeats: dict[tuple[Shape, str], float], backend: str,
-                   drifts: Mapping[Shape, float] = {}) -> list[ShapeVerdict]:
+                   drifts: Optional[Mapping[Shape, float]] = None) -> list[ShapeVerdict]:
     """One verdict per shape; `drifts`: drift known per shape where its repeat is not among the rows (a saved run)."""
+    drifts = drifts or {}
     shapes: list[Shape] = []
     for m in found:
         if m.shape not in shapes:

@@ -29,7 +29,7 @@ from .shapes import Shape
 from .weights import EQUAL, Weights
 
 __all__ = ["CUBLAS", "Environment", "Against", "Row", "Speedup", "Preference", "Comparison", "compare", "labels",
-           "by_shape", "against_cublas"]
+           "gemm", "by_shape", "against_cublas"]
 
 CUBLAS = ("ATEN", "cuBLAS")  # cuBLAS through Inductor, and torch.mm in a --library run
 LIBRARIES = (("nvidia-cutlass-operators", "cutlass.operators"), ("cutlass_api", "cutlass_api"))
@@ -39,10 +39,6 @@ LIBRARIES = (("nvidia-cutlass-operators", "cutlass.operators"), ("cutlass_api", 
 class Environment:
     label: str  # what differs from the others
     run: SavedRun
-
-    @property
-    def versions(self) -> dict:
-        return dict(self.run.result.versions)
 
 
 @dataclass(frozen=True)
@@ -155,16 +151,24 @@ def labels(runs: Sequence[SavedRun]) -> list[str]:
 # Rows and speedups
 
 
-def by_shape(result: BenchResult) -> dict[Shape, dict[str, Measurement]]:
-    """Each shape's measurements, one per backend (a library's best candidate), in the order measured."""
-    shapes: dict[Shape, list[Measurement]] = {}
+Gemm = tuple[int, int, int]
+
+
+def gemm(shape: Shape) -> Gemm:
+    """The GEMM a shape is, whatever it was labelled in its run ("custom", "llama-3.1-8b attn-proj")."""
+    return (shape.m, shape.n, shape.k)
+
+
+def by_shape(result: BenchResult) -> dict[Gemm, dict[str, Measurement]]:
+    """Each GEMM's measurements, one per backend (a library's best candidate), in the order measured."""
+    shapes: dict[Gemm, list[Measurement]] = {}
     for m in result.measurements:
-        shapes.setdefault(m.shape, []).append(m)
-    return {shape: best_per_backend(found) for shape, found in shapes.items()}
+        shapes.setdefault(gemm(m.shape), []).append(m)
+    return {key: best_per_backend(found) for key, found in shapes.items()}
 
 
-def _drift(result: BenchResult, shape: Shape) -> Optional[float]:
-    return next((v.drift for v in result.verdicts if v.shape == shape), None)
+def _drift(result: BenchResult, key: Gemm) -> Optional[float]:
+    return next((v.drift for v in result.verdicts if gemm(v.shape) == key), None)
 
 
 def _against(ref: Optional[Measurement], other: Optional[Measurement], drifts) -> Optional[Against]:
@@ -192,15 +196,21 @@ def _speedups(backend: str, pairs: Sequence[tuple[Shape, Against]]) -> tuple[Spe
     return tuple(found)
 
 
-def against_cublas(result: BenchResult, backend: str) -> dict[Shape, Against]:
+def against_cublas(result: BenchResult, backend: str) -> dict[Gemm, Against]:
     """A backend against cuBLAS in the same result, shape by shape (a ratio above 1: faster than cuBLAS)."""
     found = {}
-    for shape, by_backend in by_shape(result).items():
+    for key, by_backend in by_shape(result).items():
         base = next((by_backend[name] for name in CUBLAS if name in by_backend), None)
-        against = _against(base, by_backend.get(backend), (_drift(result, shape),))
+        against = _against(base, by_backend.get(backend), (_drift(result, key),))
         if against is not None:
-            found[shape] = against
+            found[key] = against
     return found
+
+
+def _own_cublas(result: BenchResult) -> tuple[Speedup, ...]:
+    """A result's own backend against its own cuBLAS, over its shapes and per class: the decision metric."""
+    found = against_cublas(result, result.backend)
+    return _speedups(result.backend, [(Shape(*key), against) for key, against in found.items()])
 
 
 def _scope_text(speedups: Sequence[Speedup]) -> str:
@@ -217,8 +227,7 @@ def _preference(environments: Sequence[Environment], speedups, backend: str) -> 
                                          "and another result")
     reference = environments[0].label
     index, best = max(measured, key=lambda item: item[1].geomean)
-    detail = next(s for s in speedups[index - 1] if s.backend == backend and s.scope == "all")
-    counts = f"faster on {detail.faster}, slower on {detail.slower}, the same on {detail.same} beyond the noise"
+    counts = f"faster on {best.faster}, slower on {best.slower}, the same on {best.same} beyond the noise"
     if best.geomean > 1 and best.faster > best.slower:
         scopes = _scope_text([s for s in speedups[index - 1] if s.backend == backend])
         return Preference(backend, index, f"prefer {environments[index].label} for {backend}: "
@@ -237,22 +246,22 @@ def compare(runs: Sequence[SavedRun], weights: Weights = EQUAL) -> Comparison:
     """The runs side by side, the first the reference (two or more); `weights` for the cost of Inductor's pick."""
     environments = tuple(Environment(label, run) for label, run in zip(labels(runs), runs))
     tables = [by_shape(run.result) for run in runs]
-    shapes: list[Shape] = []
+    shapes: dict[Gemm, Shape] = {}  # each GEMM as the first result to name its model layer labelled it
     backends: list[str] = []
     for run in runs:
         for m in run.result.measurements:
-            if m.shape not in shapes:
-                shapes.append(m.shape)
+            if shapes.get(gemm(m.shape), Shape(0, 0, 0)).label in ("", "custom"):
+                shapes[gemm(m.shape)] = m.shape
             if m.backend not in backends:
                 backends.append(m.backend)
     rows = []
-    for shape in shapes:
+    for key, shape in shapes.items():
         for backend in backends:
-            figures = tuple(table.get(shape, {}).get(backend) for table in tables)
+            figures = tuple(table.get(key, {}).get(backend) for table in tables)
             if not any(figures):
                 continue
             ref = figures[0]
-            against = tuple(_against(ref, other, (_drift(runs[0].result, shape), _drift(run.result, shape)))
+            against = tuple(_against(ref, other, (_drift(runs[0].result, key), _drift(run.result, key)))
                             for other, run in zip(figures[1:], runs[1:]))
             rows.append(Row(shape, backend, figures, against))
     speedups = tuple(
@@ -262,8 +271,7 @@ def compare(runs: Sequence[SavedRun], weights: Weights = EQUAL) -> Comparison:
         for index in range(len(runs) - 1))
     backend = runs[0].result.backend
     return Comparison(environments=environments, rows=tuple(rows), speedups=speedups,
-                      vs_cublas=tuple(_speedups(run.result.backend, list(against_cublas(run.result, run.result.backend).items()))
-                                      for run in runs),
+                      vs_cublas=tuple(_own_cublas(run.result) for run in runs),
                       preference=_preference(environments, speedups, backend), backend=backend,
                       autotune=tuple(autotune_report(run.result.verdicts, mix_backends(run.result.backend), weights)
                                      for run in runs))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from .classes import CLASSES, describe, shape_class
-from .compare import CUBLAS, against_cublas, by_shape
+from .compare import CUBLAS, against_cublas, by_shape, gemm
 from .shapes import Shape
 
 if TYPE_CHECKING:
@@ -137,6 +137,11 @@ def _draw(path: Path, title: str, subtitle: str, shapes: Sequence[Shape], ratios
     plt.close(figure)
 
 
+def _ratio(versus: dict, shape: Shape) -> Optional[float]:
+    found = versus.get(gemm(shape))
+    return None if found is None else found.ratio
+
+
 def _peak(result: "BenchResult") -> list[tuple[str, float]]:
     peak = result.peak.for_dtype(result.dtype) if result.peak else None
     return [(f"dense peak {peak:g} TF/s ({result.peak.name})", peak)] if peak else []
@@ -150,7 +155,7 @@ def _cublas(result: "BenchResult") -> str:
 def plot_result(result: "BenchResult", path: Path) -> None:
     """One bench: every backend against cuBLAS, the noise band of the profile's backend against it."""
     table = by_shape(result)
-    shapes = order(list(table))
+    shapes = order([next(iter(found.values())).shape for found in table.values()])
     backends = []
     for m in result.measurements:
         if m.backend not in backends:
@@ -162,8 +167,8 @@ def plot_result(result: "BenchResult", path: Path) -> None:
         main = backend == result.backend
         if backend != cublas:
             versus = against_cublas(result, backend)
-            ratios.append(Series(backend, tuple(versus[s].ratio if s in versus else None for s in shapes), color, marker, main))
-        figures = [table[s].get(backend) for s in shapes]
+            ratios.append(Series(backend, tuple(_ratio(versus, s) for s in shapes), color, marker, main))
+        figures = [table[gemm(s)].get(backend) for s in shapes]
         tflops.append(Series(backend, tuple(m.tflops if m is not None and m.trusted else None for m in figures),
                              color, marker, main))
     mine = against_cublas(result, result.backend)
@@ -171,7 +176,7 @@ def plot_result(result: "BenchResult", path: Path) -> None:
     stack = ", ".join(f"{k} {versions[k]}" for k in ("torch", "cutlass_api", "nvidia-cutlass-operators") if k in versions)
     _draw(path, f"envcheck bench: {result.backend} against cuBLAS on {result.gpu} ({result.dtype}"
                 + (f"; {stack}" if stack else "") + ")", result.decision.text if result.decision else "",
-          shapes, ratios, [mine[s].noise if s in mine else None for s in shapes], tflops, _peak(result))
+          shapes, ratios, [mine[gemm(s)].noise if gemm(s) in mine else None for s in shapes], tflops, _peak(result))
 
 
 def plot_comparison(comparison: "Comparison", path: Path) -> None:
@@ -183,15 +188,15 @@ def plot_comparison(comparison: "Comparison", path: Path) -> None:
         result = environment.run.result
         color = COLORS[index % len(COLORS)]
         versus = against_cublas(result, result.backend)
-        ratios.append(Series(f"{result.backend}: {environment.label}",
-                             tuple(versus[s].ratio if s in versus else None for s in shapes), color, "o", True))
+        ratios.append(Series(f"{result.backend}: {environment.label}", tuple(_ratio(versus, s) for s in shapes),
+                             color, "o", True))
         for position, shape in enumerate(shapes):
-            if shape in versus:
-                band[position] = max(band[position] or 0.0, versus[shape].noise)
+            if gemm(shape) in versus:
+                band[position] = max(band[position] or 0.0, versus[gemm(shape)].noise)
         table = by_shape(result)
         cublas = _cublas(result)
         for backend, hollow in ((result.backend, False), (cublas, True)):
-            figures = [table.get(s, {}).get(backend) for s in shapes]
+            figures = [table.get(gemm(s), {}).get(backend) for s in shapes]
             tflops.append(Series(f"{backend}: {environment.label}",
                                  tuple(m.tflops if m is not None and m.trusted else None for m in figures), color,
                                  "o" if not hollow else "s", not hollow, hollow))
