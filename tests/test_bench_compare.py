@@ -241,10 +241,11 @@ def test_compare_exits_2_on_a_file_that_is_not_a_bench_result(tmp_path, content,
     (["--compare", str(RECIPE), "missing.json"], "missing.json: cannot read it"),
     (["--compare", str(RECIPE), str(OPERATORS), "-o", "plot.pdf"], "-o plot.pdf: expected a file name ending in .png or .svg"),
     (["--compare", str(RECIPE), str(OPERATORS), "--format", "csv"], "--format 'csv': expected one of table, json, markdown"),
+    (["--compare", str(RECIPE), str(OPERATORS), "-o", "/nonexistent/folder/p.png"], "-o /nonexistent/folder/p.png: cannot write it"),
 ])
 def test_compare_usage(tmp_path, argv, words):
     done = envcheck("bench", *argv, cwd=tmp_path) if "missing.json" in argv else envcheck("bench", *argv)
-    assert done.returncode == 2 and words in done.stderr
+    assert done.returncode == 2 and words in done.stderr and done.stdout == "" and "Traceback" not in done.stderr
 
 
 def test_a_failed_bench_is_refused_with_what_it_said():

@@ -33,11 +33,11 @@ def compare_command(files: Sequence[Path], *, weights: Optional[Path] = None, ou
         render.check_plot(plot)
     counts = read_weights(weights) if weights is not None else EQUAL
     comparison = compare([read_result(Path(f)) for f in files], counts)
-    out.write(Redactor()(render_comparison(comparison, output_format)))
-    out.flush()
-    if plot is not None:
+    if plot is not None:  # first: a plot that cannot be written is exit 2 with nothing printed
         from .plot import plot_comparison
 
         plot_comparison(comparison, plot)
         print(f"envcheck: plot written to {plot}", file=err, flush=True)
+    out.write(Redactor()(render_comparison(comparison, output_format)))
+    out.flush()
     return 0

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
+from ..errors import UsageError
 from .classes import CLASSES, describe, shape_class
 from .compare import CUBLAS, against_cublas, by_shape, gemm
 from .shapes import Shape
@@ -133,8 +134,12 @@ def _draw(path: Path, title: str, subtitle: str, shapes: Sequence[Shape], ratios
     bottom.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     figure.tight_layout()
     figure.subplots_adjust(bottom=0.15)
-    figure.savefig(str(path), dpi=150)
-    plt.close(figure)
+    try:
+        figure.savefig(str(path), dpi=150)
+    except OSError as exc:
+        raise UsageError(f"-o {path}: cannot write it: {exc.strerror or exc}") from None
+    finally:
+        plt.close(figure)
 
 
 def _ratio(versus: dict, shape: Shape) -> Optional[float]:
