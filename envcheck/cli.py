@@ -143,16 +143,25 @@ def bench(
                                             callback=seconds("--timeout")),
     output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-    plot: Optional[Path] = typer.Option(None, "-o", "--plot", metavar="FILE", help="Also draw TF/s by shape (.png or .svg; needs matplotlib)."),
+    plot: Optional[Path] = typer.Option(None, "-o", "--plot", metavar="FILE", help="Also draw the speed relative to cuBLAS and TF/s by shape (.png or .svg; needs matplotlib)."),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: cold compiles."),
     library: bool = typer.Option(False, "--library", help="Time the profile's kernel library directly (every candidate kernel) beside cuBLAS, without Inductor."),
+    weights: Optional[Path] = typer.Option(None, "--weights", metavar="FILE", help="How often each shape runs (lines 'MxNxK COUNT', or a JSON/TOML map), for the total cost of Inductor's own pick."),
+    compare: bool = typer.Option(False, "--compare", help="Compare saved results (RESULT.json...: `envcheck bench --json` outputs) instead of measuring."),
+    results: Optional[List[Path]] = typer.Argument(None, metavar="[RESULT.json...]", help="With --compare: two or more saved bench results, the first the reference."),
 ) -> int:
     """Time each GEMM backend through Inductor on this GPU, and say whether to enable the CuteDSL one."""
+    output_format = "json" if as_json else output_format
+    if compare or results:
+        if not compare:
+            raise UsageError(f"{results[0]}: saved results are read with --compare (envcheck bench --compare A.json B.json)")
+        from .bench.compare_command import compare_command
+
+        return compare_command(results or [], weights=weights, output_format=output_format, plot=plot)
     from .bench import bench_command
 
     return bench_command(python, policy, shapes=shapes, dtype=dtype, budget=budget, timeout=timeout,
-                         output_format="json" if as_json else output_format, plot=plot, fresh=fresh,
-                         library=library)
+                         output_format=output_format, plot=plot, fresh=fresh, library=library, weights=weights)
 
 
 @app.command()

@@ -271,7 +271,7 @@ def test_plot_needs_matplotlib_and_says_so():
     code = ("import sys; sys.modules['matplotlib'] = None\n"  # as if it were not installed
             "from envcheck.bench import render\nrender.require_matplotlib()\n")
     done = subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
-    assert done.returncode != 0 and "pip install 'envcheck[plot]'" in done.stderr
+    assert done.returncode != 0 and "pip install 'nvgemm-envcheck[plot]'" in done.stderr
 
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])

@@ -15,6 +15,7 @@ from envcheck.bench import BenchOptions, analysis, run_bench
 from envcheck.bench import child as bench_child
 from envcheck.bench.data import peak_for
 from envcheck.bench.shapes import Shape
+from envcheck.bench.weights import EQUAL
 from envcheck.child_process import result_lines
 from envcheck.model import Status
 
@@ -26,12 +27,12 @@ PEAK = peak_for("NVIDIA H200")
 ANCHORS = (Shape(4096, 4096, 4096, "custom"), Shape(8192, 8192, 8192, "custom"), Shape(16, 4096, 4096, "custom"))
 
 
-def replay(policy, tmp_path: Path, log: Path, shapes=ANCHORS, budget=150.0):
+def replay(policy, tmp_path: Path, log: Path, shapes=ANCHORS, budget=150.0, weights=EQUAL):
     lines = [line for line in log.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
     tmp_path.mkdir(parents=True, exist_ok=True)
     child = tmp_path / "child.py"
     child.write_text(f"import sys\nsys.stdout.write({chr(10).join(lines) + chr(10)!r})\n", encoding="utf-8")
-    return run_bench(sys.executable, GOOD, policy, BenchOptions(shapes=shapes, budget_s=budget),
+    return run_bench(sys.executable, GOOD, policy, BenchOptions(shapes=shapes, budget_s=budget, weights=weights),
                      cache_dir=tmp_path / "cache", child=child)
 
 

@@ -4,27 +4,30 @@ with real captured H200 output.
 1. Each row becomes a Measurement. A figure is refused, never reported as a win, when it is above the GPU's dense
    peak (a broken measurement), when the result was wrong, or when NVML saw another process on the GPU while it
    was timed.
-2. Each shape gets its noise: the largest of the spreads ((q75 - q25) / median) of the two figures compared, the
-   drift between two measurements of the same compiled function taken apart in time (the child re-measures its
-   first backend after the others), how far triton.testing.do_bench on the same function read from the kernel time
-   where it times the same thing (the GPU the bottleneck: calls back to back), and a 1% floor (the resolution of
-   CUDA events on microsecond kernels).
+2. Each shape gets its noise (noise.py, the one rule): the largest of the spreads ((q75 - q25) / median) of the
+   two figures compared, the drift between two measurements of the same compiled function taken apart in time (the
+   child re-measures its first backend after the others), how far triton.testing.do_bench on the same function
+   read from the kernel time where it times the same thing (the GPU the bottleneck: calls back to back), and a 1%
+   floor (the resolution of CUDA events on microsecond kernels).
 3. The profile's backend wins a shape when it is faster than the best of the others by more than that noise, in
    kernel time and not slower per call (host overhead counts: these calls are not in a CUDA graph); it loses when
    slower by more than the noise; otherwise the shape is "same".
 4. The decision: enable when it wins somewhere and loses nowhere; when it wins on some shapes and loses on others,
    enable only if Inductor's own pick among all backends ("mix") was never slower than the best single backend
-   beyond the noise, per kernel or per call; never when it computed a wrong result.
+   beyond the noise, per kernel or per call (autotune.py: what that pick costs); never when it computed a wrong
+   result.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from ..child_process import warm_compile
+from .autotune import MIX, MixCost, mix_cost
 from .data import Peak
+from .noise import NOISE_FLOOR, call_noise, differs, noise
 from .shapes import Shape
 from .watch import Sample, throttle_names
 
@@ -40,11 +43,8 @@ __all__ = [
     "gpu_state",
     "normalize_uuid",
     "gpu_samples",
+    "best_per_backend",
 ]
-
-NOISE_FLOOR = 0.01
-CALL_NOISE_FLOOR = 0.05  # call times are wall clock over back-to-back calls: host jitter makes them noisier
-MIX = "mix"
 
 
 @dataclass(frozen=True)
@@ -109,13 +109,20 @@ class ShapeVerdict:
     speedup: Optional[float] = None  # baseline kernel time / the backend's kernel time
     call_speedup: Optional[float] = None  # the same per call through the compiled function
     mix_choice: Optional[str] = None  # what Inductor picked among all backends
-    mix_ok: Optional[bool] = None  # the mix was not slower than the best single backend beyond noise
+    mix_cost: Optional[MixCost] = None  # that pick against each single backend (a trusted mix only)
+    drift: Optional[float] = None  # run-to-run drift of the repeated measurement (in the noise)
     note: str = ""
 
+    @property
+    def mix_ok(self) -> Optional[bool]:
+        """The mix was not slower than the best single backend beyond noise, per kernel or per call."""
+        return None if self.mix_cost is None else self.mix_cost.ok
+
     def to_dict(self) -> dict:
-        return {"shape": self.shape.to_dict(), "verdict": self.verdict, "noise": self.noise, "fastest": self.fastest,
-                "baseline": self.baseline, "speedup": self.speedup, "call_speedup": self.call_speedup,
-                "mix_choice": self.mix_choice, "mix_ok": self.mix_ok, "note": self.note}
+        return {"shape": self.shape.to_dict(), "verdict": self.verdict, "noise": self.noise, "drift": self.drift,
+                "fastest": self.fastest, "baseline": self.baseline, "speedup": self.speedup,
+                "call_speedup": self.call_speedup, "mix_choice": self.mix_choice, "mix_ok": self.mix_ok,
+                "mix_cost": None if self.mix_cost is None else self.mix_cost.to_dict(), "note": self.note}
 
 
 @dataclass(frozen=True)
@@ -246,18 +253,6 @@ def measurements(
 # Measurements -> verdicts -> decision
 
 
-def _noise(*figures: Optional[Measurement], drift: Optional[float] = None) -> float:
-    present = [m for m in figures if m is not None]
-    spreads = [m.spread for m in present if m.spread is not None]
-    gaps = [m.do_bench_gap for m in present if m.do_bench_gap is not None]
-    return max([NOISE_FLOOR, *spreads, *gaps, *([drift] if drift is not None else [])])
-
-
-def _call_noise(noise: float, *figures: Optional[Measurement]) -> float:
-    """The noise of comparing call times: the kernel-time noise, the call times' own spreads, and a 5% floor."""
-    return max([noise, CALL_NOISE_FLOOR, *(m.call_spread for m in figures if m is not None and m.call_spread)])
-
-
 def _drift(shape: Shape, by_backend: dict[str, Measurement], repeats: dict[tuple[Shape, str], float]) -> Optional[float]:
     drifts = []
     for (rshape, backend), again in repeats.items():
@@ -267,7 +262,7 @@ def _drift(shape: Shape, by_backend: dict[str, Measurement], repeats: dict[tuple
     return max(drifts) if drifts else None
 
 
-def _best_per_backend(found: Sequence[Measurement]) -> dict[str, Measurement]:
+def best_per_backend(found: Sequence[Measurement]) -> dict[str, Measurement]:
     """One measurement per backend: the fastest trusted one where a backend has several (a library's candidate
     kernels), else its first."""
     best: dict[str, Measurement] = {}
@@ -278,32 +273,32 @@ def _best_per_backend(found: Sequence[Measurement]) -> dict[str, Measurement]:
     return best
 
 
-def shape_verdicts(found: Sequence[Measurement], repeats: dict[tuple[Shape, str], float], backend: str) -> list[ShapeVerdict]:
+def shape_verdicts(found: Sequence[Measurement], repeats: dict[tuple[Shape, str], float], backend: str,
+                   drifts: Optional[Mapping[Shape, float]] = None) -> list[ShapeVerdict]:
+    """One verdict per shape; `drifts`: drift known per shape where its repeat is not among the rows (a saved run)."""
+    drifts = drifts or {}
     shapes: list[Shape] = []
     for m in found:
         if m.shape not in shapes:
             shapes.append(m.shape)
     verdicts = []
     for shape in shapes:
-        by_backend = _best_per_backend([m for m in found if m.shape == shape])
+        by_backend = best_per_backend([m for m in found if m.shape == shape])
         drift = _drift(shape, by_backend, repeats)
+        if shape in drifts:
+            drift = max(drift or 0.0, drifts[shape])
         singles = {name: m for name, m in by_backend.items() if name != MIX and m.trusted and m.kernel_ms}
         fastest = min(singles, key=lambda name: singles[name].kernel_ms) if singles else None
         others = {name: m for name, m in singles.items() if name != backend}
         baseline = min(others, key=lambda name: others[name].kernel_ms) if others else None
         mine = by_backend.get(backend)
         base = others.get(baseline) if baseline else None
-        noise = _noise(mine if mine is not None and mine.trusted else None, base, drift=drift)
+        margin = noise(mine if mine is not None and mine.trusted else None, base, known=(drift,))
         mix = by_backend.get(MIX)
         mix_choice = mix.choice if mix is not None and mix.status in ("ok", "refused") else None
-        mix_ok = None
-        if mix is not None and mix.trusted and fastest is not None:
-            mix_noise = _noise(mix, singles[fastest], drift=drift)
-            quickest = min((m for m in singles.values() if m.call_ms), key=lambda m: m.call_ms, default=None)
-            mix_ok = mix.kernel_ms <= singles[fastest].kernel_ms * (1 + mix_noise) and (
-                quickest is None or not mix.call_ms
-                or mix.call_ms <= quickest.call_ms * (1 + _call_noise(mix_noise, mix, quickest)))
-        common = dict(shape=shape, noise=noise, fastest=fastest, baseline=baseline, mix_choice=mix_choice, mix_ok=mix_ok)
+        cost = mix_cost(shape, mix, singles, drift) if mix is not None and mix.trusted and mix.kernel_ms and singles else None
+        common = dict(shape=shape, noise=margin, fastest=fastest, baseline=baseline, mix_choice=mix_choice,
+                      mix_cost=cost, drift=drift)
         if mine is None or mine.status == "skipped":
             verdicts.append(ShapeVerdict(verdict="not measured", note=mine.reason if mine else "", **common))
         elif mine.status in ("wrong-result", "error"):
@@ -315,13 +310,13 @@ def shape_verdicts(found: Sequence[Measurement], repeats: dict[tuple[Shape, str]
         else:
             speedup = base.kernel_ms / mine.kernel_ms
             call_speedup = base.call_ms / mine.call_ms if base.call_ms and mine.call_ms else None
-            host_slower = call_speedup is not None and call_speedup < 1 / (1 + _call_noise(noise, mine, base))
-            if speedup > 1 + noise and not host_slower:
+            host_slower = call_speedup is not None and differs(call_speedup, call_noise(margin, mine, base)) < 0
+            if differs(speedup, margin) > 0 and not host_slower:
                 verdict, note = "wins", ""
-            elif speedup > 1 + noise:
+            elif differs(speedup, margin) > 0:
                 verdict, note = "loses", (
                     f"its kernel is {speedup:.2f}x faster, but each call is {1 / call_speedup:.2f}x slower: host overhead")
-            elif speedup < 1 / (1 + noise):
+            elif differs(speedup, margin) < 0:
                 verdict, note = "loses", ""
             else:
                 verdict, note = "same", ""

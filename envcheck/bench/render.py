@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ..errors import UsageError
+from .autotune_text import autotune_lines
+from .text import columns
 
 if TYPE_CHECKING:
     from .run import BenchResult
 
-__all__ = ["FORMATS", "render", "table_rows", "require_matplotlib", "plot"]
+__all__ = ["FORMATS", "render", "table_rows", "check_plot", "plot"]
 
 FORMATS = ("table", "json", "markdown")
 COLUMNS = ("shape", "from", "backend", "kernel ms", "spread", "TF/s", "% peak", "call ms", "host ms", "do_bench ms",
@@ -84,16 +86,13 @@ def _footer(result: "BenchResult") -> list[str]:
         mix = f", mix picked {v.mix_choice}" if v.mix_choice else ""
         lines.append(f"  {v.shape.text:>20} {v.shape.label:24} {result.backend} {v.verdict}{speed} "
                      f"(noise {100 * v.noise:.1f}%){mix}{extra}")
+    if result.autotune is not None:
+        lines += ["", *autotune_lines(result.autotune)]
     if result.decision is not None:
         lines += ["", f"decision: {result.decision.text}", "", result.decision.snippet]
     if result.log:
         lines += ["", f"log: {result.log}"]
     return lines
-
-
-def _text_table(rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(str(r[i])) for r in [COLUMNS, *rows]) for i in range(len(COLUMNS))]
-    return ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in [COLUMNS, *rows]]
 
 
 def render(result: "BenchResult", data: dict, output_format: str) -> str:
@@ -109,7 +108,7 @@ def render(result: "BenchResult", data: dict, output_format: str) -> str:
         return "\n".join(lines) + "\n"
     lines = _header(result)
     if rows:
-        lines += [""] + _text_table(rows)
+        lines += [""] + columns([COLUMNS, *rows])
     lines += [""] + _footer(result)
     return "\n".join(lines) + "\n"
 
@@ -118,45 +117,22 @@ def render(result: "BenchResult", data: dict, output_format: str) -> str:
 # The plot (matplotlib is the optional extra `plot`)
 
 
+def check_plot(path: Path) -> None:
+    """-o FILE: a .png or .svg, and matplotlib to draw it."""
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise UsageError(f"-o {path}: expected a file name ending in .png or .svg")
+    require_matplotlib()
+
+
 def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401 - only whether it imports
     except ImportError:
         raise UsageError("-o: a plot needs matplotlib, which is not installed; "
-                         "install envcheck's extra with: pip install 'envcheck[plot]'") from None
+                         "install envcheck's extra with: pip install 'nvgemm-envcheck[plot]'") from None
 
 
 def plot(result: "BenchResult", path: Path) -> None:
-    import matplotlib
+    from .plot import plot_result
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    shapes = []
-    for m in result.measurements:
-        key = (m.shape.text, m.shape.label)
-        if key not in shapes:
-            shapes.append(key)
-    backends = []
-    for m in result.measurements:
-        if m.backend not in backends:
-            backends.append(m.backend)
-    figure, axes = plt.subplots(figsize=(max(8, 0.5 * len(shapes) * len(backends) / 2), 5))
-    width = 0.8 / max(1, len(backends))
-    for b_index, backend in enumerate(backends):
-        values = []
-        for text, label in shapes:
-            found = [m for m in result.measurements if m.backend == backend and m.shape.text == text and m.shape.label == label]
-            values.append(found[0].tflops if found and found[0].trusted and found[0].tflops else 0.0)
-        axes.bar([i + b_index * width for i in range(len(shapes))], values, width, label=backend)
-    peak = result.peak.for_dtype(result.dtype) if result.peak else None
-    if peak:
-        axes.axhline(peak, color="black", linestyle="--", linewidth=1, label=f"dense peak {peak:g} TF/s")
-    axes.set_xticks([i + 0.4 - width / 2 for i in range(len(shapes))])
-    axes.set_xticklabels([f"{t}\n{label}" for t, label in shapes], rotation=60, ha="right", fontsize=7)
-    axes.set_ylabel(f"TF/s ({result.dtype}, kernel time)")
-    axes.set_title(f"envcheck bench: {result.gpu}")
-    axes.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(str(path))
-    plt.close(figure)
+    plot_result(result, path)

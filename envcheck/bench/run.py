@@ -23,10 +23,12 @@ from ..atomic import replace_text
 from ..errors import UsageError
 from ..model import Status, Toolkit
 from . import analysis
+from .autotune import AutotuneReport, autotune_report, mix_backends
 from .child import METHOD, PHASE_PREFIX, RESULT_PREFIX, ROW_PREFIX
 from .data import Peak, peak_for
 from .shapes import Shape
 from .watch import GpuWatch
+from .weights import EQUAL, Weights
 
 __all__ = ["BenchOptions", "BenchResult", "run_bench", "bench_command", "last_bench", "SCHEMA_VERSION"]
 
@@ -48,6 +50,7 @@ class BenchOptions:
     time_cap_s: float = TIME_CAP_S
     library: bool = False  # time the profile's kernel library directly (every candidate) beside cuBLAS
     timeout_s: Optional[float] = None  # kill the child after this long (default: the budget plus STARTUP_S)
+    weights: Weights = EQUAL  # how often each shape runs, for the total cost of Inductor's own pick
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class BenchResult:
     measurements: tuple[analysis.Measurement, ...] = ()
     verdicts: tuple[analysis.ShapeVerdict, ...] = ()
     decision: Optional[analysis.Decision] = None
+    autotune: Optional[AutotuneReport] = None  # what Inductor's own pick (mix) cost
     gpu_before: dict = field(default_factory=dict)
     gpu_after: dict = field(default_factory=dict)
     busy_before: tuple[int, ...] = ()  # processes on the GPU before the child started
@@ -94,6 +98,7 @@ class BenchResult:
             "measurements": [m.to_dict() for m in self.measurements],
             "verdicts": [v.to_dict() for v in self.verdicts],
             "decision": None if self.decision is None else self.decision.to_dict(),
+            "autotune": None if self.autotune is None else self.autotune.to_dict(),
             "versions": dict(self.versions),
             "elapsed_s": self.elapsed_s,
             "budget_s": self.budget_s,
@@ -146,7 +151,7 @@ def run_bench(
         "cutedsl_backend": backend,
         "backends": [{"name": "ATEN", "backends": "ATEN"}, {"name": "TRITON", "backends": "TRITON"},
                      {"name": backend, "backends": backend},
-                     {"name": analysis.MIX, "backends": f"ATEN,TRITON,{backend}"}],
+                     {"name": analysis.MIX, "backends": mix_backends(backend)}],
         "library": library,
         "budget_s": options.budget_s,
         "noise_target": options.noise_target,
@@ -169,7 +174,7 @@ def run_bench(
     progress(f"{len(options.shapes)} shapes x {what}, in {python}, budget {options.budget_s:g} s; log: {log_path}")
     watch = GpuWatch().start()
     before = list(watch.samples)
-    settings = {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": f"ATEN,TRITON,{policy.backend}"}
+    settings = {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": mix_backends(policy.backend)}
     stop = threading.Event()
     with open(log_path, "w", encoding="utf-8") as log:
         log.write(f"# envcheck bench: {shell.line(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
@@ -231,7 +236,8 @@ def run_bench(
         summary += f" ({len(problems)} figures refused or wrong)"
     if skipped or end.timed_out:
         summary += f" (incomplete: {len(skipped)} measurements not taken within the budget)"
-    return BenchResult(status=status, summary=summary, decision=decision, **fields)
+    cost = None if library else autotune_report(verdicts, mix_backends(backend), options.weights)
+    return BenchResult(status=status, summary=summary, decision=decision, autotune=cost, **fields)
 
 
 def _plain_name(gpu: Optional[str]) -> Optional[str]:
@@ -316,6 +322,7 @@ def bench_command(
     plot: Optional[Path] = None,
     fresh: bool = False,
     library: bool = False,
+    weights: Optional[Path] = None,
     cache_dir: Optional[Path] = None,
     out=None,
     err=None,
@@ -323,6 +330,7 @@ def bench_command(
     """`envcheck bench`: 0 when it measured and decided, 1 when it proved nothing (no GPU, nothing ran)."""
     from . import render
     from .shapes import parse_shapes
+    from .weights import read_weights
     from ..target import resolve_python
 
     out = out or sys.stdout
@@ -331,12 +339,11 @@ def bench_command(
         raise UsageError(f"--dtype {dtype!r}: expected one of {', '.join(DTYPE_FLAGS)}")
     if output_format not in render.FORMATS:
         raise UsageError(f"--format {output_format!r}: expected one of {', '.join(render.FORMATS)}")
-    if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
-        raise UsageError(f"-o {plot}: expected a file name ending in .png or .svg")
-    parsed = parse_shapes(shapes)
-    target = resolve_python(python)
     if plot is not None:
-        render.require_matplotlib()
+        render.check_plot(plot)
+    parsed = parse_shapes(shapes)
+    counts = read_weights(weights) if weights is not None else EQUAL
+    target = resolve_python(python)
     reason = no_gpu_reason()
     if reason is not None:
         print(f"envcheck bench: no GPU to measure on: {reason}", file=err)
@@ -353,7 +360,7 @@ def bench_command(
 
     began = time.monotonic()
     options = BenchOptions(shapes=parsed, dtype=DTYPE_FLAGS[dtype], budget_s=float(budget), fresh=fresh, library=library,
-                           timeout_s=timeout)
+                           timeout_s=timeout, weights=counts)
     result = run_bench(target, facts, chosen, options, cache_dir=cache_dir, progress=say)  # None: says which variable chose it
     from .. import __version__
 

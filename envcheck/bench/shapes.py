@@ -10,7 +10,7 @@ from ..errors import UsageError
 from ..userfile import read_text
 from . import data
 
-__all__ = ["Shape", "parse_shapes", "llm_shapes", "square_shapes", "MAX_DIM"]
+__all__ = ["Shape", "parse_shape", "parse_shapes", "llm_shapes", "square_shapes", "MAX_DIM"]
 
 MAX_DIM = 131072
 _SHAPE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*[xX]\s*(\d+)\s*$")
@@ -56,7 +56,8 @@ def square_shapes() -> tuple[Shape, ...]:
     return tuple(Shape(s, s, s, "square") for s in data.square_sizes())
 
 
-def _one(text: str, where: str) -> Shape:
+def parse_shape(text: str, where: str) -> Shape:
+    """One MxNxK (labelled "custom"); `where` names its source in the error ("--shapes f.txt line 3")."""
     found = _SHAPE.match(text)
     if not found:
         raise UsageError(f"{where}: {text.strip()!r} is not a shape; expected MxNxK, such as 16x4096x4096")
@@ -75,9 +76,9 @@ def parse_shapes(value: str) -> tuple[Shape, ...]:
     if path.is_file():
         lines = read_text(path, f"--shapes {value}").splitlines()  # small, UTF-8, or a UsageError naming it
         items = [(line.split("#", 1)[0], f"--shapes {value} line {number}") for number, line in enumerate(lines, 1)]
-        shapes = tuple(_one(text, where) for text, where in items if text.strip())
+        shapes = tuple(parse_shape(text, where) for text, where in items if text.strip())
     elif _SHAPE.match(value.split(",")[0]):
-        shapes = tuple(_one(text, "--shapes") for text in value.split(","))
+        shapes = tuple(parse_shape(text, "--shapes") for text in value.split(","))
     else:
         raise UsageError(f"--shapes {value!r}: expected llm, square, a list MxNxK,... or the path of a file of shapes")
     if not shapes:

@@ -1,0 +1,137 @@
+"""--weights FILE: how often each GEMM shape runs in your workload (calls per shape, e.g. counted from a trace), so
+that what Inductor's autotuning costs is totalled over your mix of shapes instead of one call of each.
+
+Three ways to write it, told apart by the file's suffix:
+
+    # weights.txt (any other suffix): one shape and its count a line, # starts a comment
+    1x4096x4096      120000
+    2048x4096x4096   300
+
+    weights.json:  {"1x4096x4096": 120000, "2048x4096x4096": 300}
+    weights.toml:  "1x4096x4096" = 120000
+
+A count is a number >= 0. A shape the bench measured but the file does not list counts 0 (your workload does not
+run it); a shape the file lists but the bench did not measure is named in the report. Read strictly: a bad line is
+exit 2 naming FILE:LINE, and nothing is measured.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+from ..errors import UsageError
+from ..userfile import parse_toml, read_text
+from .shapes import Shape, parse_shape
+
+__all__ = ["Weights", "EQUAL", "read_weights"]
+
+Key = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Counts per shape (m, n, k), and the file they came from; no file: every shape counts once."""
+
+    source: Optional[str] = None
+    counts: tuple[tuple[Key, float], ...] = ()
+
+    @property
+    def equal(self) -> bool:
+        return self.source is None
+
+    def of(self, shape: Shape) -> float:
+        return 1.0 if self.equal else dict(self.counts).get((shape.m, shape.n, shape.k), 0.0)
+
+    def not_in(self, shapes: Iterable[Shape]) -> tuple[str, ...]:
+        """The shapes of the file that are not among `shapes` (MxNxK)."""
+        seen = {(s.m, s.n, s.k) for s in shapes}
+        return tuple(f"{m}x{n}x{k}" for (m, n, k), _ in self.counts if (m, n, k) not in seen)
+
+    def describe(self) -> str:
+        return "equal (each shape once)" if self.equal else f"{self.source} ({len(self.counts)} shapes)"
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "counts": {f"{m}x{n}x{k}": c for (m, n, k), c in self.counts}}
+
+
+EQUAL = Weights()
+
+
+def _count(value, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise UsageError(f"{where}: expected a count, a number >= 0 (how often the shape runs)")
+    return float(value)
+
+
+def _from_lines(text: str, what: str) -> list[tuple[Key, float, str]]:
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        body = line.split("#", 1)[0].strip()
+        if not body:
+            continue
+        where = f"{what}:{number}"
+        parts = body.split()
+        if len(parts) != 2:
+            raise UsageError(f"{where}: {body!r}: expected 'MxNxK COUNT', such as '16x4096x4096 1200'")
+        shape = parse_shape(parts[0], where)
+        try:
+            count = float(parts[1])
+        except ValueError:
+            count = None
+        found.append(((shape.m, shape.n, shape.k), _count(count, f"{where}: {parts[1]!r}"), where))
+    return found
+
+
+def _from_map(loaded, what: str) -> list[tuple[Key, float, str]]:
+    if not isinstance(loaded, dict):
+        raise UsageError(f"{what}: expected a map of \"MxNxK\" to a count, found {type(loaded).__name__}")
+    found = []
+    for key, value in loaded.items():
+        where = f"{what}: {key!r}"
+        shape = parse_shape(key, what)
+        found.append(((shape.m, shape.n, shape.k), _count(value, where), where))
+    return found
+
+
+class _Repeated(ValueError):
+    pass
+
+
+def _no_repeats(what: str):
+    def pairs(items):
+        keys = [key for key, _ in items]
+        repeated = sorted({key for key in keys if keys.count(key) > 1})
+        if repeated:
+            raise _Repeated(f"{what}: {repeated[0]!r} is listed twice")
+        return dict(items)
+    return pairs
+
+
+def read_weights(path: Path) -> Weights:
+    what = f"--weights {path}"
+    text = read_text(path, what)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        try:
+            loaded = json.loads(text, object_pairs_hook=_no_repeats(what))
+        except ValueError as exc:
+            if isinstance(exc, _Repeated):
+                raise UsageError(str(exc)) from None
+            raise UsageError(f"{what}:{getattr(exc, 'lineno', '?')}: not valid JSON: {exc}") from None
+        entries = _from_map(loaded, what)
+    elif suffix == ".toml":
+        entries = _from_map(parse_toml(text, what), what)
+    else:
+        entries = _from_lines(text, what)
+    first: dict[Key, str] = {}
+    for key, _, where in entries:
+        if key in first:
+            raise UsageError(f"{where}: {'x'.join(map(str, key))} is listed twice (first at {first[key]})")
+        first[key] = where
+    if not any(count > 0 for _, count, _ in entries):
+        raise UsageError(f"{what}: no shape with a count above 0; expected lines 'MxNxK COUNT'")
+    return Weights(source=str(path), counts=tuple((key, count) for key, count, _ in entries))
