@@ -92,7 +92,7 @@ def _check_private(folder: Path, root: Path, what: str) -> None:
         if info.st_mode & 0o022:
             raise UsageError(f"{what}: {path} can be written by others (mode {stat.S_IMODE(info.st_mode):04o}): anyone "
                              f"could put a link there where envcheck writes next, or a file of their own. Make it yours "
-                             f"alone (chmod go-w {path}, and look at what is in it), or {_remedy(what).lower()}")
+                             f"alone (chmod go-w {path}, and look at what is in it), or: {_remedy(what)}")
     for path in dict.fromkeys(above + named):
         try:
             info = os.stat(path)
@@ -142,12 +142,12 @@ def read_own_file(path: Path, what: str, limit: int) -> Optional[str]:
     except OSError as exc:
         reason = "a symbolic link, not the file envcheck wrote" if exc.errno == errno.ELOOP else exc.strerror or exc
         raise UsageError(f"{what}: cannot read it: {reason}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        os.close(fd)
+        raise UsageError(f"{what}: " + ("not a regular file" if not stat.S_ISREG(info.st_mode) else
+                                        f"belongs to {_user(info.st_uid)}, not to you: envcheck did not write it"))
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"{what}: not a regular file")
-        if info.st_uid != os.geteuid():
-            raise UsageError(f"{what}: belongs to {_user(info.st_uid)}, not to you: envcheck did not write it")
         try:
             data = handle.read(limit + 1)
         except OSError as exc:

@@ -306,3 +306,167 @@ def test_two_fixes_at_once_one_killed_with_sigkill_the_other_finishes_and_undo_g
                           capture_output=True, text=True, cwd=REPO, timeout=BOUND_S)
     assert done.returncode == 0, done.stdout + done.stderr
     assert freeze(python) == original
+
+
+# --------------------------------------------------------------------------------------------------------------
+# envcheck's own folders are the user's alone; its logs are created new, never through a link
+
+
+NOBODY = 65534
+
+
+def layout(tmp_path: Path, case: str) -> tuple[Path, Path]:
+    """(root, folder): envcheck's tree from root down to the folder it writes in, shaped as the case says."""
+    above = tmp_path / "above"
+    root, folder = above / "cache", above / "cache" / "fix" / "state"
+    folder.mkdir(parents=True)
+    for path in (above, root, root / "fix", folder):
+        path.chmod(0o755)
+    change = {
+        "private": {},
+        "folder 0777": {folder: 0o777},
+        "folder group-writable": {folder: 0o775},
+        "folder sticky 1777": {folder: 0o1777},
+        "root of the tree 0777": {root: 0o777},
+        "between them 0777": {root / "fix": 0o777},
+        "above 0777": {above: 0o777},
+        "above sticky 1777": {above: 0o1777},
+    }.get(case, {})
+    for path, mode in change.items():
+        path.chmod(mode)
+    if case == "folder not mine":
+        os.chown(folder, NOBODY, NOBODY)
+    if case == "above not mine":
+        os.chown(above, NOBODY, NOBODY)
+    return root, folder
+
+
+@pytest.mark.parametrize("case, words", [
+    ("private", None),
+    ("above sticky 1777", None),  # /tmp: nobody can move another's folder away
+    ("folder 0777", "{folder} can be written by others (mode 0777)"),
+    ("folder group-writable", "{folder} can be written by others (mode 0775)"),
+    ("folder sticky 1777", "{folder} can be written by others (mode 1777)"),  # others could still add a link
+    ("root of the tree 0777", "{root} can be written by others (mode 0777)"),
+    ("between them 0777", "{root}/fix can be written by others (mode 0777)"),
+    ("above 0777", "{above}, a folder above {folder}, can be written by others and is not sticky (mode 0777)"),
+    ("folder not mine", "{folder} belongs to nobody (uid 65534), not to you"),
+    ("above not mine", "{above}, a folder above {folder}, belongs to nobody (uid 65534)"),
+])
+@pytest.mark.parametrize("create", [True, False])
+def test_envcheck_uses_only_folders_nobody_else_can_change(tmp_path, case, words, create):
+    from envcheck.paths import usable_folder
+
+    if "not mine" in case and os.geteuid() != 0:
+        pytest.skip("giving a folder to another user needs root")
+    root, folder = layout(tmp_path, case)
+    if words is None:
+        assert usable_folder(folder, "WHAT", create=create, root=root) == folder
+        return
+    with pytest.raises(UsageError) as refused:
+        usable_folder(folder, "ENVCHECK_CACHE_DIR=x (envcheck's cache folder)", create=create, root=root)
+    message = str(refused.value)
+    assert message.startswith("ENVCHECK_CACHE_DIR=x (envcheck's cache folder): ")
+    assert words.format(folder=folder, root=root, above=root.parent) in message, message
+    assert "Point ENVCHECK_CACHE_DIR at a folder of your own" in message or "chmod go-w" in message
+
+
+def test_folders_envcheck_makes_are_its_owners_alone_all_the_way_down(tmp_path):
+    from envcheck.paths import usable_folder
+
+    old = os.umask(0o002)  # a umask that would leave the folders above group-writable
+    try:
+        usable_folder(tmp_path / "a" / "b" / "c", "WHAT", create=True, root=tmp_path / "a")
+    finally:
+        os.umask(old)
+    assert [oct(os.stat(tmp_path.joinpath(*"abc"[:n])).st_mode & 0o777) for n in (1, 2, 3)] == ["0o700"] * 3
+
+
+def test_fix_refuses_a_state_folder_others_can_write_and_changes_nothing(tmp_path):
+    """The outside attack: ENVCHECK_CACHE_DIR on a shared folder whose logs/ is 0777."""
+    from wheelfactory import make_venv
+
+    python = make_venv(tmp_path / "venv")
+    shared = tmp_path / "shared"
+    env = {**os.environ, "ENVCHECK_CACHE_DIR": str(shared)}
+    logs = state_dir(str(tmp_path / "venv"), env) / "logs"
+    logs.mkdir(parents=True)
+    logs.chmod(0o777)
+    policy_file = tmp_path / "profile.toml"
+    policy_file.write_text('extends = "torch-2.11-nvgemm"\n\n[python]\nversion = ">=3.10"\n')
+    (tmp_path / "empty").mkdir()
+    before = sorted(p.name for p in logs.iterdir())
+    done = subprocess.run([sys.executable, "-m", "envcheck", "fix", "--yes", "--python", str(python), "--policy",
+                           str(policy_file), "--no-index", "--find-links", str(tmp_path / "empty"), "--no-gpu"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=BOUND_S)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"ENVCHECK_CACHE_DIR={shared} (envcheck fix's state folder): {logs} can be written by others" in done.stderr
+    assert "Traceback" not in done.stderr and sorted(p.name for p in logs.iterdir()) == before
+    assert not (logs.parent / "snapshot.json").exists()
+
+
+@pytest.mark.parametrize("pointing", ["to a file outside", "nowhere (dangling)"])
+def test_a_log_is_never_written_through_a_link_planted_under_its_name(tmp_path, pointing):
+    """The next log's name (verb, second, pid) is guessable: a link planted under it must not be followed."""
+    import datetime
+
+    from envcheck.fix.command import _open_log
+
+    state = tmp_path / "state"
+    logs = state / "logs"
+    logs.mkdir(parents=True, mode=0o700)
+    victim = tmp_path / "victim.txt"
+    if pointing == "to a file outside":
+        victim.write_text("theirs\n")
+    now = datetime.datetime.now()
+    for second in range(0, 5):  # this second and the next few: one of them is the name _open_log picks
+        stamp = (now + datetime.timedelta(seconds=second)).strftime("%Y%m%d-%H%M%S")
+        (logs / f"fix-{stamp}-{os.getpid()}.log").symlink_to(victim)
+    with pytest.raises(UsageError, match=r"the log: cannot create .*fix-.*\.log: something is there already"):
+        _open_log(state, "fix", "ENVCHECK_STATE_DIR=x (envcheck fix's state folder)")
+    assert (victim.read_text() == "theirs\n") if pointing == "to a file outside" else not victim.exists()
+
+
+def test_a_crash_log_is_never_written_through_a_link_nor_into_a_folder_others_can_write(tmp_path, monkeypatch):
+    import datetime
+
+    from envcheck.errors import write_crash_log
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    folder = tmp_path / "state" / "envcheck"
+    folder.mkdir(parents=True, mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("theirs\n")
+    now = datetime.datetime.now()
+    for second in range(0, 5):
+        stamp = (now + datetime.timedelta(seconds=second)).strftime("%Y%m%d-%H%M%S")
+        (folder / f"crash-{stamp}-{os.getpid()}.log").symlink_to(victim)
+    written = []
+    for mode in (0o700, 0o777):  # a link where the log would go; then the whole folder open to all
+        folder.chmod(mode)
+        try:
+            raise RuntimeError("a bug")
+        except RuntimeError as exc:
+            written.append(write_crash_log(exc))
+    assert victim.read_text() == "theirs\n"
+    for log in written:
+        assert "RuntimeError: a bug" in log.read_text() and log.parent != folder and not log.is_symlink()
+        assert oct(log.stat().st_mode & 0o777) == "0o600"
+        log.unlink()
+
+
+@pytest.mark.parametrize("planted", ["smoke", "inductor"])
+def test_smoke_and_bench_refuse_run_and_compiler_cache_folders_others_can_write(tmp_path, planted):
+    """Inductor loads the compiled code it finds in its cache: a cache others can write is their code in the run."""
+    from envcheck.child_process import prepare_run
+
+    cache = tmp_path / "cache"
+    (cache / planted).mkdir(parents=True)
+    cache.chmod(0o700)
+    (cache / planted).chmod(0o777)
+    with pytest.raises(UsageError, match=rf"{re.escape(str(cache / planted))} can be written by others"):
+        prepare_run(cache, "smoke", fresh=False, env={"ENVCHECK_CACHE_DIR": str(cache)}, named=False)
+    assert not list(cache.glob("smoke/*"))  # no run folder was made
+    (cache / planted).chmod(0o700)
+    run_dir, _ = prepare_run(cache, "smoke", fresh=False, env={"ENVCHECK_CACHE_DIR": str(cache)}, named=False)
+    assert run_dir.parent == cache / "smoke" and oct((cache / "smoke").stat().st_mode & 0o777) == "0o700"
