@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 from typing import Mapping, Optional, TextIO
 
+from . import shell
 from .errors import UsageError
 
 __all__ = ["cache_dir", "default_cutlass_dir", "usable_folder", "folder_origin", "new_file", "read_own_file"]
@@ -92,7 +93,7 @@ def _check_private(folder: Path, root: Path, what: str) -> None:
         if info.st_mode & 0o022:
             raise UsageError(f"{what}: {path} can be written by others (mode {stat.S_IMODE(info.st_mode):04o}): anyone "
                              f"could put a link there where envcheck writes next, or a file of their own. Make it yours "
-                             f"alone (chmod go-w {path}, and look at what is in it), or: {_remedy(what)}")
+                             f"alone ({shell.line(('chmod', 'go-w', str(path)))}, and look at what is in it), or: {_remedy(what)}")
     for path in dict.fromkeys(above + named):
         try:
             info = os.stat(path)

@@ -118,7 +118,7 @@ def holding(state: Path, gate: Gate, child: bool = False) -> subprocess.Popen:
     runs pip (apply.run_command). Whoever waits at the gate writes its pid to gate.reached."""
     wait = (f"import os, time\nopen({str(gate.reached)!r}, 'a').write(str(os.getpid()) + '\\n')\n"
             f"while os.path.exists({str(gate.path)!r}): time.sleep(0.02)\n")
-    body = f"run_command([sys.executable, '-c', WAIT], io.StringIO(), lambda line: None)" if child else "exec(WAIT)"
+    body = "run_command([sys.executable, '-c', WAIT], io.StringIO(), lambda line: None)" if child else "exec(WAIT)"
     script = textwrap.dedent(f"""\
         import io, sys
         from pathlib import Path

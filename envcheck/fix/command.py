@@ -30,7 +30,6 @@ from .pip import PipSources, checked_name, sources_from_flags
 from .plan import Plan, PlanOptions, cutlass_folder, make_plan
 from .preflight import preflight
 from .render import render_outcome, render_plan
-from .statelock import DEFAULT_TIMEOUT, checked_timeout
 
 __all__ = ["FixOptions", "Io", "run_fix"]
 
@@ -56,7 +55,7 @@ class FixOptions:
     break_system_packages: bool = False
     remove: tuple[str, ...] = ()  # consent to remove these distributions where the profile asks for it
     bundle: Optional[str] = None  # a bundle folder, FILE.tar or its parts: packages and CUTLASS, with no network
-    lock_timeout: float = DEFAULT_TIMEOUT  # seconds to wait while another fix or undo changes the same target
+    lock_timeout: Optional[float] = None  # seconds to wait for another fix or undo of the target (None: 600)
 
 
 @dataclass
@@ -157,7 +156,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     if options.cutlass_dir is not None and (not options.cutlass_dir or options.cutlass_dir.startswith("-")):
         raise UsageError(f"--cutlass-dir {options.cutlass_dir!r}: expected a folder")
 
-    checked_timeout(options.lock_timeout)
+    lock_timeout = statelock.checked_timeout(options.lock_timeout)
 
     gathered = _gather(io, python, options.cutlass_dir, named)
     interpreter = require_interpreter(python, gathered[2].interpreter)
@@ -173,7 +172,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
                          "as it is at this moment.\n")
         return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=False)
     with statelock.hold(state, "undo" if options.undo else "fix", target=interpreter.executable,
-                        timeout=options.lock_timeout, say=lambda line: io.err.write(line + "\n")):
+                        timeout=lock_timeout, say=lambda line: io.err.write(line + "\n")):
         # The environment as it is now that no other run changes it: one may have finished while this one waited.
         gathered = _gather(io, python, options.cutlass_dir, named)
         return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=True)

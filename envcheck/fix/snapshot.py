@@ -26,7 +26,7 @@ from typing import Iterable, Mapping, Optional, Sequence, TextIO
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from .. import __version__
+from .. import __version__, shell
 from ..atomic import replace_text
 from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
@@ -279,8 +279,8 @@ def load(folder: Path, prefix: Optional[str] = None) -> Optional[Snapshot]:
         problem = str(exc).removeprefix(f"{what}: ") if not isinstance(exc, RecursionError) else "nested too deeply"
         raise UsageError(
             f"{what}: {problem}. envcheck cannot tell from it what the environment was before fix. Move it away to "
-            f"start over (mv {path} {path}.broken): fix then records the environment as it is now, and undo has "
-            "nothing to go back to until then"
+            f"start over ({shell.line(('mv', str(path), f'{path}.broken'))}): fix then records the environment as it "
+            "is now, and undo has nothing to go back to until then"
         ) from None
     return snapshot
 
@@ -492,7 +492,7 @@ def save_originals(interpreter: Interpreter, plan: Plan, saved: Path, log: TextI
     names them (up to MAX_SAVED_BYTES): a CUDA build of torch is left to the package sources.
     """
     named = {canonical_name(n) for step in plan.steps for argv in step.commands for n in requirement_names(argv)}
-    usable_folder(saved, f"the folder of saved wheels {saved}", create=True, root=saved.parent)
+    usable_folder(saved, "envcheck fix's saved wheels", create=True, root=saved.parent)
     for dist in _first_copies(interpreter.distributions).values():
         if dist.editable or dist.name in ("pip",):
             continue

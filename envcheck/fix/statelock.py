@@ -67,8 +67,10 @@ class Holder:
         return False
 
 
-def checked_timeout(seconds: float) -> float:
-    """--lock-timeout: a number of seconds, 0 or more (0: do not wait)."""
+def checked_timeout(seconds: Optional[float]) -> float:
+    """--lock-timeout: a number of seconds, 0 or more (0: do not wait); None: DEFAULT_TIMEOUT."""
+    if seconds is None:
+        return DEFAULT_TIMEOUT
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not math.isfinite(seconds) or seconds < 0:
         raise UsageError(f"--lock-timeout {seconds!r}: expected a number of seconds, 0 or more (0: do not wait)")
     return float(seconds)
