@@ -91,9 +91,10 @@ def _check_private(folder: Path, root: Path, what: str) -> None:
             raise UsageError(f"{what}: {path} belongs to {_user(info.st_uid)}, not to you ({_user(me)}): whoever owns it "
                              f"could change what envcheck writes there. {_remedy(what)}")
         if info.st_mode & 0o022:
+            chmod = shell.line(("chmod", "go-w", str(path)))
             raise UsageError(f"{what}: {path} can be written by others (mode {stat.S_IMODE(info.st_mode):04o}): anyone "
                              f"could put a link there where envcheck writes next, or a file of their own. Make it yours "
-                             f"alone ({shell.line(('chmod', 'go-w', str(path)))}, and look at what is in it), or: {_remedy(what)}")
+                             f"alone ({chmod}, and look at what is in it), or: {_remedy(what)}")
     for path in dict.fromkeys(above + named):
         try:
             info = os.stat(path)
