@@ -470,3 +470,26 @@ def test_smoke_and_bench_refuse_run_and_compiler_cache_folders_others_can_write(
     (cache / planted).chmod(0o700)
     run_dir, _ = prepare_run(cache, "smoke", fresh=False, env={"ENVCHECK_CACHE_DIR": str(cache)}, named=False)
     assert run_dir.parent == cache / "smoke" and oct((cache / "smoke").stat().st_mode & 0o777) == "0o700"
+
+
+def test_a_toolkit_manifest_is_never_written_through_a_link_nor_read_from_one(tmp_path):
+    """The manifest decides what undo deletes: a link in its place is no manifest, and the folder stays."""
+    from envcheck.fix import manifest
+
+    prefix = tmp_path / "cuda-13.1"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "nvcc").write_text("nvcc\n")
+    victim = tmp_path / "victim.json"
+    victim.write_text("theirs\n")
+    (prefix / manifest.MANIFEST).symlink_to(victim)
+    manifest.write(prefix)  # replaces the link whole
+    assert victim.read_text() == "theirs\n" and not (prefix / manifest.MANIFEST).is_symlink()
+
+    (prefix / "work.txt").write_text("someone's work\n")
+    manifest.write(prefix)  # a list that names work.txt too, moved aside and linked back: not fix's own list
+    listed = tmp_path / "listed.json"
+    (prefix / manifest.MANIFEST).rename(listed)
+    (prefix / manifest.MANIFEST).symlink_to(listed)
+    assert manifest.changed_since(prefix) == [f"{manifest.MANIFEST} (envcheck's list of what it put there) is missing "
+                                              "or unreadable"]
+    assert "kept" in manifest.remove_if_untouched(prefix) and (prefix / "work.txt").exists()
