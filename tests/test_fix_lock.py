@@ -211,14 +211,6 @@ def test_a_lock_file_that_is_a_link_is_refused(tmp_path):
     assert elsewhere.read_text() == "theirs\n"
 
 
-@pytest.mark.parametrize("value", ["-1", "nan", "inf", "-inf", "soon"])
-def test_a_lock_timeout_that_is_not_a_number_of_seconds_is_exit_2(value, capsys):
-    from envcheck.cli import main
-
-    assert main(["fix", "--dry-run", "--lock-timeout", value]) == 2
-    assert "--lock-timeout" in capsys.readouterr().err
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Real fixes and undos that meet on one real venv
 

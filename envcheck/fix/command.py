@@ -156,8 +156,6 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     if options.cutlass_dir is not None and (not options.cutlass_dir or options.cutlass_dir.startswith("-")):
         raise UsageError(f"--cutlass-dir {options.cutlass_dir!r}: expected a folder")
 
-    lock_timeout = statelock.checked_timeout(options.lock_timeout)
-
     gathered = _gather(io, python, options.cutlass_dir, named)
     interpreter = require_interpreter(python, gathered[2].interpreter)
     state_what = " ".join(filter(None, (folder_origin(io.env, "ENVCHECK_STATE_DIR"), "(envcheck fix's state folder)")))
@@ -172,7 +170,8 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
                          "as it is at this moment.\n")
         return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=False)
     with statelock.hold(state, "undo" if options.undo else "fix", target=interpreter.executable,
-                        timeout=lock_timeout, say=lambda line: io.err.write(line + "\n")):
+                        timeout=statelock.DEFAULT_TIMEOUT if options.lock_timeout is None else options.lock_timeout,
+                        say=lambda line: io.err.write(line + "\n")):
         # The environment as it is now that no other run changes it: one may have finished while this one waited.
         gathered = _gather(io, python, options.cutlass_dir, named)
         return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=True)

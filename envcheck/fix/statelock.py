@@ -17,7 +17,6 @@ import datetime
 import errno
 import fcntl
 import json
-import math
 import os
 import socket
 import stat
@@ -29,7 +28,7 @@ from typing import Callable, Iterator, Optional
 
 from ..errors import UsageError
 
-__all__ = ["LOCK", "DEFAULT_TIMEOUT", "Holder", "checked_timeout", "hold", "running", "inherited"]
+__all__ = ["LOCK", "DEFAULT_TIMEOUT", "Holder", "hold", "running", "inherited"]
 
 LOCK = "lock"
 DEFAULT_TIMEOUT = 600.0  # seconds a run waits for another one on the same target before it exits 2 (--lock-timeout)
@@ -65,15 +64,6 @@ class Holder:
         except PermissionError:
             return False
         return False
-
-
-def checked_timeout(seconds: Optional[float]) -> float:
-    """--lock-timeout: a number of seconds, 0 or more (0: do not wait); None: DEFAULT_TIMEOUT."""
-    if seconds is None:
-        return DEFAULT_TIMEOUT
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not math.isfinite(seconds) or seconds < 0:
-        raise UsageError(f"--lock-timeout {seconds!r}: expected a number of seconds, 0 or more (0: do not wait)")
-    return float(seconds)
 
 
 def inherited() -> tuple[int, ...]:
