@@ -98,9 +98,10 @@ def prepare_run(cache_root: Path, kind: str, *, fresh: bool, env: Mapping[str, s
         for folder in cache_dirs(cache_root):
             shutil.rmtree(folder, ignore_errors=True)
     warm = inductor.is_dir() and any(inductor.iterdir())
-    run_dir = new_run_dir(cache_root, kind)
-    inductor.mkdir(parents=True, exist_ok=True)
-    return run_dir, warm
+    # The run folders, and the compiler caches the child loads compiled code from: the user's alone, or refused.
+    for folder, make in ((cache_root / kind, True), (inductor, True), *((f, False) for f in cache_dirs(cache_root)[1:])):
+        paths.usable_folder(folder, what, create=make, root=cache_root)
+    return new_run_dir(cache_root, kind), warm
 
 
 def copy_script(run_dir: Path, name: str, package: str, resource: str, source: Optional[Path] = None) -> Path:

@@ -272,6 +272,8 @@ def fix(
     break_system_packages: bool = typer.Option(False, "--break-system-packages", help="Allow pip to change an interpreter the OS manages (PEP 668); used only where it is one."),
     remove: List[str] = typer.Option([], "--remove", metavar="NAME", help="Agree to remove a distribution the profile removes only with consent (e.g. cutlass-api left from the torch 2.11 recipe); repeatable."),
     bundle: Optional[str] = typer.Option(None, "--bundle", metavar="DIR|FILE", help="Install from an `envcheck bundle` (folder, FILE.tar or its parts) with no network."),
+    lock_timeout: Optional[float] = typer.Option(None, "--lock-timeout", metavar="SECONDS", help="While another fix or undo changes the same environment, wait this long for it (default 600), then exit 2.",
+                                                 callback=seconds("--lock-timeout")),
 ) -> int:
     """Turn failing checks into a plan, show it, and apply it (--yes) or stop (--dry-run); --undo gives it back."""
     from .fix import FixOptions, run_fix
@@ -280,7 +282,7 @@ def fix(
         python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
         index_url=index_url, no_index=no_index, dry_run=dry_run, yes=yes, as_json=as_json, undo=undo,
         no_deps=no_deps, toolkit=toolkit, toolkit_prefix=toolkit_prefix, no_gpu=no_gpu,
-        break_system_packages=break_system_packages, remove=tuple(remove), bundle=bundle,
+        break_system_packages=break_system_packages, remove=tuple(remove), bundle=bundle, lock_timeout=lock_timeout,
     ))
 
 

@@ -26,22 +26,30 @@ def log_dir() -> Path:
 
 
 def write_crash_log(exc: BaseException) -> Path:
-    """Write the traceback of a crash inside envcheck to a log (redacted, readable by its owner only); its path."""
+    """Write the traceback of a crash inside envcheck to a log (redacted, readable by its owner only); its path.
+
+    The log goes into envcheck's state folder when that is the user's alone (paths.usable_folder), created new
+    (paths.new_file: never through a link); else into a new file of a random name in the temporary folder."""
     import datetime
     import tempfile
     import traceback
 
+    from .paths import new_file, usable_folder
     from .redact import Redactor
 
     text = Redactor()("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    for folder in (log_dir(), Path(tempfile.gettempdir())):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"crash-{stamp}-{os.getpid()}.log"
-            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as log:
-                log.write(text)
-            return path
-        except OSError:
-            continue
-    raise exc
+    try:
+        path = usable_folder(log_dir(), "the crash log folder", create=True) / f"crash-{stamp}-{os.getpid()}.log"
+        with new_file(path, "the crash log") as log:
+            log.write(text)
+        return path
+    except (UsageError, OSError):
+        pass
+    try:  # mkstemp: a new file (O_EXCL) of a name nobody could guess, readable by its owner only
+        fd, name = tempfile.mkstemp(prefix=f"envcheck-crash-{stamp}-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as log:
+            log.write(text)
+        return Path(name)
+    except OSError:
+        raise exc

@@ -53,6 +53,7 @@ class Child:
         cwd: Optional[str] = None,
         input: Optional[bytes] = None,
         merge_stderr: bool = False,
+        pass_fds: Sequence[int] = (),
     ):
         self.argv = list(argv)
         self.started = time.monotonic()
@@ -64,6 +65,7 @@ class Child:
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=True,
+            pass_fds=tuple(pass_fds),  # descriptors it keeps (a lock it must hold until it ends); all others close
         )
         self._input = memoryview(input) if input is not None else None
 
@@ -171,6 +173,7 @@ def run(
     input: Optional[bytes] = None,
     merge_stderr: bool = False,
     on_line: Optional[Callable[[str], None]] = None,
+    pass_fds: Sequence[int] = (),
 ) -> Finished:
     """Run argv (no shell) to its end or its time limit; the whole process group is killed either way."""
-    return Child(argv, env=env, cwd=cwd, input=input, merge_stderr=merge_stderr).finish(timeout, on_line)
+    return Child(argv, env=env, cwd=cwd, input=input, merge_stderr=merge_stderr, pass_fds=pass_fds).finish(timeout, on_line)

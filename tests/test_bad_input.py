@@ -305,7 +305,8 @@ def _numeric_flags() -> list[tuple[str, str]]:
 
 
 def test_the_numeric_flags_are_the_ones_the_table_knows():
-    assert _numeric_flags() == [("bench", "--budget"), ("bench", "--timeout"), ("smoke", "--timeout")]
+    assert _numeric_flags() == [("bench", "--budget"), ("bench", "--timeout"), ("fix", "--lock-timeout"),
+                                ("smoke", "--timeout")]
 
 
 @pytest.mark.parametrize("command, flag", _numeric_flags())

@@ -111,3 +111,101 @@ def test_ctrl_c_mid_plan_says_what_was_done_what_was_not_and_how_to_undo(tmp_pat
     assert "Interrupted (Ctrl-C) during: " in out and "Not done: " in out, out
     assert f"Undo with: envcheck fix --undo --python {python}" in out
     assert "Traceback" not in out + err
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A snapshot that is not one: exit 2 naming the file and what to do, never a traceback, nothing changed
+
+
+def _valid_snapshot(prefix: Path) -> dict:
+    from dataclasses import replace
+
+    import factsbuilder as fb
+
+    from envcheck.fix import snapshot as snapshots
+    from envcheck.fix.cutlass import CheckoutState
+
+    interpreter = replace(fb.interpreter(), executable=str(prefix / "bin" / "python"), prefix=str(prefix))
+    return snapshots.record(interpreter, CheckoutState(str(prefix.parent / "cutlass"), exists=False), "cutlass_api").to_json()
+
+
+def _with(document: dict, path: str, value) -> dict:
+    """document with the key at path ("a.b.0.c") set to value, or removed when value is _GONE."""
+    copy = json.loads(json.dumps(document))
+    *parents, last = path.split(".")
+    where = copy
+    for key in parents:
+        where = where[int(key)] if isinstance(where, list) else where[key]
+    last = int(last) if isinstance(where, list) else last
+    if value is _GONE:
+        del where[last]
+    else:
+        where[last] = value
+    return copy
+
+
+_GONE = object()
+# (case, how the file is made from a valid snapshot's text, what the message says is wrong)
+CORRUPTIONS = [
+    ("truncated", lambda doc, text: text[: len(text) // 2], "not JSON (truncated?)"),
+    ("empty", lambda doc, text: "", "not JSON (truncated?)"),
+    ("not UTF-8", lambda doc, text: b"\xff\xfe{}", "not UTF-8 text"),
+    ("a list", lambda doc, text: "[]", "the document is a list, expected an object"),
+    ("a doctor report", lambda doc, text: '{"schema_version": 2, "checks": []}', "schema_version is 2"),
+    ("schema true", lambda doc, text: _with(doc, "schema_version", True), "schema_version is true or false, expected a whole number"),
+    ("no prefix", lambda doc, text: _with(doc, "prefix", _GONE), "prefix is missing"),
+    ("distributions 5", lambda doc, text: _with(doc, "distributions", 5), "distributions is a whole number, expected a list"),
+    ("a name of 1", lambda doc, text: _with(doc, "distributions.0.name", 1), "distributions[0].name is a whole number, expected text"),
+    ("no version", lambda doc, text: _with(doc, "distributions.0.version", _GONE), "distributions[0].version is missing"),
+    ("not a requirement", lambda doc, text: _with(doc, "distributions.0.name", "a b; c"), "distributions[0] is not a distribution"),
+    ("checkout text", lambda doc, text: _with(doc, "checkout", "here"), "checkout is text, expected an object or null"),
+    ("checkout without exists", lambda doc, text: _with(doc, "checkout.exists", _GONE), "checkout.exists is missing"),
+    ("created [1]", lambda doc, text: _with(doc, "created", [1]), "created[0] is a whole number, expected text"),
+    ("find_links text", lambda doc, text: _with(doc, "sources.find_links", "/x"), "sources.find_links is text, expected a list"),
+    ("status odd", lambda doc, text: _with(doc, "status", "half"), "status is 'half', expected 'in progress' or 'done'"),
+    ("nested deeply", lambda doc, text: "[" * 100000 + "]" * 100000, "nested too deeply"),
+    ("another environment", lambda doc, text: _with(doc, "prefix", "/elsewhere/venv"), "it records another environment ('/elsewhere/venv')"),
+    ("a folder", "folder", "not a regular file"),
+    ("a link to another snapshot", "link", "a symbolic link, not the file envcheck wrote"),
+]
+
+
+@pytest.mark.parametrize("case, make, words", CORRUPTIONS, ids=[c[0] for c in CORRUPTIONS])
+def test_a_snapshot_that_is_not_one_is_exit_2_naming_it_for_undo_and_fix(tmp_path, case, make, words, capsys):
+    from wheelfactory import make_venv
+
+    from envcheck.fix.snapshot import state_dir
+
+    python = make_venv(tmp_path / "venv")
+    state = state_dir(str(tmp_path / "venv"))
+    state.mkdir(parents=True, mode=0o700)
+    snapshot = state / "snapshot.json"
+    document = _valid_snapshot(tmp_path / "venv")
+    if make == "folder":
+        snapshot.mkdir()
+    elif make == "link":
+        (tmp_path / "other.json").write_text(json.dumps(document))
+        snapshot.symlink_to(tmp_path / "other.json")
+    else:
+        made = make(document, json.dumps(document, indent=2))
+        if isinstance(made, dict):
+            made = json.dumps(made)
+        (snapshot.write_bytes if isinstance(made, bytes) else snapshot.write_text)(made)
+    before = snapshot.read_bytes() if snapshot.is_file() else None
+    policy_file = tmp_path / "profile.toml"
+    policy_file.write_text('extends = "torch-2.11-nvgemm"\n\n[python]\nversion = ">=3.10"\n')
+    (tmp_path / "empty").mkdir()
+    runs = [("--undo", "--yes", "--python", str(python))]
+    if case in ("truncated", "a folder"):
+        runs.append(("--undo", "--dry-run", "--python", str(python)))
+    if case in ("truncated", "distributions 5", "a link to another snapshot", "another environment"):
+        runs.append(("--yes", "--python", str(python), "--policy", str(policy_file), "--no-index", "--find-links",
+                     str(tmp_path / "empty"), "--no-gpu"))  # fix reads it before its first change
+    for args in runs:
+        code = main(["fix", *args])
+        err = capsys.readouterr().err
+        assert code == 2, f"{args}: {err[-1500:]}"
+        assert f"the snapshot {snapshot}: " in err and words in err, err
+        assert "Move it away to start over" in err and "Traceback" not in err
+        assert (snapshot.read_bytes() if snapshot.is_file() else None) == before  # left as it was: it is evidence
+    assert [p.name for p in state.iterdir() if p.name.startswith("snapshot")] == ["snapshot.json"]

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import python312
 from factsbuilder import facts as facts_good, interpreter
 
 from envcheck.errors import UsageError
@@ -185,3 +186,87 @@ def test_doctor_never_promises_the_toolkit_which_needs_a_flag(policy):
     toolkit = next(f for f in judge(facts, policy, no_gpu=True) if f.id == "cuda.toolkit")
     assert toolkit.status is not Status.PASS and [s.kind for s in toolkit.remedy.steps] == ["toolkit-install"]
     assert promised(facts, policy) == ()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A fix killed (its pid only) during the CUTLASS fetch: undo, or the next fix, clears the half-made checkout
+
+
+GIT_AT_A_GATE = """#!/bin/sh
+# git, except that `git fetch` waits while the gate is closed, then runs
+sub=""; skip=""
+for a in "$@"; do
+  if [ -n "$skip" ]; then skip=""; continue; fi
+  case "$a" in -c|-C) skip=1;; -*) ;; *) sub="$a"; break;; esac
+done
+if [ "$sub" = fetch ]; then
+  echo $$ >> {reached}
+  while [ -e {gate} ]; do sleep 0.05; done
+fi
+exec {git} "$@"
+"""
+
+
+def working_in(folder: Path) -> list[int]:
+    """The live processes whose working directory is folder or inside it (a git fetch building a checkout there)."""
+    import os
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+        except (OSError, ValueError):
+            continue
+        if entry.name.isdigit() and (cwd == folder or folder in cwd.parents):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(python312() is None, reason="needs a Python >= 3.12 for cutlass_api")
+def test_a_fix_killed_during_its_fetch_leaves_nothing_that_undo_or_the_next_fix_does_not_clear(
+    tmp_path, wheelhouse, build_backend, cutlass_repo
+):
+    import os
+    import shlex
+    import shutil
+    import signal
+    import time
+
+    from test_fix_apply import broken_env, freeze, profile
+    from test_fix_cli import cli
+    from test_fix_lock import BOUND_S, Gate, Watched
+
+    python = broken_env(tmp_path, wheelhouse)
+    policy_file = profile(tmp_path, cutlass_repo)
+    original = freeze(python)
+    checkout, partial = tmp_path / "cutlass", tmp_path / "cutlass.envcheck-partial"
+    gate = Gate(tmp_path / "gate")
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(GIT_AT_A_GATE.format(reached=shlex.quote(str(gate.reached)), gate=shlex.quote(str(gate.path)),
+                                            git=shlex.quote(shutil.which("git"))))
+    wrapper.chmod(0o755)
+    env = {**os.environ, "PATH": f"{wrapper.parent}:{os.environ['PATH']}"}
+    common = ["--python", str(python), "--policy", str(policy_file), "--cutlass-dir", str(checkout),
+              "--find-links", str(wheelhouse), "--find-links", str(build_backend), "--no-index", "--no-gpu"]
+    for then in ("undo", "fix, then undo"):
+        gate.reached.unlink(missing_ok=True)
+        with gate.closed():
+            fix = Watched(*common, "--yes", env=env)
+            gate.wait_reached(fix)  # the fetch step runs: the half-made checkout is there, its `git fetch` waits
+            assert partial.is_dir() and not checkout.exists()
+            os.kill(fix.pid, signal.SIGKILL)  # the envcheck process only: its git fetch is orphaned, not killed
+            assert fix.process.wait(timeout=BOUND_S) == -signal.SIGKILL
+        deadline = time.monotonic() + BOUND_S
+        while working_in(partial) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the gate is open: the orphaned fetch ends (nobody reads its output any more)
+        assert not working_in(partial) and partial.is_dir(), then  # what the killed fetch left behind
+        if then.startswith("fix"):
+            done = cli(*common, "--yes", env=env)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert not partial.exists() and (checkout / "python" / "cutlass_api").is_dir()
+        done = cli("--undo", "--yes", "--python", str(python), env=env)
+        assert done.returncode == 0, then + done.stdout + done.stderr
+        assert not partial.exists() and not checkout.exists(), then + done.stdout
+        assert freeze(python) == original, then

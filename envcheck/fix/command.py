@@ -17,11 +17,12 @@ from typing import Callable, Mapping, Optional, TextIO
 from .. import shell
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from ..model import Facts, Finding, Interpreter, ProfileChoice
-from ..paths import cache_dir, folder_origin, usable_folder
+from ..paths import cache_dir, folder_origin, new_file, usable_folder
 from ..policy import Candidates, Policy
 from ..redact import RedactedStream, Redactor, has_credentials
 from ..target import require_interpreter, resolve_python
 from . import snapshot as snapshots
+from . import statelock
 from .apply import Console, Outcome, Runner, apply, run_command
 from .cutlass import checked_url, read_state
 from .host import externally_managed, find_interpreters, pip_for
@@ -54,6 +55,7 @@ class FixOptions:
     break_system_packages: bool = False
     remove: tuple[str, ...] = ()  # consent to remove these distributions where the profile asks for it
     bundle: Optional[str] = None  # a bundle folder, FILE.tar or its parts: packages and CUTLASS, with no network
+    lock_timeout: Optional[float] = None  # seconds to wait for another fix or undo of the target (None: 600)
 
 
 @dataclass
@@ -100,14 +102,10 @@ def _confirm(io: Io, question: str) -> bool:
 
 def _open_log(state: Path, verb: str, what: str) -> tuple[TextIO, Path]:
     """A new log in the state folder: its owner's only, secrets masked (pip's and git's output name index URLs)."""
-    folder = usable_folder(state / "logs", what, create=True)
+    folder = usable_folder(state / "logs", what, create=True, root=state)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = folder / f"{verb}-{stamp}-{os.getpid()}.log"
-    try:
-        handle = open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a", encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{what}: cannot write the log {path}: {exc.strerror or exc}") from None
-    return RedactedStream(handle), path
+    return RedactedStream(new_file(path, f"{what}: the log")), path
 
 
 def _no_credentials(url: str, flag_value: Optional[str]) -> str:
@@ -158,7 +156,35 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     if options.cutlass_dir is not None and (not options.cutlass_dir or options.cutlass_dir.startswith("-")):
         raise UsageError(f"--cutlass-dir {options.cutlass_dir!r}: expected a folder")
 
-    policy, choice, facts = _gather(io, python, options.cutlass_dir, named)
+    gathered = _gather(io, python, options.cutlass_dir, named)
+    interpreter = require_interpreter(python, gathered[2].interpreter)
+    state_what = " ".join(filter(None, (folder_origin(io.env, "ENVCHECK_STATE_DIR"), "(envcheck fix's state folder)")))
+    changing = not options.dry_run and (options.undo or options.yes or (not options.as_json and _can_ask(io)))
+    # A run that may change things needs its state folder before the first change: checked (made) here.
+    state = usable_folder(snapshots.state_dir(interpreter.prefix, io.env), state_what, create=changing,
+                          root=snapshots.state_root(io.env))
+    if not changing:  # a dry run waits for nobody and writes nothing; it says when what it shows is changing
+        holder = statelock.running(state)
+        if holder is not None:
+            io.err.write(f"Note: {holder} is changing {interpreter.executable} now: what follows is the environment "
+                         "as it is at this moment.\n")
+        return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=False)
+    with statelock.hold(state, "undo" if options.undo else "fix", target=interpreter.executable,
+                        timeout=statelock.DEFAULT_TIMEOUT if options.lock_timeout is None else options.lock_timeout,
+                        say=lambda line: io.err.write(line + "\n")):
+        # The environment as it is now that no other run changes it: one may have finished while this one waited.
+        gathered = _gather(io, python, options.cutlass_dir, named)
+        return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=True)
+
+
+def _can_ask(io: Io) -> bool:
+    return io.confirm is not None or bool(sys.stdin and sys.stdin.isatty())
+
+
+def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, ProfileChoice, Facts], state: Path,
+             state_what: str, sources: PipSources, flag_url: Optional[str], *, held: bool) -> int:
+    """Plan and apply (or undo), with the target's lock held when `held` (a dry run holds none)."""
+    policy, choice, facts = gathered
     interpreter = require_interpreter(python, facts.interpreter)
     offline = None
     if options.bundle is not None:  # opened for the profile chosen: its lock must be that profile's
@@ -169,11 +195,6 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         sources = offline.sources
         options = replace(options, no_deps=True)  # the lock is the whole closure: install exactly it
         offline.check_target(interpreter)
-    state_what = " ".join(filter(None, (folder_origin(io.env, "ENVCHECK_STATE_DIR"), "(envcheck fix's state folder)")))
-    # A run that may change things needs its state folder before the first change: checked (made) here.
-    state = usable_folder(
-        snapshots.state_dir(interpreter.prefix, io.env), state_what, create=(options.yes or options.undo) and not options.dry_run
-    )
     # pip refuses to change an interpreter its distribution manages (PEP 668) unless told; the flag is the consent,
     # passed to pip only where it matters.
     sources = replace(sources, break_system_packages=options.break_system_packages and externally_managed(interpreter))
@@ -225,7 +246,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
             io.out.write(json.dumps(document, indent=2) + "\n")
         elif options.dry_run and plan.runnable:
             io.out.write("--dry-run: nothing was changed.\n")
-        if not plan.steps and not plan.blocked and not options.dry_run:
+        if not plan.steps and not plan.blocked and held:
             snapshots.mark(state, "done")  # a run killed after its last step: nothing was left to do
         return problem
     if not options.yes and not _confirm(io, f"Apply these {len(plan.steps)} steps to {python}?"):
@@ -280,7 +301,7 @@ def _interrupted(options: FixOptions, io: Io, document: Optional[dict], outcome:
 def _undo(
     options: FixOptions, io: Io, policy, interpreter: Interpreter, state: Path, sources: PipSources, state_what: str
 ) -> int:
-    taken = snapshots.load(state)
+    taken = snapshots.load(state, interpreter.prefix)
     if taken is None:
         io.out.write(f"Nothing to undo: envcheck fix has not changed {interpreter.executable} (no snapshot in {state}).\n")
         return EXIT_OK

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,8 @@ __all__ = [
     "read_state",
     "fetch",
     "restore",
+    "partial_folder",
+    "remove_partial",
     "git_commands",
 ]
 
@@ -208,12 +211,12 @@ def fetch(
         raise CheckoutRefused(f"{str(dest)!r} holds {describe(unsafe_character(str(dest)))}, a line break or control "
                               "character: choose another folder with --cutlass-dir.")
     started = time.monotonic()
-    for leftover in dest.parent.glob(f"{dest.name}{_PARTIAL}*") if dest.parent.is_dir() else ():
-        shutil.rmtree(leftover, ignore_errors=True)  # ours, from a fetch that was stopped
+    remove_partial(dest)  # a fetch that was stopped
     if dest.exists() and not (dest.is_dir() and not any(dest.iterdir())):
         return _move_existing(dest, url, branch, commit, progress, log, timeout, started)
-    partial = dest.parent / f"{dest.name}{_PARTIAL}"
+    partial = partial_folder(dest)
     partial.parent.mkdir(parents=True, exist_ok=True)
+    os.mkdir(partial)  # new, or the fetch fails: never into a folder or through a link someone else put there
     repo = init_repo(partial)
     repo.create_remote("origin", url)
     with repo.config_writer() as config:
@@ -243,6 +246,32 @@ def fetch(
         dest.rmdir()  # it was empty
     os.rename(partial, dest)
     return FetchResult(str(dest), commit, "cloned", received, round(time.monotonic() - started, 3))
+
+
+def partial_folder(dest: str | Path) -> Path:
+    """The sibling folder a fresh fetch of dest builds in, renamed into place when it is complete."""
+    dest = Path(dest)
+    return dest.parent / f"{dest.name}{_PARTIAL}"
+
+
+def remove_partial(dest: str | Path) -> Optional[str]:
+    """Remove what a stopped fetch of dest left (`<dest>.envcheck-partial`, a killed fix's half-made checkout): what
+    was done, in words, or None when nothing was there. Only a folder of the user's is removed (the name is
+    envcheck's own); a link or a file of that name, or another's folder, is kept: CheckoutRefused says so."""
+    partial = partial_folder(Path(dest).expanduser().absolute())
+    try:
+        info = os.lstat(partial)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise CheckoutRefused(f"{partial} is not a folder envcheck made, so it stays: move it away, then run envcheck "
+                              "fix again")
+    try:
+        shutil.rmtree(partial)
+    except OSError as exc:
+        raise CheckoutRefused(f"{partial}, left by a fetch that was stopped, could not be removed: "
+                              f"{exc.strerror or exc}") from None
+    return f"{partial}: removed (a fetch that was stopped)"
 
 
 def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log, timeout, started) -> FetchResult:
@@ -329,8 +358,12 @@ def restore(state: CheckoutState, branch: str, log: Optional[TextIO] = None, com
     folder = Path(state.path)
     now = read_state(folder, branch)
     if not state.exists:
+        try:  # a fetch of fix's that was stopped: the snapshot says fix was to make this checkout
+            partial = remove_partial(folder)
+        except CheckoutRefused as exc:
+            partial = str(exc)
         if not now.exists:
-            return f"{folder}: already absent"
+            return partial or f"{folder}: already absent"
         reason = untouched_since_fetch(folder, branch) if now.is_repo else "it is no longer a git checkout"
         if reason is None:
             shutil.rmtree(folder)

@@ -1,7 +1,8 @@
 """A folder envcheck fix created (the toolkit prefix): what fix put in it, and whether it still holds only that.
 
 After the step that fills the folder, every file in it is listed with its size and modification time in
-MANIFEST, inside the folder. Undo removes the folder only when nothing in it is new or changed since (Python's
+MANIFEST, inside the folder (replaced whole, never written through a link; read back only if it is a regular file of
+the user's). Undo removes the folder only when nothing in it is new or changed since (Python's
 bytecode caches aside); otherwise the folder stays and undo says why. Nobody's work is deleted by undo."""
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from pathlib import Path
 from typing import Union
 
 from ..atomic import replace_text
+from ..errors import UsageError
+from ..paths import read_own_file
 
 __all__ = ["MANIFEST", "write", "changed_since", "remove_if_untouched"]
 
 MANIFEST = ".envcheck-manifest.json"
+MAX_BYTES = 64 * 1024 * 1024  # a toolkit's few thousand files take a few hundred KiB
 
 
 def _files(folder: Path) -> dict[str, list[int]]:
@@ -45,9 +49,11 @@ def changed_since(folder: Union[str, Path]) -> list[str]:
     """The files in folder that fix did not put there or that changed since it did (first the new ones); a folder
     without a readable manifest is all unknown: ["<the manifest> is missing"]."""
     folder = Path(folder)
-    try:
-        recorded = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # never through a link, and only a file of the user's: a list someone else wrote is no list of fix's
+        recorded = json.loads(read_own_file(folder / MANIFEST, MANIFEST, MAX_BYTES) or "")
+    except (OSError, ValueError, UsageError):
+        recorded = None
+    if not isinstance(recorded, dict):
         return [f"{MANIFEST} (envcheck's list of what it put there) is missing or unreadable"]
     now = _files(folder)
     added = sorted(p for p in now if p not in recorded and not _byproduct(p))

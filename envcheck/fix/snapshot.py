@@ -24,20 +24,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence, TextIO
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 
-from .. import __version__
+from .. import __version__, shell
 from ..atomic import replace_text
+from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
-from ..paths import cache_dir
+from ..paths import cache_dir, read_own_file, usable_folder
 from ..redact import without_credentials
-from .cutlass import CheckoutState
+from .cutlass import CheckoutState, partial_folder
 from .pip import PipSources, install_argv, requirement_names, uninstall_argv
 from .plan import Plan, PlannedStep
 
 __all__ = [
     "Recorded",
     "Snapshot",
+    "state_root",
     "state_dir",
     "record",
     "save",
@@ -54,6 +56,13 @@ SAVED_WHEELS = "saved-wheels"
 _SNAPSHOT = "snapshot.json"
 # A distribution bigger than this is not packed (a CUDA build of torch is GBs): undo takes it from the sources.
 MAX_SAVED_BYTES = 512 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # thousands of distributions take a few MiB
+
+
+def state_root(env: Optional[Mapping[str, str]] = None) -> Path:
+    """The top of envcheck's own folders that hold the fixer's state: ENVCHECK_STATE_DIR, else the cache folder."""
+    env = os.environ if env is None else env
+    return Path(env["ENVCHECK_STATE_DIR"]) if env.get("ENVCHECK_STATE_DIR") else cache_dir(env)
 
 
 def state_dir(prefix: str, env: Optional[Mapping[str, str]] = None) -> Path:
@@ -127,23 +136,90 @@ class Snapshot:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "Snapshot":
-        sources = data.get("sources") or {}
+    def from_json(cls, data: object) -> "Snapshot":
+        """A snapshot from its JSON, checked key by key: anything else raises NotASnapshot saying what is wrong."""
+        top = _Fields(data, "")
+        version = top.get("schema_version", int)
+        if version != SCHEMA_VERSION:
+            raise NotASnapshot(f"schema_version is {version!r}; this envcheck reads {SCHEMA_VERSION}"
+                               + (" (a newer envcheck wrote it)" if version > SCHEMA_VERSION else ""))
+        status = top.get("status", str, "in progress")
+        if status not in ("in progress", "done"):
+            raise NotASnapshot(f"status is {status!r}, expected 'in progress' or 'done'")
+        distributions = []
+        for index, item in enumerate(top.get("distributions", list)):
+            d = _Fields(item, f"distributions[{index}].")
+            recorded = Recorded(d.get("name", str), d.get("version", str), d.get("editable", _TEXT_OR_NULL, None),
+                                d.get("url", _TEXT_OR_NULL, None), d.get("location", str, ""))
+            try:  # undo names it to pip as name==version: it must be one
+                Requirement(f"{recorded.name}=={recorded.version}")
+            except InvalidRequirement:
+                raise NotASnapshot(f"distributions[{index}] is not a distribution: {recorded.name[:80]!r} "
+                                   f"{recorded.version[:80]!r}") from None
+            distributions.append(recorded)
+        checkout = None
+        if top.get("checkout", (dict, type(None)), None) is not None:
+            c = _Fields(data["checkout"], "checkout.")
+            checkout = CheckoutState(
+                path=c.get("path", str), exists=c.get("exists", bool), is_repo=c.get("is_repo", bool, False),
+                commit=c.get("commit", _TEXT_OR_NULL, None), branch=c.get("branch", _TEXT_OR_NULL, None),
+                branch_tip=c.get("branch_tip", _TEXT_OR_NULL, None), dirty_files=tuple(c.texts("dirty_files")),
+            )
+        sources = _Fields(top.get("sources", dict, {}), "sources.")
         return cls(
-            target=data["target"],
-            prefix=data["prefix"],
-            taken_at=data["taken_at"],
-            status=data.get("status", "in progress"),
-            distributions=tuple(
-                Recorded(d["name"], d["version"], d.get("editable"), d.get("url"), d.get("location", ""))
-                for d in data["distributions"]
-            ),
-            checkout=CheckoutState.from_json(data["checkout"]) if data.get("checkout") else None,
-            cutlass_branch=data.get("cutlass_branch", ""),
-            cutlass_commit=data.get("cutlass_commit", ""),
-            created=tuple(data.get("created", ())),
-            sources=PipSources(tuple(sources.get("find_links", ())), sources.get("index_url", ""), bool(sources.get("no_index"))),
+            target=top.get("target", str),
+            prefix=top.get("prefix", str),
+            taken_at=top.get("taken_at", str),
+            status=status,
+            distributions=tuple(distributions),
+            checkout=checkout,
+            cutlass_branch=top.get("cutlass_branch", str, ""),
+            cutlass_commit=top.get("cutlass_commit", str, ""),
+            created=tuple(top.texts("created")),
+            sources=PipSources(tuple(sources.texts("find_links")), sources.get("index_url", str, ""),
+                               sources.get("no_index", bool, False)),
         )
+
+
+class NotASnapshot(ValueError):
+    """The JSON is not a snapshot this envcheck wrote: the message says which key is missing or of the wrong type."""
+
+
+_REQUIRED = object()
+_TEXT_OR_NULL = (str, type(None))
+_KINDS = {str: "text", bool: "true or false", int: "a whole number", list: "a list", dict: "an object",
+          type(None): "null"}
+
+
+class _Fields:
+    """The keys of one JSON object of a snapshot, each read with the type it must have."""
+
+    def __init__(self, data: object, where: str):
+        if not isinstance(data, dict):
+            raise NotASnapshot(f"{where.rstrip('.') or 'the document'} is {_kind(data)}, expected an object")
+        self.data, self.where = data, where
+
+    def get(self, key: str, types, default=_REQUIRED):
+        types = types if isinstance(types, tuple) else (types,)
+        if key not in self.data:
+            if default is _REQUIRED:
+                raise NotASnapshot(f"{self.where}{key} is missing")
+            return default
+        value = self.data[key]
+        if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+            raise NotASnapshot(f"{self.where}{key} is {_kind(value)}, expected {' or '.join(_KINDS[t] for t in types)}")
+        return value
+
+    def texts(self, key: str) -> list:
+        values = self.get(key, list, [])
+        for index, value in enumerate(values):
+            if not isinstance(value, str):
+                raise NotASnapshot(f"{self.where}{key}[{index}] is {_kind(value)}, expected text")
+        return values
+
+
+def _kind(value: object) -> str:
+    return next((name for kind, name in _KINDS.items() if type(value) is kind), type(value).__name__)
 
 
 def _first_copies(distributions: Iterable) -> dict:
@@ -182,12 +258,31 @@ def save(snapshot: Snapshot, folder: Path) -> Path:
     return path
 
 
-def load(folder: Path) -> Optional[Snapshot]:
+def load(folder: Path, prefix: Optional[str] = None) -> Optional[Snapshot]:
+    """The snapshot in folder, None when there is none. One that cannot be read, is not a snapshot, or (given prefix)
+    records another environment is a UsageError naming the file and what to do: fix and undo cannot tell from it
+    what to give back, and guessing could install what nobody had."""
     path = Path(folder) / _SNAPSHOT
+    what = f"the snapshot {path}"
     try:
-        return Snapshot.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        return None
+        text = read_own_file(path, what, MAX_SNAPSHOT_BYTES)
+        if text is None:
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise NotASnapshot(f"not JSON (truncated?): {exc}") from None
+        snapshot = Snapshot.from_json(data)
+        if prefix is not None and os.path.realpath(snapshot.prefix) != os.path.realpath(prefix):
+            raise NotASnapshot(f"it records another environment ({snapshot.prefix[:200]!r}), not {prefix}")
+    except (UsageError, NotASnapshot, RecursionError) as exc:
+        problem = str(exc).removeprefix(f"{what}: ") if not isinstance(exc, RecursionError) else "nested too deeply"
+        raise UsageError(
+            f"{what}: {problem}. envcheck cannot tell from it what the environment was before fix. Move it away to "
+            f"start over ({shell.line(('mv', str(path), f'{path}.broken'))}): fix then records the environment as it "
+            "is now, and undo has nothing to go back to until then"
+        ) from None
+    return snapshot
 
 
 def mark(folder: Path, status: str) -> None:
@@ -363,11 +458,15 @@ def undo_plan(
     if checkout is not None and current_checkout is not None:
         state_now = (current_checkout.exists, current_checkout.commit, current_checkout.branch, current_checkout.branch_tip)
         state_then = (checkout.exists, checkout.commit, checkout.branch, checkout.branch_tip)
-        if state_now != state_then and (checkout.is_repo or not checkout.exists):
+        # A fix killed during its fetch leaves the half-made checkout beside the folder: undo removes it too.
+        stopped_fetch = not checkout.exists and os.path.lexists(partial_folder(checkout.path))
+        changed_checkout = state_now != state_then and (checkout.is_repo or not checkout.exists)
+        if changed_checkout or stopped_fetch:
             steps.append(PlannedStep(
                 "checkout-restore",
                 f"put the CUTLASS checkout {checkout.path} back "
-                + (f"at {checkout.commit[:12]}" if checkout.commit else "(remove it: envcheck fetched it)"),
+                + (f"at {checkout.commit[:12]}" if checkout.commit else "(remove it: envcheck fetched it)")
+                if changed_checkout else f"remove {partial_folder(checkout.path)}, left by a fetch that was stopped",
                 "as recorded before envcheck fix",
                 params=(("path", checkout.path), ("state", json.dumps(checkout.to_json())),
                         ("branch", snapshot.cutlass_branch), ("commit", snapshot.cutlass_commit)),
@@ -393,6 +492,7 @@ def save_originals(interpreter: Interpreter, plan: Plan, saved: Path, log: TextI
     names them (up to MAX_SAVED_BYTES): a CUDA build of torch is left to the package sources.
     """
     named = {canonical_name(n) for step in plan.steps for argv in step.commands for n in requirement_names(argv)}
+    usable_folder(saved, "envcheck fix's saved wheels", create=True, root=saved.parent)
     for dist in _first_copies(interpreter.distributions).values():
         if dist.editable or dist.name in ("pip",):
             continue
@@ -412,7 +512,7 @@ def before_changes(
 ) -> str:
     """Record the environment before fix's first change (the snapshot, and wheels of what may be replaced), unless
     an earlier fix did not finish: its snapshot is the one to go back to. Returns what was done, for the console."""
-    existing = load(state)
+    existing = load(state, interpreter.prefix)
     if existing is not None and existing.status != "done":
         return f"Keeping the snapshot of {existing.taken_at} (an earlier fix did not finish)"
     prefix = plan_prefix(plan)
