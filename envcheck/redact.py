@@ -1,5 +1,10 @@
 """Nothing secret leaves the machine: tokens in URLs, credential-like environment values and home paths are
-masked in every output format. Applied to the final text, so no renderer can forget it."""
+masked in every output format. Applied to the final text, so no renderer can forget it.
+
+A URL is redacted one way everywhere it is shown (redact_url): its user info (`user:password@`, a token as the user
+name) and the value of every query parameter are masked, and so is a fragment parameter with a credential-like name
+(`#access_token=`). What envcheck writes to disk for later use (a lock, a snapshot) holds URLs as
+without_credentials leaves them: user info and credential-like query parameters taken out."""
 
 from __future__ import annotations
 
@@ -8,15 +13,95 @@ import enum
 import json
 import os
 import re
-from typing import Any, Mapping, Optional, TextIO
+from typing import Any, Mapping, Optional, Sequence, TextIO
 
-__all__ = ["Redactor", "RedactedStream", "has_credentials", "without_credentials"]
+__all__ = ["MASK", "Redactor", "RedactedStream", "credential_name", "has_credentials", "redact_argv", "redact_url",
+           "without_credentials"]
 
-_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|KEY|AUTH)", re.I)
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/@\s\"']+)@")
-_URL_QUERY_SECRET = re.compile(r"(?P<key>[?&](?:token|access_token|auth|key|password|sig|signature)=)[^&\s\"']+", re.I)
-_HOME = re.compile(r"(?P<root>/(?:home|Users))/(?P<user>[^/\s\"']+)")
 MASK = "***"
+_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|KEY|AUTH)", re.I)
+# A name that says its value is a credential: a query parameter (`private_token`, `X-Amz-Security-Token`, `sig`,
+# `X-Goog-Signature`, `access_key`), a profile key, an environment variable. Matching too much only masks more.
+_CREDENTIAL_NAME = re.compile(
+    r"token|secret|passw|pwd|auth|key|sig|credential|session|cookie|bearer|jwt|otp|ticket|code|^x-amz-|^x-goog-|^x-ms-",
+    re.I,
+)
+_SCHEME = r"[a-zA-Z][a-zA-Z0-9+.-]*://"
+# A URL inside text ends at whitespace, a quote, a bracket or a backslash (an escape in JSON or a shell word).
+_URL_IN_TEXT = re.compile(_SCHEME + r"[^\s\"'`<>(){}\\]+")
+_URL_START = re.compile(_SCHEME)
+# What may be left outside a URL: a query parameter with a credential-like name (`/simple?token=...` in an error).
+_PARAMETER_IN_TEXT = re.compile(r"(?P<lead>[?&;#])(?P<name>[A-Za-z0-9_.\-]+)=(?P<value>[^&;#\s\"'`<>]+)")
+_HOME = re.compile(r"(?P<root>/(?:home|Users))/(?P<user>[^/\s\"']+)")
+
+
+def credential_name(name: str) -> bool:
+    """Whether a name (of a query parameter, a key) says its value is a secret."""
+    return bool(_CREDENTIAL_NAME.search(name))
+
+
+def _split(url: str) -> tuple[str, str, str, Optional[str], Optional[str]]:
+    """scheme://, user info, the rest of the authority and the path, query (after '?'), fragment (after '#'), by
+    hand: urllib would normalise what it does not understand, and a shown URL must stay the one the user gave, less
+    its secrets. User info ends at the last '@' before the query; a '?' or '#' typed into a password (so that the
+    host seems to end there) still counts as user info."""
+    scheme_end = url.index("://") + 3
+    rest = url[scheme_end:]
+    end = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    at = rest.rfind("@", 0, end)
+    if at < 0 and "@" in rest[end:] and "/" not in rest[:end]:
+        at = rest.index("@", end)
+    userinfo, rest = (rest[:at], rest[at + 1:]) if at >= 0 else ("", rest)
+    rest, hash_, fragment = rest.partition("#")
+    path, question, query = rest.partition("?")
+    return url[:scheme_end], userinfo, path, query if question else None, fragment if hash_ else None
+
+
+def _is_secret(parameter: str, bare: bool) -> bool:
+    """A query or fragment parameter that holds a secret: a credential-like name, or (where `bare`) no name."""
+    name, equals, _ = parameter.partition("=")
+    return credential_name(name) if equals else bare
+
+
+def _masked(text: str, every: bool) -> str:
+    """Query or fragment parameters `a=1&b=2` with their values masked: every one, or only the secret ones."""
+    out = []
+    for part in re.split(r"([&;])", text):
+        if part and part not in "&;" and (every or _is_secret(part, bare=True)):
+            name, equals, _ = part.partition("=")
+            part = f"{name}={MASK}" if equals else MASK
+        out.append(part)
+    return "".join(out)
+
+
+def redact_url(url: str) -> str:
+    """A URL as envcheck shows it: user info masked (`https://***@host/...`), every query value masked
+    (`?private_token=***&x=***`), credential-like fragment parameters masked; the rest as given."""
+    if not _URL_START.match(url):
+        return url
+    scheme, userinfo, rest, query, fragment = _split(url)
+    shown = scheme + (f"{MASK}@" if userinfo else "") + rest
+    if query is not None:
+        shown += "?" + _masked(query, every=True)
+    if fragment is not None:
+        shown += "#" + _masked(fragment, every=False)
+    return shown
+
+
+def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """A command line as envcheck shows it (the plan, its JSON, the log): in each argument, everything from a
+    `scheme://` to the argument's end is one URL, redacted (`--index-url=https://***@host/simple`)."""
+    out = []
+    for arg in argv:
+        found = _URL_START.search(arg)
+        out.append(arg[:found.start()] + redact_url(arg[found.start():]) if found else arg)
+    return tuple(out)
+
+
+def _redact_text_urls(text: str) -> str:
+    text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+    return _PARAMETER_IN_TEXT.sub(
+        lambda m: f"{m['lead']}{m['name']}={MASK}" if credential_name(m["name"]) else m.group(0), text)
 
 
 class Redactor:
@@ -34,8 +119,7 @@ class Redactor:
     def __call__(self, text: str) -> str:
         for secret in self.secrets:
             text = text.replace(secret, MASK)
-        text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
-        text = _URL_QUERY_SECRET.sub(lambda m: f"{m['key']}{MASK}", text)
+        text = _redact_text_urls(text)
         if not self.paths:
             return text
         if self.home and self.home not in ("", "/"):
@@ -82,21 +166,30 @@ class RedactedStream:
         self.stream.close()
 
 
-def without_credentials(url: str) -> str:
-    """The URL without its `user:password@` part (taken out, not masked: what is left still works without them).
-    What envcheck writes to disk (a lock, a snapshot) holds URLs only this way."""
-    from urllib.parse import urlsplit, urlunsplit
+def _without(text: str, bare: bool) -> str:
+    return "&".join(p for p in re.split(r"[&;]", text) if p and not _is_secret(p, bare))
 
-    parsed = urlsplit(url)
-    if "@" not in parsed.netloc:
+
+def without_credentials(url: str) -> str:
+    """The URL without its secrets: user info and credential-like query and fragment parameters taken out, not
+    masked, so that what is left still works without them. What envcheck writes to disk (a lock, a snapshot) holds
+    URLs only this way."""
+    if not _URL_START.match(url):
         return url
-    return urlunsplit(parsed._replace(netloc=parsed.netloc.rpartition("@")[2]))
+    scheme, _, rest, query, fragment = _split(url)
+    query = _without(query, bare=True) if query is not None else ""
+    fragment = _without(fragment, bare=False) if fragment is not None else ""
+    return scheme + rest + (f"?{query}" if query else "") + (f"#{fragment}" if fragment else "")
 
 
 def has_credentials(url: str) -> bool:
     """Whether a URL carries a secret: a password (`user:password@`), a token as an http(s) user name
-    (`https://TOKEN@host`), or a token in its query. ssh's plain `git@host` is a user name, not a secret."""
-    found = _URL_USERINFO.match(url)
-    if found and (":" in found["userinfo"] or found["scheme"].lower().startswith("http")):
+    (`https://TOKEN@host`), a query parameter with a credential-like name or none, or such a fragment parameter.
+    ssh's plain `git@host` is a user name, not a secret."""
+    if not _URL_START.match(url):
+        return False
+    scheme, userinfo, _, query, fragment = _split(url)
+    if userinfo and (":" in userinfo or scheme.lower().startswith("http")):
         return True
-    return bool(_URL_QUERY_SECRET.search(url))
+    return (any(_is_secret(p, bare=True) for p in re.split(r"[&;]", query or "") if p)
+            or any(_is_secret(p, bare=False) for p in re.split(r"[&;]", fragment or "") if p))

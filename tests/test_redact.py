@@ -12,7 +12,7 @@ from envcheck.redact import RedactedStream, Redactor, has_credentials, without_c
     ("https://user:tok3n@pypi.example.com/simple", "https://***@pypi.example.com/simple"),
     ("git@github.com:NVIDIA/cutlass", "git@github.com:NVIDIA/cutlass"),
     ("ssh://git@github.com/NVIDIA/cutlass", "ssh://***@github.com/NVIDIA/cutlass"),
-    ("https://example.com/simple?token=abc123&x=1", "https://example.com/simple?token=***&x=1"),
+    ("https://example.com/simple?token=abc123&x=1", "https://example.com/simple?token=***&x=***"),
     ("/home/bob/venv/bin/python", "/home/<user>/venv/bin/python"),
     ("/Users/carol/cutlass", "/Users/<user>/cutlass"),
     ("/root/me/x", "~/x"),

@@ -18,9 +18,9 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from .. import proc, shell
 from ..atomic import replace_text
+from ..redact import redact_argv
 from . import manifest, statelock
 from .cutlass import CheckoutRefused, CheckoutState, fetch, restore
-from .pip import redact_argv
 from .plan import Plan, PlannedStep
 
 __all__ = ["Runner", "run_command", "StepFailed", "StepResult", "Outcome", "Console", "apply"]

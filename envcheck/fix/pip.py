@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
-from urllib.parse import urlparse, urlunparse
+from urllib.parse import urlparse
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -22,6 +22,7 @@ from packaging.specifiers import SpecifierSet
 from ..errors import UsageError
 from ..gitsafe import checked_index_url
 from ..model import canonical_name
+from ..redact import redact_url
 
 __all__ = [
     "PipSources",
@@ -33,7 +34,6 @@ __all__ = [
     "install_argv",
     "uninstall_argv",
     "pip_prefix",
-    "redact",
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -68,7 +68,7 @@ class PipSources:
         return tuple(out)
 
     def to_json(self) -> dict:
-        return {"find_links": list(self.find_links), "index_url": redact(self.index_url), "no_index": self.no_index}
+        return {"find_links": list(self.find_links), "index_url": redact_url(self.index_url), "no_index": self.no_index}
 
 
 def sources_from_flags(
@@ -208,26 +208,3 @@ def _absolute(path: str) -> str:
     base, bracket, extras = path.partition("[")
     absolute = os.path.abspath(os.path.expanduser(base))
     return absolute + (bracket + extras if bracket else "")
-
-
-def redact(text: str) -> str:
-    """Hide a password or token in a URL (https://user:secret@host -> https://user:***@host)."""
-    if not text or "@" not in text:
-        return text
-    parsed = urlparse(text)
-    if not parsed.netloc or "@" not in parsed.netloc:
-        return text
-    userinfo, _, host = parsed.netloc.rpartition("@")
-    user = userinfo.split(":", 1)[0]
-    shown = f"{user}:***@{host}" if ":" in userinfo else f"***@{host}"
-    return urlunparse(parsed._replace(netloc=shown))
-
-
-def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
-    out = []
-    for arg in argv:
-        if arg.startswith("--index-url="):
-            out.append("--index-url=" + redact(arg[len("--index-url="):]))
-        else:
-            out.append(redact(arg) if "://" in arg else arg)
-    return tuple(out)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import shell
+from ..redact import redact_argv
 from .apply import Outcome
-from .pip import redact_argv
 from .plan import Plan
 
 __all__ = ["render_plan", "render_outcome"]
