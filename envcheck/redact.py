@@ -26,9 +26,9 @@ _CREDENTIAL_NAME = re.compile(
     r"token|secret|passw|pwd|auth|key|sig|credential|session|cookie|bearer|jwt|otp|ticket|code|^x-amz-|^x-goog-|^x-ms-",
     re.I,
 )
-_SCHEME = r"[a-zA-Z][a-zA-Z0-9+.-]*://"
+_SCHEME = r"[a-zA-Z][a-zA-Z0-9+.-]{0,31}://"  # bounded: a long run of letters is not tried from every start
 # A URL inside text ends at whitespace, a quote, a bracket or a backslash (an escape in JSON or a shell word).
-_URL_IN_TEXT = re.compile(_SCHEME + r"[^\s\"'`<>(){}\\]+")
+_URL_IN_TEXT = re.compile(r"(?<![a-zA-Z0-9+.-])" + _SCHEME + r"[^\s\"'`<>(){}\\]+")
 _URL_START = re.compile(_SCHEME)
 # What may be left outside a URL: a query parameter with a credential-like name (`/simple?token=...` in an error).
 _PARAMETER_IN_TEXT = re.compile(r"(?P<lead>[?&;#])(?P<name>[A-Za-z0-9_.\-]+)=(?P<value>[^&;#\s\"'`<>]+)")

@@ -93,6 +93,7 @@ def test_extends_a_relative_file(tmp_path):
 
 
 def test_pyproject_tool_envcheck_is_used_from_the_project_directory(tmp_path):
+    (tmp_path / ".git").mkdir()  # a repository: its root's pyproject.toml is the project's, from any folder in it
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "app"\n\n[tool.envcheck]\n' + EXTENDS + 'id = "app-policy"\n')
     nested = tmp_path / "src" / "app"
     nested.mkdir(parents=True)
