@@ -4,7 +4,7 @@ masked in every output format. Applied to the final text, so no renderer can for
 A URL is redacted one way everywhere it is shown (redact_url): its user info (`user:password@`, a token as the user
 name) and the value of every query parameter are masked, and so is a fragment parameter with a credential-like name
 (`#access_token=`). What envcheck writes to disk for later use (a lock, a snapshot) holds URLs as
-without_credentials leaves them: user info and credential-like query parameters taken out."""
+without_credentials leaves them: user info and the query taken out."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ import enum
 import json
 import os
 import re
-from typing import Any, Mapping, Optional, Sequence, TextIO
+from typing import Any, Iterable, Mapping, Optional, Sequence, TextIO
 
 __all__ = ["MASK", "Redactor", "RedactedStream", "credential_name", "has_credentials", "redact_argv", "redact_url",
-           "without_credentials"]
+           "url_secrets", "without_credentials"]
 
 MASK = "***"
+_SHORTEST_SECRET = 6  # a shorter value masked wherever it appears would mask ordinary words
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|KEY|AUTH)", re.I)
 # A name that says its value is a credential: a query parameter (`private_token`, `X-Amz-Security-Token`, `sig`,
 # `X-Goog-Signature`, `access_key`), a profile key, an environment variable. Matching too much only masks more.
@@ -98,6 +99,25 @@ def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def url_secrets(*urls: Optional[str]) -> tuple[str, ...]:
+    """The secret parts of URLs as they may show up anywhere in a child's output, not only inside the URL (pip
+    prints an index's path with its query, git a decoded user name): the user info's password, a token given as
+    the user name, every query value; as given and percent-decoded; those of at least 6 characters."""
+    from urllib.parse import unquote
+
+    found: set[str] = set()
+    for url in urls:
+        if not url or not _URL_START.match(url):
+            continue
+        scheme, userinfo, _, query, fragment = _split(url)
+        user, colon, password = userinfo.partition(":")
+        parts = [password] if colon else [user] if user and scheme.lower().startswith("http") else []
+        parts += [p.partition("=")[2] or p for p in re.split(r"[&;]", query or "") if p]
+        parts += [p.partition("=")[2] for p in re.split(r"[&;]", fragment or "") if p and _is_secret(p, bare=False)]
+        found |= {text for part in parts for text in (part, unquote(part)) if len(text) >= _SHORTEST_SECRET}
+    return tuple(sorted(found))
+
+
 def _redact_text_urls(text: str) -> str:
     text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
     return _PARAMETER_IN_TEXT.sub(
@@ -107,12 +127,14 @@ def _redact_text_urls(text: str) -> str:
 class Redactor:
     """Masks secrets in text. Built once from the environment, then applied to each output."""
 
-    def __init__(self, env: Optional[Mapping[str, str]] = None, home: Optional[str] = None, paths: bool = True):
-        """paths=False masks secrets only: home paths stay as they are (a log, an error naming the user's file)."""
+    def __init__(self, env: Optional[Mapping[str, str]] = None, home: Optional[str] = None, paths: bool = True,
+                 also: Iterable[str] = ()):
+        """paths=False masks secrets only: home paths stay as they are (a log, an error naming the user's file).
+        also: more secret values to mask wherever they appear (url_secrets of the URLs a command was given)."""
         env = os.environ if env is None else env
         self.paths = paths
         self.home = (home if home is not None else os.path.expanduser("~")).rstrip("/")
-        values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 6}
+        values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= _SHORTEST_SECRET} | set(also)
         # In JSON output a secret may appear escaped: mask that spelling too.
         self.secrets = sorted(values | {json.dumps(v)[1:-1] for v in values}, key=len, reverse=True)
 
@@ -171,15 +193,14 @@ def _without(text: str, bare: bool) -> str:
 
 
 def without_credentials(url: str) -> str:
-    """The URL without its secrets: user info and credential-like query and fragment parameters taken out, not
-    masked, so that what is left still works without them. What envcheck writes to disk (a lock, a snapshot) holds
-    URLs only this way."""
+    """The URL without its secrets, taken out rather than masked, so that what is left still works without them:
+    no user info, no query (every query value is shown masked, so none is kept either), no credential-like
+    fragment parameter. What envcheck writes to disk (a lock, a snapshot) holds URLs only this way."""
     if not _URL_START.match(url):
         return url
-    scheme, _, rest, query, fragment = _split(url)
-    query = _without(query, bare=True) if query is not None else ""
+    scheme, _, rest, _, fragment = _split(url)
     fragment = _without(fragment, bare=False) if fragment is not None else ""
-    return scheme + rest + (f"?{query}" if query else "") + (f"#{fragment}" if fragment else "")
+    return scheme + rest + (f"#{fragment}" if fragment else "")
 
 
 def has_credentials(url: str) -> bool:
