@@ -28,7 +28,7 @@ _CREDENTIAL_NAME = re.compile(
     re.I,
 )
 _SCHEME = r"[a-zA-Z][a-zA-Z0-9+.-]{0,31}://"  # bounded: a long run of letters is not tried from every start
-# A URL inside text ends at whitespace, a quote, a bracket or a backslash (an escape in JSON or a shell word).
+# A URL inside text ends at whitespace, a quote, a parenthesis, a brace or a backslash (an escape in JSON).
 _URL_IN_TEXT = re.compile(r"(?<![a-zA-Z0-9+.-])" + _SCHEME + r"[^\s\"'`<>(){}\\]+")
 _URL_START = re.compile(_SCHEME)
 # What may be left outside a URL: a query parameter with a credential-like name (`/simple?token=...` in an error).
@@ -56,6 +56,11 @@ def _split(url: str) -> tuple[str, str, str, Optional[str], Optional[str]]:
     rest, hash_, fragment = rest.partition("#")
     path, question, query = rest.partition("?")
     return url[:scheme_end], userinfo, path, query if question else None, fragment if hash_ else None
+
+
+def _parameters(text: Optional[str]) -> list[str]:
+    """A query's or a fragment's parameters, `a=1&b=2;c` -> ['a=1', 'b=2', 'c']."""
+    return [p for p in re.split(r"[&;]", text or "") if p]
 
 
 def _is_secret(parameter: str, bare: bool) -> bool:
@@ -112,8 +117,8 @@ def url_secrets(*urls: Optional[str]) -> tuple[str, ...]:
         scheme, userinfo, _, query, fragment = _split(url)
         user, colon, password = userinfo.partition(":")
         parts = [password] if colon else [user] if user and scheme.lower().startswith("http") else []
-        parts += [p.partition("=")[2] or p for p in re.split(r"[&;]", query or "") if p]
-        parts += [p.partition("=")[2] for p in re.split(r"[&;]", fragment or "") if p and _is_secret(p, bare=False)]
+        parts += [p.partition("=")[2] or p for p in _parameters(query)]
+        parts += [p.partition("=")[2] for p in _parameters(fragment) if _is_secret(p, bare=False)]
         found |= {text for part in parts for text in (part, unquote(part)) if len(text) >= _SHORTEST_SECRET}
     return tuple(sorted(found))
 
@@ -188,10 +193,6 @@ class RedactedStream:
         self.stream.close()
 
 
-def _without(text: str, bare: bool) -> str:
-    return "&".join(p for p in re.split(r"[&;]", text) if p and not _is_secret(p, bare))
-
-
 def without_credentials(url: str) -> str:
     """The URL without its secrets, taken out rather than masked, so that what is left still works without them:
     no user info, no query (every query value is shown masked, so none is kept either), no credential-like
@@ -199,18 +200,17 @@ def without_credentials(url: str) -> str:
     if not _URL_START.match(url):
         return url
     scheme, _, rest, _, fragment = _split(url)
-    fragment = _without(fragment, bare=False) if fragment is not None else ""
+    fragment = "&".join(p for p in _parameters(fragment) if not _is_secret(p, bare=False))
     return scheme + rest + (f"#{fragment}" if fragment else "")
 
 
 def has_credentials(url: str) -> bool:
-    """Whether a URL carries a secret: a password (`user:password@`), a token as an http(s) user name
-    (`https://TOKEN@host`), a query parameter with a credential-like name or none, or such a fragment parameter.
-    ssh's plain `git@host` is a user name, not a secret."""
+    """Whether a URL may carry a secret: a password (`user:password@`), a token as an http(s) user name
+    (`https://TOKEN@host`), a query (every query value is taken for a secret, as redact_url shows it), or a
+    credential-like fragment parameter. ssh's plain `git@host` is a user name, not a secret."""
     if not _URL_START.match(url):
         return False
     scheme, userinfo, _, query, fragment = _split(url)
     if userinfo and (":" in userinfo or scheme.lower().startswith("http")):
         return True
-    return (any(_is_secret(p, bare=True) for p in re.split(r"[&;]", query or "") if p)
-            or any(_is_secret(p, bare=False) for p in re.split(r"[&;]", fragment or "") if p))
+    return bool(query) or any(_is_secret(p, bare=False) for p in _parameters(fragment))
