@@ -550,3 +550,40 @@ def test_a_url_from_a_project_file_is_shown_with_its_file_and_key_before_the_fir
             "key": "torch.index-url"} in document["policy"]["values"]
     assert document["policy"]["set_by"] == {project: ["python.version", "torch.index-url"]}
     assert shown in done.stderr and done.stderr.index(shown) < done.stderr.index("[1/"), done.stderr
+
+
+def test_a_lock_keeps_no_secret_of_the_profiles_urls(tmp_path, wheelhouse, cutlass_repo):
+    """The lock is meant to be shared: the profile's torch index and CUTLASS URL go there without user info or query."""
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cutlass_repo, capture_output=True, text=True).stdout.strip()
+    profile = tmp_path / "profile.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\n[torch]\nindex-url = "https://me:{SECRET}@h.example/simple'
+                       f'?private_token={SECRET}"\n[cutlass]\nurl = "{cutlass_repo.as_uri()}#access_token={SECRET}"\n'
+                       f'commit = "{commit}"\n')
+    done = envcheck("lock", "--profile", str(profile), "--no-index", "--find-links", str(wheelhouse), "-o",
+                    str(tmp_path / "pylock.toml"), cwd=tmp_path, limit=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = (tmp_path / "pylock.toml").read_text()
+    assert 'torch-index = "https://h.example/simple"' in text and cutlass_repo.as_uri() in text
+    assert SECRET not in text + done.stdout + done.stderr
+
+
+def test_bundles_messages_mask_an_index_urls_secrets_where_pip_prints_them(tmp_path):
+    """pip's retry warnings print the index's path with its query, apart from the URL: `/simple?x=VALUE/foo/`."""
+    lock = tmp_path / "pylock.toml"
+    lock.write_text(textwrap.dedent(f"""\
+        lock-version = "1.0"
+        created-by = "a test"
+        [[packages]]
+        name = "foo"
+        version = "1.0"
+        [[packages.wheels]]
+        name = "foo-1.0-py3-none-any.whl"
+        url = "https://files.example/foo-1.0-py3-none-any.whl"
+        hashes = {{sha256 = "{HEX64}"}}
+        [tool.envcheck]
+        profile = "torch-2.11-nvgemm"
+        """))
+    done = envcheck("bundle", "--lock", str(lock), "--index-url", f"https://me:{SECRET}-p@127.0.0.1:9/simple?x={SECRET}-q",
+                    "-o", str(tmp_path / "out"), cwd=tmp_path, limit=120)
+    assert done.returncode != 0 and "pip download failed" in done.stderr and "/simple?x=***" in done.stderr, done.stderr
+    assert SECRET not in done.stdout + done.stderr
