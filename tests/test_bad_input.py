@@ -105,6 +105,17 @@ CASES = [
     ("policy-fifo-dockerfile", _fifo, ["dockerfile", "--policy", "{}"]),
     ("policy-not-utf8-smoke", _file("bad.toml", NOT_UTF8), ["smoke", "--policy", "{}"]),
     ("pyproject-not-utf8", _file("pyproject.toml", b"[tool.envcheck]\nx = '\xff'\n"), ["doctor"]),
+    # tomllib takes time and memory by the square of a dotted key's parts: 200 KB of them took 24 GB
+    ("policy-dotted-key", _file("dotted.toml", "python." + ".".join(["a"] * 100_000) + " = 1\n"), ["doctor", "--policy", "{}"]),
+    ("pyproject-dotted-key", _file("pyproject.toml", "tool.envcheck." + ".".join(["a"] * 100_000) + " = 1\n"), ["doctor"]),
+    # a profile's schema is the integer 1; 16,000 [[packages]] (411 KiB) hung envcheck in a quadratic merge
+    ("policy-schema-true", _file("schema.toml", 'schema = true\nextends = "torch-2.11-nvgemm"\n'), ["doctor", "--policy", "{}"]),
+    ("policy-schema-float", _file("schema.toml", 'schema = 1.0\nextends = "torch-2.11-nvgemm"\n'), ["doctor", "--policy", "{}"]),
+    ("policy-16000-packages", _file("many.toml", 'extends = "torch-2.11-nvgemm"\n'
+                                    + "".join(f'[[packages]]\nname = "p{i}"\n' for i in range(16_000))), ["fix", "--dry-run", "--policy", "{}"]),
+    ("policy-extends-credentials", lambda folder: (_file("credentials.toml", f'[registry]\ntoken = "{SECRET}"\n')(folder),
+                                                  _file("site.toml", 'extends = "credentials.toml"\n')(folder))[1],
+     ["doctor", "--policy", "{}"]),
     # locks: verify --lock and lock --from
     ("lock-not-utf8", _file("bad.toml", NOT_UTF8), ["verify", "--lock", "{}"]),
     ("lock-nested", _file("nested.toml", NESTED), ["verify", "--lock", "{}"]),
