@@ -4,8 +4,9 @@ A profile is a TOML file (the built-in ones live in envcheck/profiles/, one per 
 another with `extends = "<built-in id or path>"` and override any key: tables merge key by key, and the arrays of
 tables merge entry by entry on their key (`[[packages]]` by name, `[[conflicts]]` by name or prefix, `[[stand-ins]]`
 by missing, `[[gpu]]` by capability, `[[cuda.driver-floor]]` by cuda); an entry with `remove = true` drops the
-parent's entry of that key. `[tool.envcheck]` in a pyproject.toml is read the same way. Every requirement string is
-parsed with packaging here, so a bad value is reported with its file and key before anything runs.
+parent's entry of that key. `[tool.envcheck]` in the project's pyproject.toml (envcheck/project.py says which file
+that is) is read the same way. Every requirement string is parsed with packaging here, so a bad value is reported
+with its file and key before anything runs; the value itself only where PolicyError may show it.
 
 Everything that differs between stacks is profile data; code never branches on a profile id. The fields:
 
