@@ -10,6 +10,7 @@ import os
 import shlex
 import stat
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -26,7 +27,7 @@ USER, PASSWORD = "me", "pa ss${HOME}'!x\"y\\z#w"  # what pip must send: every ch
 QUOTED = "pa%20ss${HOME}'!x%22y%5Cz%23w"
 
 
-def _index(wheel: Path) -> tuple[http.server.ThreadingHTTPServer, list]:
+def _index(wheel: Path, project: str = "foo-pkg") -> tuple[http.server.ThreadingHTTPServer, list]:
     """A PEP 503 simple index of one wheel that answers only requests with the right Basic credentials."""
     expected = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
@@ -40,7 +41,7 @@ def _index(wheel: Path) -> tuple[http.server.ThreadingHTTPServer, list]:
                 self.send_header("WWW-Authenticate", 'Basic realm="index"')
                 self.end_headers()
                 return
-            if self.path.rstrip("/") == "/simple/foo-pkg":
+            if self.path.rstrip("/") == f"/simple/{project}":
                 body = f'<html><body><a href="/files/{wheel.name}#sha256={digest}">{wheel.name}</a></body></html>'.encode()
                 kind = "text/html"
             elif self.path == f"/files/{wheel.name}":
@@ -130,3 +131,48 @@ def test_a_real_install_from_an_index_that_needs_a_password_never_shows_it_in_an
     assert not [c for c in lines.seen if any(s in c for s in secrets)]
     assert not any(s.decode() in log.getvalue() for s in secrets)
     assert f"http://***@127.0.0.1:{server.server_port}/simple" in log.getvalue()
+
+
+@pytest.mark.slow
+def test_a_lock_resolved_from_an_index_that_needs_a_password_never_shows_it_in_uvs_argv(tmp_path, wheelhouse, policy):
+    """uv, the lock's resolver, gets the index URL in its environment (readable by its user only), not its argv."""
+    from envcheck.lock.resolve import resolve
+
+    wheel = next(wheelhouse.glob("apache_tvm_ffi-0.1.7-*.whl"))
+    server, seen = _index(wheel, project="apache-tvm-ffi")
+    try:
+        with _CommandLines() as lines:
+            resolution = resolve(policy, index_url=f"http://{USER}:{QUOTED}@127.0.0.1:{server.server_port}/simple",
+                                 torch_index_url="", find_links=[wheelhouse],
+                                 without=["torch", "torch-c-dlpack-ext", "nvidia-cutlass-dsl"])
+    finally:
+        server.shutdown()
+    assert {w.name for w in resolution.wheels} >= {"apache-tvm-ffi"}
+    assert ("/simple/apache-tvm-ffi/", True) in seen, seen  # uv asked the index, with the password
+    assert [c for c in lines.seen if b"uv" in c and b"compile" in c], "the sampler never saw uv"
+    secrets = [s.encode() for s in (PASSWORD, QUOTED, "pa ss", "pa%20ss")]
+    assert not [c for c in lines.seen if any(s in c for s in secrets)]
+
+
+@pytest.mark.slow
+def test_a_bundles_download_from_an_index_that_needs_a_password_never_shows_it_in_pips_argv(tmp_path):
+    """bundle's pip download, as bundle builds and runs it (its --index-url flag takes https only: http by hand)."""
+    from envcheck.bundle.make import _run, pip_download_argv
+    from envcheck.bundle.manifest import Platform
+
+    wheel = build_wheel(tmp_path / "wheels", "foo-pkg", "1.0", {"foo_pkg/__init__.py": "VALUE = 42\n"})
+    server, seen = _index(wheel)
+    dest = tmp_path / "out"
+    dest.mkdir()
+    try:
+        argv = pip_download_argv(sys.executable, ["foo-pkg==1.0"], dest, Platform.linux("3.12"), no_index=False,
+                                 index_url=f"http://{USER}:{QUOTED}@127.0.0.1:{server.server_port}/simple", find_links=())
+        with _CommandLines() as lines:
+            done = _run(argv)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0 and (dest / wheel.name).exists(), done.stdout[-2000:] + done.stderr[-2000:]
+    assert ("/simple/foo-pkg/", True) in seen, seen
+    assert [c for c in lines.seen if b"pip" in c and b"download" in c], "the sampler never saw pip"
+    secrets = [s.encode() for s in (PASSWORD, QUOTED, "pa ss", "pa%20ss")]
+    assert not [c for c in lines.seen if any(s in c for s in secrets)]
