@@ -487,19 +487,22 @@ def _layers(data: dict, source: str, folder: Optional[Path], depth: int = 0) -> 
         return [(source, data)]
     show = depth == 0 or source.startswith(_BUILTIN)
     if not isinstance(base_name, str) or depth >= _MAX_EXTENDS:
-        raise PolicyError(source, "extends", base_name, "a built-in profile id or a path to a profile, without cycles", show)
+        raise PolicyError(source, "extends", base_name, "a built-in profile id or a path to a profile, without cycles",
+                          show)
     profiles = builtin_profiles()
     if base_name in profiles:
         base_source = _BUILTIN + base_name
         return _layers(parse_toml(profiles[base_name], base_source), base_source, None, depth + 1) + [(source, data)]
     base_path = (folder / base_name).resolve() if folder is not None else None
     if base_path is None or not base_path.is_file():
-        raise PolicyError(source, "extends", base_name, f"a file or one of the built-in profiles {sorted(profiles)}", show)
+        raise PolicyError(source, "extends", base_name, f"a file or one of the built-in profiles {sorted(profiles)}",
+                          show)
     base = _read_toml(base_path)
     if not set(base) <= _TOP_KEYS:
         named = f"{base_path}, which is" if show else "a file that is"
-        raise PolicyError(source, "extends", base_name, f"a built-in profile id or a profile file; it names {named} not an "
-                          "envcheck profile (it holds keys a profile does not have; its contents are not shown)", show)
+        raise PolicyError(source, "extends", base_name, f"a built-in profile id or a profile file; it names {named} "
+                          "not an envcheck profile (it holds keys a profile does not have; its contents are not shown)",
+                          show)
     return _layers(base, str(base_path), base_path.parent, depth + 1) + [(source, data)]
 
 
@@ -514,9 +517,10 @@ def _check_shape(data: dict, source: str) -> None:
         if isinstance(value, list):
             if len(value) > MAX_ENTRIES:
                 raise PolicyError(source, path, value, f"at most {MAX_ENTRIES} entries ([[...]] tables or items)")
-            stack.extend((f"{path}[{i}]", item, depth + 1) for i, item in enumerate(value) if isinstance(item, (dict, list)))
-        elif isinstance(value, dict):
-            stack.extend((f"{path}.{k}" if path else k, v, depth + 1) for k, v in value.items() if isinstance(v, (dict, list)))
+            items = ((f"{path}[{i}]", item) for i, item in enumerate(value))
+        else:  # a table: only tables and arrays are ever on the stack
+            items = ((f"{path}.{k}" if path else k, item) for k, item in value.items())
+        stack.extend((at, item, depth + 1) for at, item in items if isinstance(item, (dict, list)))
 
 
 def _merge(base: dict, override: dict, source: str, where: dict, path: str = "") -> dict:

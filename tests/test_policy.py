@@ -368,3 +368,10 @@ def test_a_profile_at_the_limit_merges_every_entry_in_order(tmp_path):
     names = [p.name for p in child.packages]
     assert names[:3] == ["apache-tvm-ffi", "torch-c-dlpack-ext", "nvidia-matmul-heuristics"]
     assert names[3:] == [f"pkg-{i}" for i in range(MAX_ENTRIES)]  # the base's replaced in place, the rest appended
+
+
+def test_tables_nested_deeper_than_a_profiles_are_refused_before_merging(tmp_path):
+    path = _write(tmp_path, EXTENDS + "[python.a.b.c.d.e.f.g.h]\nx = 1\n")
+    with pytest.raises(PolicyError, match=r"key 'python.a.b.c.d.e.f.g.h' = \(a table\): expected tables nested at most 8"):
+        load(path)
+    assert load(_write(tmp_path, EXTENDS + '[python]\nversion = ">=3.12"\n')).python.contains("3.12")

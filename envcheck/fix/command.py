@@ -114,8 +114,8 @@ def _no_credentials(url: str, flag_value: Optional[str]) -> str:
         where = "--cutlass-url" if flag_value else "the policy's cutlass.url"
         raise UsageError(
             f"{where} {Redactor(paths=False)(url)!r}: carries credentials (user info or a query), which git would "
-            "keep in the checkout's configuration and its output would show; fetch over ssh:// with your key, or from a local mirror "
-            "(--cutlass-url DIR)"
+            "keep in the checkout's configuration and its output would show; fetch over ssh:// with your key, or "
+            "from a local mirror (--cutlass-url DIR)"
         )
     return url
 

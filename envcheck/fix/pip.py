@@ -1,7 +1,7 @@
 """pip in the target interpreter: validated sources and requirements, and the exact argv of every pip call.
 
-Nothing here runs anything (index_out_of_argv writes one private file, for the runner). Every value that came from a policy file, a flag or the environment is checked before it
-is put into an argv: requirement strings are parsed with packaging and written back in their normalised form, URLs
+Nothing here runs anything (index_out_of_argv writes one private file, for the runner). Every value that came from
+a policy file, a flag or the environment is checked before it is put into an argv: requirement strings are parsed with packaging and written back in their normalised form, URLs
 are limited to https and file, paths are made absolute, and every value is joined to its option (`--index-url=URL`)
 or placed after `--`, so none of them can become a pip option of its own.
 """

@@ -41,13 +41,16 @@ def value_origins(policy: Policy, sources: PipSources, cutlass_url: str, cutlass
     the flag, that set it. cutlass_flag: --cutlass-url gave the URL; bundle: --bundle gave packages and CUTLASS."""
     origins = [Origin("profile", policy.id, policy.source)]
     if sources.given:  # the user's sources replace every index a step would bring
-        flag = "--bundle" if bundle else "--index-url" if sources.index_url else "--no-index" if sources.no_index else "--find-links"
+        flag = ("--bundle" if bundle else "--index-url" if sources.index_url else "--no-index" if sources.no_index
+                else "--find-links")
         origins.append(Origin("packages from", sources.index_url or ", ".join(sources.find_links) or "(none)", flag))
     elif policy.torch_index_url:
-        origins.append(Origin("torch's index", policy.torch_index_url, policy.origin("torch.index-url"), "torch.index-url"))
+        key = "torch.index-url"
+        origins.append(Origin("torch's index", policy.torch_index_url, policy.origin(key), key))
     if policy.cutlass is not None and cutlass_url:
         flag = "--bundle" if bundle else "--cutlass-url" if cutlass_flag else ""
-        origins.append(Origin("CUTLASS URL", cutlass_url, flag or policy.origin("cutlass.url"), "" if flag else "cutlass.url"))
+        key = "" if flag else "cutlass.url"
+        origins.append(Origin("CUTLASS URL", cutlass_url, flag or policy.origin(key), key))
     return tuple(origins)
 
 
