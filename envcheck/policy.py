@@ -4,8 +4,9 @@ A profile is a TOML file (the built-in ones live in envcheck/profiles/, one per 
 another with `extends = "<built-in id or path>"` and override any key: tables merge key by key, and the arrays of
 tables merge entry by entry on their key (`[[packages]]` by name, `[[conflicts]]` by name or prefix, `[[stand-ins]]`
 by missing, `[[gpu]]` by capability, `[[cuda.driver-floor]]` by cuda); an entry with `remove = true` drops the
-parent's entry of that key. `[tool.envcheck]` in a pyproject.toml is read the same way. Every requirement string is
-parsed with packaging here, so a bad value is reported with its file and key before anything runs.
+parent's entry of that key. `[tool.envcheck]` in the project's pyproject.toml (envcheck/project.py says which file
+that is) is read the same way. Every requirement string is parsed with packaging here, so a bad value is reported
+with its file and key before anything runs; the value itself only where PolicyError may show it.
 
 Everything that differs between stacks is profile data; code never branches on a profile id. The fields:
 
@@ -47,6 +48,8 @@ from packaging.version import InvalidVersion, Version
 
 from .errors import UsageError
 from .gitsafe import checked_index_url, checked_url
+from .project import project_file
+from .redact import Redactor, credential_name
 from .shell import unsafe_character
 from .userfile import parse_toml, read_toml
 from .model import ProfileChoice, Status, canonical_name
@@ -82,12 +85,17 @@ _CHECK_ID = re.compile(r"^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$")
 
 
 class PolicyError(UsageError):
-    """A profile that cannot be used: names the file, the key, the value and what was expected."""
+    """A profile that cannot be used: names the file, the key and what was expected.
 
-    def __init__(self, source: str, key: str, value: Any, expected: str):
+    The value itself is shown only where it is safe to: a single value (never a table or an array) of the file the
+    user named (--policy, their pyproject.toml) or of a built-in profile, with a credential-like key masked and
+    secrets in it redacted (show=False: only its type). A file that `extends` reaches may be anything on the machine
+    (a credentials file): its values are never echoed."""
+
+    def __init__(self, source: str, key: str, value: Any, expected: str, show: bool = True):
         self.source, self.key, self.value, self.expected = source, key, value, expected
-        shown = "(missing)" if value is _MISSING else _shown(value)
         key_shown = key if len(key) <= _SHOWN_CHARS else f"{key[:_SHOWN_CHARS]}..."
+        shown = _shown(value, show and not credential_name(key.rpartition(".")[2]))
         super().__init__(f"{source}: key '{key_shown}' = {shown}: expected {expected}")
 
 
@@ -96,10 +104,24 @@ _SHOWN_CHARS = 200  # of a bad value, in an error message
 _MAX_TEXT = 4096  # characters of any one value: a branch name or a URL is far shorter, a why a paragraph
 
 
-def _shown(value: Any) -> str:
-    """A value as an error message shows it: its repr, cut short so that a huge value is not echoed in full."""
-    text = repr(value)
+def _shown(value: Any, show: bool = True) -> str:
+    """A value as an error message shows it: its repr with secrets redacted and cut short, or (a table, an array, a
+    value not to be shown) only its type, in parentheses like '(missing)'."""
+    if value is _MISSING:
+        return "(missing)"
+    if not show or isinstance(value, (dict, list, tuple)):
+        return f"({_kind(value)})"
+    text = Redactor(paths=False)(repr(value))
     return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]}... ({len(text)} characters)"
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, (list, tuple)):
+        return f"an array of {len(value)} item{'s' if len(value) != 1 else ''}"
+    kinds = ((bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "a date or time")
 
 
 @dataclass(frozen=True)
@@ -240,6 +262,12 @@ class Policy:
     smoke: SmokeSpec = SmokeSpec(("NVGEMM",))
     mixed_cuda_exempt: tuple[str, ...] = ()  # name prefixes not counted as a CUDA major
     gpu_why: str = ""
+    origins: tuple[tuple[str, str], ...] = ()  # (key, the file that set it): 'torch.index-url', 'packages[name=x]'
+
+    def origin(self, key: str) -> str:
+        """The file (or built-in profile) that set a key's value, as `origins` records it; the profile's own source
+        when no file did."""
+        return next((source for name, source in self.origins if name == key), self.source)
 
     @property
     def driver_floor(self) -> Version:
@@ -334,14 +362,15 @@ def candidates(policy_file: Optional[Path] = None, profile: Optional[str] = None
         if profile not in profiles:
             raise UsageError(f"--profile {profile!r}: expected one of the built-in profiles {', '.join(sorted(profiles))} (a file goes to --policy)")
         return Candidates((load_builtin(profile),), f"named with --profile {profile}")
-    project = _nearest_pyproject(cwd or Path.cwd())
+    project = project_file(cwd)  # only the repository the user is in, only files nobody else can write
     if project is not None:
-        table = _read_toml(project).get("tool", {}).get("envcheck")
+        tool = _read_toml(project).get("tool", {})
+        table = tool.get("envcheck") if isinstance(tool, dict) else None
         if table is not None:
             if not isinstance(table, dict):
                 raise PolicyError(str(project), "tool.envcheck", table, "a table")
             source = f"{project} [tool.envcheck]"
-            return Candidates((_build(_with_base(table, source, project.parent), source),), f"[tool.envcheck] in {project}")
+            return Candidates((_build(*_read(table, source, project.parent)),), f"[tool.envcheck] in {project}")
     return Candidates(tuple(load_builtin(name) for name in builtin_profiles()))
 
 
@@ -395,93 +424,178 @@ def load(path: Path) -> Policy:
     """A profile file, or a built-in profile id."""
     if not Path(path).exists() and str(path) in builtin_profiles():
         return load_builtin(str(path))
-    data = _read_toml(Path(path))
-    return _build(_with_base(data, str(path), Path(path).parent), str(path))
+    return _build(*_read(_read_toml(Path(path)), str(path), Path(path).parent))
 
 
 def load_builtin(profile_id: str) -> Policy:
     profiles = builtin_profiles()
     if profile_id not in profiles:
         raise PolicyError("--policy", "extends", profile_id, f"a file or one of the built-in profiles {sorted(profiles)}")
-    source = f"built-in profile {profile_id}"
-    return _build(parse_toml(profiles[profile_id], source), source)
-
-
-def _nearest_pyproject(start: Path) -> Optional[Path]:
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
-    return None
+    source = _BUILTIN + profile_id
+    return _build(*_read(parse_toml(profiles[profile_id], source), source, None))
 
 
 def _read_toml(path: Path) -> dict:
     return read_toml(path, f"policy file {path}")
 
 
-def _with_base(data: dict, source: str, folder: Path, depth: int = 0) -> dict:
-    """Merge a profile over the one it extends (tables merge key by key; everything else replaces)."""
-    data = dict(data)
-    base_name = data.pop("extends", None)
-    if base_name is None:
-        return data
-    if not isinstance(base_name, str) or depth > 8:
-        raise PolicyError(source, "extends", base_name, "a built-in profile id or a path to a profile, without cycles")
-    profiles = builtin_profiles()
-    if base_name in profiles:
-        base = parse_toml(profiles[base_name], f"built-in profile {base_name}")
-    else:
-        base_path = (folder / base_name).resolve()
-        if not base_path.is_file():
-            raise PolicyError(source, "extends", base_name, f"a file or one of the built-in profiles {sorted(profiles)}")
-        base = _with_base(_read_toml(base_path), str(base_path), base_path.parent, depth + 1)
-    return _merge(base, data)
-
-
+_BUILTIN = "built-in profile "
+MAX_ENTRIES = 1000  # in any one array of a profile: the built-in ones hold a dozen; merging stays linear anyway
+_MAX_DEPTH = 8  # tables in tables: a profile has three levels
+_MAX_EXTENDS = 8
+# The keys a profile's top level may hold: a file `extends` reaches with any other key is not a profile.
+_TOP_KEYS = frozenset({"schema", "extends", "id", "title", "backend", "link", "python", "torch", "cuda", "cutedsl",
+                       "cutlass", "packages", "conflicts", "stand-ins", "gpu", "gpu-below", "inductor", "smoke",
+                       "mixed-cuda-exempt"})
 # The arrays of tables that merge entry by entry under `extends`, and the key(s) that name an entry.
 _ENTRY_KEYS = {"packages": ("name",), "conflicts": ("name", "prefix"), "stand-ins": ("missing",), "gpu": ("capability",),
                "driver-floor": ("cuda",)}
 
 
-def _merge(base: dict, override: dict) -> dict:
+@dataclass(frozen=True)
+class _Origins:
+    """Which file set each value of a merged profile (`where`: key -> source), and the file the user named."""
+
+    named: str
+    where: dict
+
+    def of(self, key: str) -> str:
+        return self.where.get(key, self.named)
+
+    def shows(self, source: str) -> bool:
+        """Whether an error may show a value from `source`: the file the user named, or a built-in profile."""
+        return source == self.named or source.startswith(_BUILTIN)
+
+
+def _read(data: dict, source: str, folder: Optional[Path]) -> tuple[dict, _Origins]:
+    """A profile merged over the ones it extends (tables key by key, arrays of tables entry by entry, everything
+    else replaced), with the file that set each value."""
+    merged: dict = {}
+    where: dict = {}
+    for layer_source, layer in _layers(data, source, folder):
+        merged = _merge(merged, layer, layer_source, where)
+    return merged, _Origins(source, where)
+
+
+def _layers(data: dict, source: str, folder: Optional[Path], depth: int = 0) -> list[tuple[str, dict]]:
+    """The profiles `data` stands on, the first base first and `data` last, each with its source. A file that
+    `extends` names must be an envcheck profile: one with other keys is refused without a word of its contents."""
+    _check_shape(data, source)
+    data = dict(data)
+    base_name = data.pop("extends", None)
+    if base_name is None:
+        return [(source, data)]
+    show = depth == 0 or source.startswith(_BUILTIN)
+    if not isinstance(base_name, str) or depth >= _MAX_EXTENDS:
+        raise PolicyError(source, "extends", base_name, "a built-in profile id or a path to a profile, without cycles",
+                          show)
+    profiles = builtin_profiles()
+    if base_name in profiles:
+        base_source = _BUILTIN + base_name
+        return _layers(parse_toml(profiles[base_name], base_source), base_source, None, depth + 1) + [(source, data)]
+    base_path = (folder / base_name).resolve() if folder is not None else None
+    if base_path is None or not base_path.is_file():
+        raise PolicyError(source, "extends", base_name, f"a file or one of the built-in profiles {sorted(profiles)}",
+                          show)
+    base = _read_toml(base_path)
+    if not set(base) <= _TOP_KEYS:
+        named = f"{base_path}, which is" if show else "a file that is"
+        raise PolicyError(source, "extends", base_name, f"a built-in profile id or a profile file; it names {named} "
+                          "not an envcheck profile (it holds keys a profile does not have; its contents are not shown)",
+                          show)
+    return _layers(base, str(base_path), base_path.parent, depth + 1) + [(source, data)]
+
+
+def _check_shape(data: dict, source: str) -> None:
+    """No array longer than MAX_ENTRIES, no tables nested deeper than a profile's: checked before any merging, which
+    then cannot take long or recurse without end."""
+    stack: list[tuple[str, Any, int]] = [("", data, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise PolicyError(source, path, value, f"tables nested at most {_MAX_DEPTH} deep", show=False)
+        if isinstance(value, list):
+            if len(value) > MAX_ENTRIES:
+                raise PolicyError(source, path, value, f"at most {MAX_ENTRIES} entries ([[...]] tables or items)")
+            items = ((f"{path}[{i}]", item) for i, item in enumerate(value))
+        else:  # a table: only tables and arrays are ever on the stack
+            items = ((f"{path}.{k}" if path else k, item) for k, item in value.items())
+        stack.extend((at, item, depth + 1) for at, item in items if isinstance(item, (dict, list)))
+
+
+def _merge(base: dict, override: dict, source: str, where: dict, path: str = "") -> dict:
+    """`override` over `base` (tables merge key by key), recording in `where` which source set each key."""
     merged = dict(base)
     for key, value in override.items():
+        at = f"{path}.{key}" if path else key
+        where[at] = source
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
+            merged[key] = _merge(merged[key], value, source, where, at)
         elif key in _ENTRY_KEYS and isinstance(value, list) and isinstance(merged.get(key), list):
-            merged[key] = _merge_entries(merged[key], value, _ENTRY_KEYS[key])
+            merged[key] = _merge_entries(merged[key], value, _ENTRY_KEYS[key], source, where, at)
         else:
             merged[key] = value
+            _record(value, key, at, source, where)
     return merged
 
 
-def _merge_entries(base: list, override: list, keys: tuple[str, ...]) -> list:
-    """A parent's entries with the child's merged in by their key: same key replaces, new key appends,
-    `remove = true` drops. Entries that are not tables are left for validation to name."""
+def _record(value: Any, key: str, at: str, source: str, where: dict) -> None:
+    """Every value below `at` was set by `source`: tables key by key, an array of tables entry by entry."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            where[f"{at}.{name}"] = source
+            _record(item, name, f"{at}.{name}", source, where)
+    elif key in _ENTRY_KEYS and isinstance(value, list):
+        for entry in value:
+            name = _entry_key(entry, _ENTRY_KEYS[key])
+            if name is not None:
+                where[_entry_path(at, name)] = source
 
-    def key_of(entry: Any) -> Any:
-        if not isinstance(entry, dict):
-            return None
-        found = [(k, _canonical_or_same(entry[k])) for k in keys if k in entry]
-        return tuple(found) or None
 
+_GONE = object()
+
+
+def _merge_entries(base: list, override: list, keys: tuple[str, ...], source: str, where: dict, at: str) -> list:
+    """A parent's entries with the child's merged in by their key: same key replaces (the first entry of that key),
+    new key appends, `remove = true` drops. The order is kept; one pass over each list, one lookup per entry.
+    Entries that are not tables are left for validation to name."""
     merged = list(base)
+    places: dict[Any, list[int]] = {}
+    for index, entry in enumerate(merged):
+        name = _entry_key(entry, keys)
+        if name is not None:
+            places.setdefault(name, []).append(index)
     for entry in override:
-        key = key_of(entry)
-        at = next((i for i, old in enumerate(merged) if key is not None and key_of(old) == key), None)
+        name = _entry_key(entry, keys)
+        found = places.get(name) if name is not None else None
         if isinstance(entry, dict) and entry.get("remove") is True:
-            if at is not None:
-                del merged[at]
+            if found:
+                merged[found.pop(0)] = _GONE
             continue
-        if at is None:
-            merged.append(entry)
+        if found:
+            merged[found[0]] = entry
         else:
-            merged[at] = entry
-    return merged
+            if name is not None:
+                places[name] = [len(merged)]
+            merged.append(entry)
+        if name is not None:
+            where[_entry_path(at, name)] = source
+    return [entry for entry in merged if entry is not _GONE]
 
 
-def _canonical_or_same(value: Any) -> Any:
-    return canonical_name(value) if isinstance(value, str) else value
+def _entry_key(entry: Any, keys: tuple[str, ...]) -> Optional[tuple]:
+    """What names an entry of an array of tables: its values of `keys` (a name canonical), None for none."""
+    if not isinstance(entry, dict):
+        return None
+    found = tuple((k, canonical_name(entry[k]) if isinstance(entry[k], str) else entry[k]) for k in keys if k in entry)
+    if any(isinstance(v, (dict, list)) for _, v in found):
+        return None  # not a name: validation says so
+    return found or None
+
+
+def _entry_path(at: str, name: tuple) -> str:
+    """How `origins` names an entry: 'packages[name=apache-tvm-ffi]'."""
+    return f"{at}[{','.join(f'{k}={v}' for k, v in name)}]"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -489,21 +603,29 @@ def _canonical_or_same(value: Any) -> Any:
 
 
 class _Table:
-    """A TOML table being read: every key must be known, and every value of the expected type."""
+    """A TOML table being read: every key must be known, and every value of the expected type. An error names the
+    file that set the value (`origins`), and shows the value only where PolicyError may."""
 
-    def __init__(self, data: Any, source: str, path: str):
+    def __init__(self, data: Any, origins: "_Origins", path: str, origin: Optional[str] = None):
+        self.origins, self.path = origins, path
+        self.origin = origin  # an entry of an array of tables: one file set all of it
         if not isinstance(data, dict):
-            raise PolicyError(source, path or "(top level)", data, "a table")
-        self.data, self.source, self.path, self.used = data, source, path, set()
+            raise self._error(None, data, "a table")
+        self.data, self.used = data, set()
 
     def key(self, name: str) -> str:
         return f"{self.path}.{name}" if self.path else name
+
+    def _error(self, name: Optional[str], value: Any, expected: str, show: bool = True) -> PolicyError:
+        key = self.key(name) if name is not None else self.path or "(top level)"
+        source = self.origin or self.origins.of(key)
+        return PolicyError(source, key, value, expected, show and self.origins.shows(source))
 
     def raw(self, name: str, default: Any = _MISSING) -> Any:
         self.used.add(name)
         value = self.data.get(name, default)
         if value is _MISSING:
-            raise PolicyError(self.source, self.key(name), _MISSING, "a value (the key is required)")
+            raise self._error(name, _MISSING, "a value (the key is required)")
         return value
 
     def get(self, name: str, parse: Callable[[Any], Any], expected: str, default: Any = _MISSING) -> Any:
@@ -512,29 +634,36 @@ class _Table:
             return default
         value = self.raw(name)
         if isinstance(value, str) and len(value) > _MAX_TEXT:
-            raise PolicyError(self.source, self.key(name), value, f"{expected}, of at most {_MAX_TEXT} characters")
+            raise self._error(name, value, f"{expected}, of at most {_MAX_TEXT} characters")
         try:
             return parse(value)
         except (TypeError, ValueError, InvalidSpecifier, InvalidVersion, InvalidRequirement):
-            raise PolicyError(self.source, self.key(name), value, expected) from None
+            raise self._error(name, value, expected) from None
 
     def text(self, name: str, default: Any = _MISSING) -> str:
         return self.get(name, _string, "a string", default)
 
     def table(self, name: str) -> "_Table":
-        return _Table(self.raw(name), self.source, self.key(name))
+        return _Table(self.raw(name), self.origins, self.key(name), self.origin)
 
     def tables(self, name: str, default: Any = _MISSING) -> list["_Table"]:
         value = self.raw(name, default)
         if not isinstance(value, list):
-            raise PolicyError(self.source, self.key(name), value, "an array of tables ([[...]])")
-        return [_Table(item, self.source, f"{self.key(name)}[{i}]") for i, item in enumerate(value)]
+            raise self._error(name, value, "an array of tables ([[...]])")
+        at = self.key(name)
+        keys = _ENTRY_KEYS.get(name)
+        tables = []
+        for index, item in enumerate(value):
+            entry = _entry_key(item, keys) if keys else None
+            origin = self.origin or self.origins.where.get(_entry_path(at, entry) if entry else at, self.origins.of(at))
+            tables.append(_Table(item, self.origins, f"{at}[{index}]", origin))
+        return tables
 
     def done(self) -> None:
         unknown = sorted(set(self.data) - self.used)
         if unknown:
             known = ", ".join(sorted(self.used))
-            raise PolicyError(self.source, self.key(unknown[0]), self.data[unknown[0]], f"no such key here (known: {known})")
+            raise self._error(unknown[0], self.data[unknown[0]], f"no such key here (known: {known})", show=False)
 
 
 def _string(value: Any) -> str:
@@ -746,7 +875,7 @@ def _stand_in(table: _Table) -> StandIn:
 def _conflict(entry: _Table) -> Conflict:
     name, prefix = entry.raw("name", None), entry.raw("prefix", None)
     if (name is None) == (prefix is None):
-        raise PolicyError(entry.source, entry.key("name"), name, "exactly one of 'name' or 'prefix'")
+        raise entry._error("name", name, "exactly one of 'name' or 'prefix'")
     if name is not None:
         match, is_prefix = entry.get("name", _distribution_name, "a distribution name"), False
     else:
@@ -814,11 +943,12 @@ def _cutlass(top: _Table) -> Optional[CutlassSource]:
     return source
 
 
-def _build(data: dict, source: str) -> Policy:
-    top = _Table(data, source, "")
+def _build(data: dict, origins: _Origins) -> Policy:
+    source = origins.named
+    top = _Table(data, origins, "")
     schema = top.raw("schema", SCHEMA)
-    if schema != SCHEMA:
-        raise PolicyError(source, "schema", schema, f"{SCHEMA} (this envcheck reads schema {SCHEMA})")
+    if type(schema) is not int or schema != SCHEMA:  # not true (a bool is an int), not 1.0 (equal to 1)
+        raise top._error("schema", schema, f"the integer {SCHEMA} (this envcheck reads schema {SCHEMA})")
 
     python = top.table("python")
     torch = top.table("torch")
@@ -831,7 +961,7 @@ def _build(data: dict, source: str) -> Policy:
                        entry.get("driver", _version, "a driver version such as '590.44.01'")))
         entry.done()
     if not floors:
-        raise PolicyError(source, "cuda.driver-floor", [], "at least one [[cuda.driver-floor]] entry")
+        raise cuda._error("driver-floor", [], "at least one [[cuda.driver-floor]] entry")
 
     gpus = []
     for entry in top.tables("gpu", []):
@@ -895,6 +1025,7 @@ def _build(data: dict, source: str) -> Policy:
         smoke=_smoke(top, backend),
         mixed_cuda_exempt=top.get("mixed-cuda-exempt", _names(_name_prefix), "a list of distribution name prefixes", ()),
         gpu_why=gpu_why,
+        origins=tuple(origins.where.items()),
     )
     for table in (python, torch, cuda, cutedsl, top):
         table.done()

@@ -1,5 +1,10 @@
 """Nothing secret leaves the machine: tokens in URLs, credential-like environment values and home paths are
-masked in every output format. Applied to the final text, so no renderer can forget it."""
+masked in every output format. Applied to the final text, so no renderer can forget it.
+
+A URL is redacted one way everywhere it is shown (redact_url): its user info (`user:password@`, a token as the user
+name) and the value of every query parameter are masked, and so is a fragment parameter with a credential-like name
+(`#access_token=`). What envcheck writes to disk for later use (a lock, a snapshot) holds URLs as
+without_credentials leaves them: user info and the query taken out."""
 
 from __future__ import annotations
 
@@ -8,34 +13,140 @@ import enum
 import json
 import os
 import re
-from typing import Any, Mapping, Optional, TextIO
+from typing import Any, Iterable, Mapping, Optional, Sequence, TextIO
 
-__all__ = ["Redactor", "RedactedStream", "has_credentials", "without_credentials"]
+__all__ = ["MASK", "Redactor", "RedactedStream", "credential_name", "has_credentials", "redact_argv", "redact_url",
+           "url_secrets", "without_credentials"]
 
-_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|KEY|AUTH)", re.I)
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/@\s\"']+)@")
-_URL_QUERY_SECRET = re.compile(r"(?P<key>[?&](?:token|access_token|auth|key|password|sig|signature)=)[^&\s\"']+", re.I)
-_HOME = re.compile(r"(?P<root>/(?:home|Users))/(?P<user>[^/\s\"']+)")
 MASK = "***"
+_SHORTEST_SECRET = 6  # a shorter value masked wherever it appears would mask ordinary words
+_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|KEY|AUTH)", re.I)
+# A name that says its value is a credential: a query parameter (`private_token`, `X-Amz-Security-Token`, `sig`,
+# `X-Goog-Signature`, `access_key`), a profile key, an environment variable. Matching too much only masks more.
+_CREDENTIAL_NAME = re.compile(
+    r"token|secret|passw|pwd|auth|key|sig|credential|session|cookie|bearer|jwt|otp|ticket|code|^x-amz-|^x-goog-|^x-ms-",
+    re.I,
+)
+_SCHEME = r"[a-zA-Z][a-zA-Z0-9+.-]{0,31}://"  # bounded: a long run of letters is not tried from every start
+# A URL inside text ends at whitespace, a quote, a parenthesis, a brace or a backslash (an escape in JSON).
+_URL_IN_TEXT = re.compile(r"(?<![a-zA-Z0-9+.-])" + _SCHEME + r"[^\s\"'`<>(){}\\]+")
+_URL_START = re.compile(_SCHEME)
+# What may be left outside a URL: a query parameter with a credential-like name (`/simple?token=...` in an error).
+_PARAMETER_IN_TEXT = re.compile(r"(?P<lead>[?&;#])(?P<name>[A-Za-z0-9_.\-]+)=(?P<value>[^&;#\s\"'`<>]+)")
+_HOME = re.compile(r"(?P<root>/(?:home|Users))/(?P<user>[^/\s\"']+)")
+
+
+def credential_name(name: str) -> bool:
+    """Whether a name (of a query parameter, a key) says its value is a secret."""
+    return bool(_CREDENTIAL_NAME.search(name))
+
+
+def _split(url: str) -> tuple[str, str, str, Optional[str], Optional[str]]:
+    """scheme://, user info, the rest of the authority and the path, query (after '?'), fragment (after '#'), by
+    hand: urllib would normalise what it does not understand, and a shown URL must stay the one the user gave, less
+    its secrets. User info ends at the last '@' before the query; a '?' or '#' typed into a password (so that the
+    host seems to end there) still counts as user info."""
+    scheme_end = url.index("://") + 3
+    rest = url[scheme_end:]
+    end = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    at = rest.rfind("@", 0, end)
+    if at < 0 and "@" in rest[end:] and "/" not in rest[:end]:
+        at = rest.index("@", end)
+    userinfo, rest = (rest[:at], rest[at + 1:]) if at >= 0 else ("", rest)
+    rest, hash_, fragment = rest.partition("#")
+    path, question, query = rest.partition("?")
+    return url[:scheme_end], userinfo, path, query if question else None, fragment if hash_ else None
+
+
+def _parameters(text: Optional[str]) -> list[str]:
+    """A query's or a fragment's parameters, `a=1&b=2;c` -> ['a=1', 'b=2', 'c']."""
+    return [p for p in re.split(r"[&;]", text or "") if p]
+
+
+def _is_secret(parameter: str, bare: bool) -> bool:
+    """A query or fragment parameter that holds a secret: a credential-like name, or (where `bare`) no name."""
+    name, equals, _ = parameter.partition("=")
+    return credential_name(name) if equals else bare
+
+
+def _masked(text: str, every: bool) -> str:
+    """Query or fragment parameters `a=1&b=2` with their values masked: every one, or only the secret ones."""
+    out = []
+    for part in re.split(r"([&;])", text):
+        if part and part not in "&;" and (every or _is_secret(part, bare=True)):
+            name, equals, _ = part.partition("=")
+            part = f"{name}={MASK}" if equals else MASK
+        out.append(part)
+    return "".join(out)
+
+
+def redact_url(url: str) -> str:
+    """A URL as envcheck shows it: user info masked (`https://***@host/...`), every query value masked
+    (`?private_token=***&x=***`), credential-like fragment parameters masked; the rest as given."""
+    if not _URL_START.match(url):
+        return url
+    scheme, userinfo, rest, query, fragment = _split(url)
+    shown = scheme + (f"{MASK}@" if userinfo else "") + rest
+    if query is not None:
+        shown += "?" + _masked(query, every=True)
+    if fragment is not None:
+        shown += "#" + _masked(fragment, every=False)
+    return shown
+
+
+def redact_argv(argv: Sequence[str]) -> tuple[str, ...]:
+    """A command line as envcheck shows it (the plan, its JSON, the log): in each argument, everything from a
+    `scheme://` to the argument's end is one URL, redacted (`--index-url=https://***@host/simple`)."""
+    out = []
+    for arg in argv:
+        found = _URL_START.search(arg)
+        out.append(arg[:found.start()] + redact_url(arg[found.start():]) if found else arg)
+    return tuple(out)
+
+
+def url_secrets(*urls: Optional[str]) -> tuple[str, ...]:
+    """The secret parts of URLs as they may show up anywhere in a child's output, not only inside the URL (pip
+    prints an index's path with its query, git a decoded user name): the user info's password, a token given as
+    the user name, every query value; as given and percent-decoded; those of at least 6 characters."""
+    from urllib.parse import unquote
+
+    found: set[str] = set()
+    for url in urls:
+        if not url or not _URL_START.match(url):
+            continue
+        scheme, userinfo, _, query, fragment = _split(url)
+        user, colon, password = userinfo.partition(":")
+        parts = [password] if colon else [user] if user and scheme.lower().startswith("http") else []
+        parts += [p.partition("=")[2] or p for p in _parameters(query)]
+        parts += [p.partition("=")[2] for p in _parameters(fragment) if _is_secret(p, bare=False)]
+        found |= {text for part in parts for text in (part, unquote(part)) if len(text) >= _SHORTEST_SECRET}
+    return tuple(sorted(found))
+
+
+def _redact_text_urls(text: str) -> str:
+    text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+    return _PARAMETER_IN_TEXT.sub(
+        lambda m: f"{m['lead']}{m['name']}={MASK}" if credential_name(m["name"]) else m.group(0), text)
 
 
 class Redactor:
     """Masks secrets in text. Built once from the environment, then applied to each output."""
 
-    def __init__(self, env: Optional[Mapping[str, str]] = None, home: Optional[str] = None, paths: bool = True):
-        """paths=False masks secrets only: home paths stay as they are (a log, an error naming the user's file)."""
+    def __init__(self, env: Optional[Mapping[str, str]] = None, home: Optional[str] = None, paths: bool = True,
+                 also: Iterable[str] = ()):
+        """paths=False masks secrets only: home paths stay as they are (a log, an error naming the user's file).
+        also: more secret values to mask wherever they appear (url_secrets of the URLs a command was given)."""
         env = os.environ if env is None else env
         self.paths = paths
         self.home = (home if home is not None else os.path.expanduser("~")).rstrip("/")
-        values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 6}
+        values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= _SHORTEST_SECRET} | set(also)
         # In JSON output a secret may appear escaped: mask that spelling too.
         self.secrets = sorted(values | {json.dumps(v)[1:-1] for v in values}, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
         for secret in self.secrets:
             text = text.replace(secret, MASK)
-        text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
-        text = _URL_QUERY_SECRET.sub(lambda m: f"{m['key']}{MASK}", text)
+        text = _redact_text_urls(text)
         if not self.paths:
             return text
         if self.home and self.home not in ("", "/"):
@@ -83,20 +194,23 @@ class RedactedStream:
 
 
 def without_credentials(url: str) -> str:
-    """The URL without its `user:password@` part (taken out, not masked: what is left still works without them).
-    What envcheck writes to disk (a lock, a snapshot) holds URLs only this way."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parsed = urlsplit(url)
-    if "@" not in parsed.netloc:
+    """The URL without its secrets, taken out rather than masked, so that what is left still works without them:
+    no user info, no query (every query value is shown masked, so none is kept either), no credential-like
+    fragment parameter. What envcheck writes to disk (a lock, a snapshot) holds URLs only this way."""
+    if not _URL_START.match(url):
         return url
-    return urlunsplit(parsed._replace(netloc=parsed.netloc.rpartition("@")[2]))
+    scheme, _, rest, _, fragment = _split(url)
+    fragment = "&".join(p for p in _parameters(fragment) if not _is_secret(p, bare=False))
+    return scheme + rest + (f"#{fragment}" if fragment else "")
 
 
 def has_credentials(url: str) -> bool:
-    """Whether a URL carries a secret: a password (`user:password@`), a token as an http(s) user name
-    (`https://TOKEN@host`), or a token in its query. ssh's plain `git@host` is a user name, not a secret."""
-    found = _URL_USERINFO.match(url)
-    if found and (":" in found["userinfo"] or found["scheme"].lower().startswith("http")):
+    """Whether a URL may carry a secret: a password (`user:password@`), a token as an http(s) user name
+    (`https://TOKEN@host`), a query (every query value is taken for a secret, as redact_url shows it), or a
+    credential-like fragment parameter. ssh's plain `git@host` is a user name, not a secret."""
+    if not _URL_START.match(url):
+        return False
+    scheme, userinfo, _, query, fragment = _split(url)
+    if userinfo and (":" in userinfo or scheme.lower().startswith("http")):
         return True
-    return bool(_URL_QUERY_SECRET.search(url))
+    return bool(query) or any(_is_secret(p, bare=False) for p in _parameters(fragment))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -104,8 +105,20 @@ def _replace(path: Path, text: str, what: str) -> None:
         raise UsageError(f"{what}: cannot write it: {exc.strerror or exc}") from None
 
 
+# A dotted key (`a."b".c`), or a one-line string, whose inside is then not read as keys; a key part never starts
+# inside a word, so that a long word is not tried from each of its letters.
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
+_DOTTED = re.compile(r"(?<![A-Za-z0-9_-])" + _KEY_PART + r"(?:[ \t]*\.[ \t]*" + _KEY_PART + r")+|" + _KEY_PART)
+MAX_KEY_PARTS = 32  # a profile's longest key has three; tomllib's time and memory grow with the square of the parts
+
+
 def parse_toml(text: str, what: str) -> dict:
-    """TOML text as a dict; invalid or too deeply nested TOML is a UsageError naming `what`."""
+    """TOML text as a dict; invalid or too deeply nested TOML is a UsageError naming `what`, and so is a dotted key
+    of more than MAX_KEY_PARTS parts: tomllib needs the square of the parts (200 KB of `a.a.a...` took 24 GB)."""
+    for found in _DOTTED.finditer(text):
+        if "." in found.group() and len(re.findall(_KEY_PART, found.group())) > MAX_KEY_PARTS:
+            line = text.count("\n", 0, found.start()) + 1
+            raise UsageError(f"{what}: not usable TOML: a dotted key of more than {MAX_KEY_PARTS} parts (line {line})")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -105,6 +105,17 @@ CASES = [
     ("policy-fifo-dockerfile", _fifo, ["dockerfile", "--policy", "{}"]),
     ("policy-not-utf8-smoke", _file("bad.toml", NOT_UTF8), ["smoke", "--policy", "{}"]),
     ("pyproject-not-utf8", _file("pyproject.toml", b"[tool.envcheck]\nx = '\xff'\n"), ["doctor"]),
+    # tomllib takes time and memory by the square of a dotted key's parts: 200 KB of them took 24 GB
+    ("policy-dotted-key", _file("dotted.toml", "python." + ".".join(["a"] * 100_000) + " = 1\n"), ["doctor", "--policy", "{}"]),
+    ("pyproject-dotted-key", _file("pyproject.toml", "tool.envcheck." + ".".join(["a"] * 100_000) + " = 1\n"), ["doctor"]),
+    # a profile's schema is the integer 1; 16,000 [[packages]] (411 KiB) hung envcheck in a quadratic merge
+    ("policy-schema-true", _file("schema.toml", 'schema = true\nextends = "torch-2.11-nvgemm"\n'), ["doctor", "--policy", "{}"]),
+    ("policy-schema-float", _file("schema.toml", 'schema = 1.0\nextends = "torch-2.11-nvgemm"\n'), ["doctor", "--policy", "{}"]),
+    ("policy-16000-packages", _file("many.toml", 'extends = "torch-2.11-nvgemm"\n'
+                                    + "".join(f'[[packages]]\nname = "p{i}"\n' for i in range(16_000))), ["fix", "--dry-run", "--policy", "{}"]),
+    ("policy-extends-credentials", lambda folder: (_file("credentials.toml", f'[registry]\ntoken = "{SECRET}"\n')(folder),
+                                                  _file("site.toml", 'extends = "credentials.toml"\n')(folder))[1],
+     ["doctor", "--policy", "{}"]),
     # locks: verify --lock and lock --from
     ("lock-not-utf8", _file("bad.toml", NOT_UTF8), ["verify", "--lock", "{}"]),
     ("lock-nested", _file("nested.toml", NESTED), ["verify", "--lock", "{}"]),
@@ -472,3 +483,118 @@ def test_envchecks_own_colours_survive_on_a_terminal(tmp_path):
     sequences = set(__import__("re").findall(r"\x1b\[[0-9;]*[A-Za-z]", shown))
     assert sequences <= {"\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[2m", "\x1b[35m", "\x1b[0m"}, sequences
     assert "\x1b]" not in shown and "\r" not in shown and "\u202e" not in shown and "why " in shown
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Secrets in URLs: never in any output, any file envcheck writes, any error
+
+
+QUERY_SECRETS = {  # a credential-like name, and one that is not: every query value is masked
+    "private_token": SECRET + "-a", "X-Amz-Security-Token": SECRET + "-b", "sig": SECRET + "-c", "token": SECRET + "-d",
+    "access_token": SECRET + "-e", "X-Goog-Signature": SECRET + "-f", "password": SECRET + "-g", "ref": SECRET + "-h",
+}
+
+
+def _everything_written(folder: Path) -> str:
+    return "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def test_query_tokens_and_passwords_in_urls_appear_in_no_output_and_no_file(tmp_path):
+    from urllib.parse import urlencode
+
+    query = urlencode(QUERY_SECRETS)
+    policy = tmp_path / "site.toml"
+    # a plan that runs: an interpreter of this Python, its first step (torch from an index that is not there) fails
+    policy.write_text('extends = "torch-2.11-nvgemm"\n[python]\nversion = ">=3.10"\n')
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    runs = [
+        ["fix", "--dry-run", "--no-gpu", "--index-url", f"https://me:{SECRET}-p@pypi.example/simple?{query}",
+         "--cutlass-url", f"https://git.example/cutlass.git?ref={SECRET}-h"],
+        ["fix", "--dry-run", "--json", "--no-gpu", "--index-url", f"https://me:{SECRET}-p@pypi.example/simple?{query}",
+         "--cutlass-url", f"https://git.example/cutlass.git?ref={SECRET}-h"],
+        ["fix", "--yes", "--no-gpu", "--python", str(venv / "bin" / "python"), "--policy", str(policy),
+         "--index-url", f"file://{tmp_path}/no-index/simple?{query}", "--cutlass-url", f"https://git.example/c.git?ref={SECRET}-h"],
+        ["fix", "--yes", "--json", "--no-gpu", "--python", str(venv / "bin" / "python"), "--policy", str(policy),
+         "--index-url", f"file://{tmp_path}/no-index/simple?{query}"],
+        ["fix", "--dry-run", "--cutlass-url", f"https://git.example/c.git?private_token={SECRET}-a"],  # refused, exit 2
+        ["fix", "--dry-run", "--index-url", f"http://me:{SECRET}-p@pypi.example/simple?{query}"],  # refused, exit 2
+    ]
+    for argv in runs:
+        done = envcheck(*argv, cwd=tmp_path, limit=120)
+        output = done.stdout + done.stderr
+        assert done.returncode in (0, 1, 2) and "Traceback" not in output, output[-3000:]
+        assert SECRET not in output, [line for line in output.splitlines() if SECRET in line]
+    written = _everything_written(tmp_path / "cache") + _everything_written(tmp_path / "state")
+    assert "pip" in written and "$ " in written  # the fix log is there: the check below looks at something
+    assert SECRET not in written, [line for line in written.splitlines() if SECRET in line][:5]
+
+
+def test_extends_reaching_a_credentials_file_says_not_a_profile_and_shows_nothing_of_it(tmp_path):
+    (tmp_path / "credentials.toml").write_text(f'[registry]\ntoken = "{SECRET}"\n')
+    (tmp_path / "site.toml").write_text(f'extends = "{tmp_path / "credentials.toml"}"\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.envcheck]\nextends = "credentials.toml"\n')
+    for argv in (["doctor", "--policy", "site.toml"], ["doctor"], ["fix", "--dry-run"], ["dockerfile", "--policy", "site.toml"]):
+        done = envcheck(*argv, cwd=tmp_path)
+        assert done.returncode == 2 and "not an envcheck profile" in done.stderr, done.stderr
+        assert SECRET not in done.stdout + done.stderr and "registry" not in done.stderr
+
+
+def test_a_url_from_a_project_file_is_shown_with_its_file_and_key_before_the_first_change(tmp_path):
+    """fix --yes --json prints its document at the end: the values it goes by are on stderr before anything runs."""
+    import json
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.envcheck]\nextends = "torch-2.11-nvgemm"\n[tool.envcheck.python]\n'
+                                             'version = ">=3.10"\n[tool.envcheck.torch]\n'
+                                             f'index-url = "file://{tmp_path}/mirror/simple"\n')
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    project = f"{tmp_path / 'pyproject.toml'} [tool.envcheck]"
+    shown = f"torch's index: file://{tmp_path}/mirror/simple (set by {project}, key torch.index-url)"
+    done = envcheck("fix", "--dry-run", "--no-gpu", "--python", str(venv / "bin" / "python"), cwd=tmp_path)
+    assert shown in done.stdout and f"profile: torch-2.11-nvgemm (set by {project})" in done.stdout, done.stdout
+    assert f"set by {project}: python.version, torch.index-url" in done.stdout
+    done = envcheck("fix", "--yes", "--json", "--no-gpu", "--python", str(venv / "bin" / "python"), cwd=tmp_path, limit=120)
+    document = json.loads(done.stdout)
+    assert {"what": "torch's index", "value": f"file://{tmp_path}/mirror/simple", "source": project,
+            "key": "torch.index-url"} in document["policy"]["values"]
+    assert document["policy"]["set_by"] == {project: ["python.version", "torch.index-url"]}
+    assert shown in done.stderr and done.stderr.index(shown) < done.stderr.index("[1/"), done.stderr
+
+
+def test_a_lock_keeps_no_secret_of_the_profiles_urls(tmp_path, wheelhouse, cutlass_repo):
+    """The lock is meant to be shared: the profile's torch index and CUTLASS URL go there without user info or query."""
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cutlass_repo, capture_output=True, text=True).stdout.strip()
+    profile = tmp_path / "profile.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\n[torch]\nindex-url = "https://me:{SECRET}@h.example/simple'
+                       f'?private_token={SECRET}"\n[cutlass]\nurl = "{cutlass_repo.as_uri()}#access_token={SECRET}"\n'
+                       f'commit = "{commit}"\n')
+    done = envcheck("lock", "--profile", str(profile), "--no-index", "--find-links", str(wheelhouse), "-o",
+                    str(tmp_path / "pylock.toml"), cwd=tmp_path, limit=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = (tmp_path / "pylock.toml").read_text()
+    assert 'torch-index = "https://h.example/simple"' in text and cutlass_repo.as_uri() in text
+    assert SECRET not in text + done.stdout + done.stderr
+
+
+def test_bundles_messages_mask_an_index_urls_secrets_where_pip_prints_them(tmp_path):
+    """pip's retry warnings print the index's path with its query, apart from the URL: `/simple?x=VALUE/foo/`."""
+    lock = tmp_path / "pylock.toml"
+    lock.write_text(textwrap.dedent(f"""\
+        lock-version = "1.0"
+        created-by = "a test"
+        [[packages]]
+        name = "foo"
+        version = "1.0"
+        [[packages.wheels]]
+        name = "foo-1.0-py3-none-any.whl"
+        url = "https://files.example/foo-1.0-py3-none-any.whl"
+        hashes = {{sha256 = "{HEX64}"}}
+        [tool.envcheck]
+        profile = "torch-2.11-nvgemm"
+        """))
+    done = envcheck("bundle", "--lock", str(lock), "--index-url", f"https://me:{SECRET}-p@127.0.0.1:9/simple?x={SECRET}-q",
+                    "-o", str(tmp_path / "out"), cwd=tmp_path, limit=120)
+    assert done.returncode != 0 and "pip download failed" in done.stderr and "/simple?x=***" in done.stderr, done.stderr
+    assert SECRET not in done.stdout + done.stderr

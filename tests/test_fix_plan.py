@@ -15,12 +15,12 @@ from envcheck.fix.pip import (
     merge_requirements,
     parse_requirement,
     pip_prefix,
-    redact,
     sources_from_flags,
     uninstall_argv,
 )
 from envcheck.fix.plan import PlanOptions, constraints_text, make_plan
 from envcheck.model import Checkout, Distribution, Facts, Failure, Finding, Interpreter, Remedy, Status, Step
+from envcheck.redact import redact_url
 
 PIP = ("/t/bin/python", "-m", "pip")
 
@@ -93,9 +93,9 @@ def test_merge_requirements_intersects_specifiers_and_joins_extras():
 
 
 def test_redact_hides_secrets_in_urls():
-    assert redact("https://user:tok@host/simple") == "https://user:***@host/simple"
-    assert redact("https://tok@host/simple") == "https://***@host/simple"
-    assert redact("https://host/simple") == "https://host/simple"
+    assert redact_url("https://user:tok@host/simple") == "https://***@host/simple"
+    assert redact_url("https://tok@host/simple") == "https://***@host/simple"
+    assert redact_url("https://host/simple") == "https://host/simple"
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,7 @@ def test_extends_a_relative_file(tmp_path):
 
 
 def test_pyproject_tool_envcheck_is_used_from_the_project_directory(tmp_path):
+    (tmp_path / ".git").mkdir()  # a repository: its root's pyproject.toml is the project's, from any folder in it
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "app"\n\n[tool.envcheck]\n' + EXTENDS + 'id = "app-policy"\n')
     nested = tmp_path / "src" / "app"
     nested.mkdir(parents=True)
@@ -134,3 +136,242 @@ commit = "0123456789abcdef0123456789abcdef01234567"
 ''')
     profile = load(later)
     assert profile.cutedsl.specifier.contains("4.8.1") and profile.cutlass.distribution == "nvidia-cutlass-operators"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Which pyproject.toml is the project's: the repository the user is in, from folders nobody else can write
+
+
+def _tree(base: Path, spec: dict) -> None:
+    """Folders and files: 'a/b/' is a folder, 'a/.git' a folder named .git, 'a/.git=file' a .git file (a worktree)."""
+    for name, text in spec.items():
+        if name.endswith("/"):
+            (base / name).mkdir(parents=True, exist_ok=True)
+        elif name.endswith("=file"):
+            (base / name[:-5]).parent.mkdir(parents=True, exist_ok=True)
+            (base / name[:-5]).write_text("gitdir: /elsewhere\n")
+        elif name.endswith(".git"):
+            (base / name).mkdir(parents=True, exist_ok=True)
+        else:
+            (base / name).parent.mkdir(parents=True, exist_ok=True)
+            (base / name).write_text(text or "[tool.envcheck]\n")
+
+
+def _need_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a file or folder to another user")
+
+
+def _other_uid(path: Path) -> None:
+    _need_root()
+    os.chown(path, 54321, -1)
+
+
+def _shared_group(path: Path) -> None:
+    """Group-writable, in a group that is not the owner's own private group."""
+    import grp
+
+    _need_root()
+    other = next(g.gr_gid for g in grp.getgrall() if g.gr_gid != os.getegid())
+    os.chown(path, -1, other)
+    path.chmod(0o664 if path.is_file() else 0o775)
+
+
+# (tree, cwd, home, change: (path, how), expected pyproject.toml or None)
+BOUNDARIES = [
+    ("a subfolder of a repository", {"repo/.git": "", "repo/pyproject.toml": "", "repo/src/pkg/": ""},
+     "repo/src/pkg", None, None, "repo/pyproject.toml"),
+    ("the repository's root", {"repo/.git": "", "repo/pyproject.toml": ""}, "repo", None, None, "repo/pyproject.toml"),
+    ("the nearest one inside the repository", {"repo/.git": "", "repo/pyproject.toml": "", "repo/sub/pyproject.toml": "",
+     "repo/sub/x/": ""}, "repo/sub/x", None, None, "repo/sub/pyproject.toml"),
+    ("a .git file (a worktree, a submodule) ends the walk", {"outer/.git": "", "outer/pyproject.toml": "",
+     "outer/wt/.git=file": "", "outer/wt/src/": ""}, "outer/wt/src", None, None, None),
+    ("no repository: the working folder's own", {"plain/pyproject.toml": ""}, "plain", None, None, "plain/pyproject.toml"),
+    ("no repository: never a parent's", {"plain/pyproject.toml": "", "plain/job/sub/": ""}, "plain/job/sub", None, None, None),
+    ("a parent above the repository's .git", {"outer/pyproject.toml": "", "outer/repo/.git": "", "outer/repo/src/": ""},
+     "outer/repo/src", None, None, None),
+    ("never above home: its parent is not read", {"above/.git": "", "above/pyproject.toml": "", "above/home/proj/": ""},
+     "above/home/proj", "above/home", None, None),
+    ("home itself may be the repository (dotfiles)", {"h/.git": "", "h/pyproject.toml": "", "h/proj/": ""},
+     "h/proj", "h", None, "h/pyproject.toml"),
+    ("a file owned by another user", {"repo/.git": "", "repo/pyproject.toml": ""}, "repo", None,
+     ("repo/pyproject.toml", _other_uid), None),
+    ("a folder owned by another user on the way", {"repo/.git": "", "repo/pyproject.toml": "", "repo/src/x/": ""},
+     "repo/src/x", None, ("repo/src", _other_uid), None),
+    ("a world-writable folder on the way", {"repo/.git": "", "repo/pyproject.toml": "", "repo/src/x/": ""},
+     "repo/src/x", None, ("repo/src", lambda p: p.chmod(0o777)), None),
+    ("a world-writable folder with the sticky bit (/tmp)", {"tmp/.git": "", "tmp/pyproject.toml": "", "tmp/job/": ""},
+     "tmp/job", None, ("tmp", lambda p: p.chmod(0o1777)), None),
+    ("the working folder itself world-writable", {"drop/pyproject.toml": ""}, "drop", None,
+     ("drop", lambda p: p.chmod(0o777)), None),
+    ("a world-writable file", {"repo/.git": "", "repo/pyproject.toml": ""}, "repo", None,
+     ("repo/pyproject.toml", lambda p: p.chmod(0o666)), None),
+    ("a file writable by a group of others", {"repo/.git": "", "repo/pyproject.toml": ""}, "repo", None,
+     ("repo/pyproject.toml", _shared_group), None),
+    ("a link, not a file", {"repo/.git": "", "elsewhere.toml": ""}, "repo", None,
+     ("repo/pyproject.toml", lambda p: p.symlink_to(p.parent.parent / "elsewhere.toml")), None),
+]
+
+
+@pytest.mark.parametrize("tree, cwd, home, change, expected", [b[1:] for b in BOUNDARIES], ids=[b[0] for b in BOUNDARIES])
+def test_which_pyproject_is_the_projects(tmp_path, tree, cwd, home, change, expected):
+    from envcheck.project import project_file
+
+    tmp_path.chmod(0o755)
+    _tree(tmp_path, tree)
+    if change is not None:
+        path, how = change
+        how(tmp_path / path)
+    found = project_file(tmp_path / cwd, home=tmp_path / (home or "no-home"))
+    assert found == (tmp_path / expected if expected else None)
+
+
+def test_a_parent_folders_pyproject_never_sets_fixs_index(tmp_path):
+    """The attack: [tool.envcheck.torch] index-url in /shared/pyproject.toml, fix run in /shared/job/sub."""
+    import json
+    import subprocess
+    import sys
+
+    tmp_path.chmod(0o755)
+    (tmp_path / "pyproject.toml").write_text('[tool.envcheck]\n' + EXTENDS + 'id = "planted"\n'
+                                             '[tool.envcheck.torch]\nindex-url = "https://evil.example/simple"\n')
+    job = tmp_path / "job" / "sub"
+    job.mkdir(parents=True)
+    empty = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(empty)], check=True)
+    done = subprocess.run([sys.executable, "-m", "envcheck", "fix", "--dry-run", "--json", "--no-gpu", "--python",
+                           str(empty / "bin" / "python")], capture_output=True, text=True, cwd=job,
+                          env={**os.environ, "HOME": str(tmp_path / "home")})
+    assert done.returncode in (0, 1), done.stderr
+    document = json.loads(done.stdout)
+    assert document["policy"]["id"] == DEFAULT_PROFILE and "planted" not in done.stdout
+    assert "evil.example" not in done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# An error names the key and what was expected; a value only from the file the user named, secrets masked
+
+SECRET = "s3cr3t-t0ken-value"
+
+
+@pytest.mark.parametrize("named, base, key, words", [
+    # a file `extends` reaches that is not a profile (a credentials file): nothing of it is shown
+    ('extends = "{base}"\n', f'[registry]\ntoken = "{SECRET}"\n', "extends", "not an envcheck profile"),
+    ('extends = "{base}"\n', f'token = "{SECRET}"\n', "extends", "not an envcheck profile"),
+    # a profile it reaches: the error names that file and the key, not the value
+    ('extends = "{base}"\n', EXTENDS + f'[cutlass]\nbranch = "{SECRET} x"\n', "cutlass.branch", "branch name"),
+    ('extends = "{base}"\n', EXTENDS + f'[cutlass]\nbranch = {{token = "{SECRET}"}}\n', "cutlass.branch", "(a table)"),
+    # the file the user named: a table or an unknown key's value is never shown; a credential-like key is masked
+    (EXTENDS + f'[cutlass]\nbranch = {{token = "{SECRET}"}}\n', None, "cutlass.branch", "(a table)"),
+    (EXTENDS + f'api = "{SECRET}"\n', None, "api", "no such key"),
+    (EXTENDS + f'[cutlass]\ntoken = "{SECRET}"\n', None, "cutlass.token", "no such key"),
+    (EXTENDS + f'[cutlass]\nurl = "http://me:{SECRET}@host/cutlass"\n', None, "cutlass.url", "https, ssh or file"),
+    (EXTENDS + f'[cutlass]\nurl = "ftp://host/cutlass?private_token={SECRET}"\n', None, "cutlass.url", "https, ssh or file"),
+    (EXTENDS + f'[torch]\nindex-url = "http://host/simple?X-Amz-Security-Token={SECRET}"\n', None, "torch.index-url", "URL"),
+])
+def test_an_error_never_echoes_a_secret(tmp_path, named, base, key, words):
+    if base is not None:
+        (tmp_path / "base.toml").write_text(base)
+    path = _write(tmp_path, named.replace("{base}", str(tmp_path / "base.toml")))
+    with pytest.raises(PolicyError) as caught:
+        load(path)
+    message = str(caught.value)
+    assert f"'{key}'" in message and words in message and SECRET not in message, message
+    assert "registry" not in message  # nothing of a file that is not a profile, not even its keys
+    if base is not None and key != "extends":
+        assert message.startswith(str(tmp_path / "base.toml")), message  # the file that set the value
+
+
+def test_the_named_files_own_plain_value_is_shown():
+    with pytest.raises(PolicyError, match=r"key 'cutlass.commit' = 'e594def95': expected a full 40-character"):
+        load_text(EXTENDS + '[cutlass]\ncommit = "e594def95"\n')
+
+
+def load_text(text: str):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        return load(_write(Path(folder), text))
+
+
+@pytest.mark.parametrize("value, accepted", [
+    ("1", True), ("true", False), ("1.0", False), ('"1"', False), ("2", False), ("0", False), ("false", False),
+    ("[1]", False), ("{v = 1}", False),
+])
+def test_schema_is_only_the_integer_1(value, accepted):
+    text = f"schema = {value}\n" + EXTENDS
+    if accepted:
+        assert load_text(text).id == DEFAULT_PROFILE
+    else:
+        with pytest.raises(PolicyError, match="key 'schema' .* expected the integer 1"):
+            load_text(text)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Merging arrays of tables under extends: by key, in order, linear; a limit on entries
+
+
+@pytest.mark.parametrize("base, override, expected", [
+    ([{"name": "a", "v": 1}, {"name": "b", "v": 1}], [{"name": "a", "v": 2}], [("a", 2), ("b", 1)]),  # override in place
+    ([{"name": "a", "v": 1}, {"name": "b", "v": 1}], [{"name": "c", "v": 1}], [("a", 1), ("b", 1), ("c", 1)]),  # appended
+    ([{"name": "a", "v": 1}, {"name": "b", "v": 1}], [{"name": "a", "remove": True}], [("b", 1)]),  # removed
+    ([{"name": "a", "v": 1}], [{"name": "zzz", "remove": True}], [("a", 1)]),  # removing what is not there
+    ([{"name": "Foo_Bar", "v": 1}], [{"name": "foo-bar", "v": 2}], [("foo-bar", 2)]),  # names compared canonical
+    ([{"name": "a", "v": 1}, {"name": "b", "v": 1}, {"name": "c", "v": 1}],
+     [{"name": "c", "v": 2}, {"name": "a", "remove": True}, {"name": "d", "v": 1}, {"name": "b", "v": 2}],
+     [("b", 2), ("c", 2), ("d", 1)]),  # order kept through all three
+    ([{"name": "a", "v": 1}], [{"name": "n", "v": 1}, {"name": "n", "v": 2}], [("a", 1), ("n", 2)]),  # added, then replaced
+    ([{"name": "a", "v": 1}], [{"name": "n", "v": 1}, {"name": "n", "remove": True}], [("a", 1)]),  # added, then removed
+    ([{"name": "a", "v": 1}, {"name": "a", "v": 9}], [{"name": "a", "v": 2}], [("a", 2), ("a", 9)]),  # the first of a name
+    ([{"name": "a", "v": 1}, {"name": "a", "v": 9}], [{"name": "a", "remove": True}, {"name": "a", "v": 3}], [("a", 3)]),
+    ([{"name": "a", "v": 1}], ["not a table", {"v": 5}], [("a", 1), (None, None), (None, 5)]),  # left for validation
+])
+def test_merge_entries_table(base, override, expected):
+    from envcheck.policy import _merge_entries
+
+    merged = _merge_entries(base, override, ("name",), "child", {}, "packages")
+    assert [(e.get("name"), e.get("v")) if isinstance(e, dict) else (None, None) for e in merged] == expected
+
+
+def test_merged_entries_say_which_file_set_them(tmp_path):
+    _write(tmp_path, EXTENDS + '[[packages]]\nname = "from-base"\n[torch]\nindex-url = "https://base.example/simple"\n',
+           "base.toml")
+    child = load(_write(tmp_path, 'extends = "base.toml"\n[[packages]]\nname = "from-child"\n[cutlass]\nbranch = "b"\n'))
+    assert child.origin("packages[name=from-child]") == str(child.source)
+    assert child.origin("packages[name=from-base]") == str(tmp_path / "base.toml")
+    assert child.origin("packages[name=apache-tvm-ffi]") == f"built-in profile {DEFAULT_PROFILE}"
+    assert child.origin("torch.index-url") == str(tmp_path / "base.toml")
+    assert child.origin("cutlass.branch") == str(child.source)
+    assert child.origin("cutlass.url") == f"built-in profile {DEFAULT_PROFILE}"
+
+
+def _packages(count: int, prefix: str = "pkg") -> str:
+    return "".join(f'[[packages]]\nname = "{prefix}-{i}"\nversion = ">=1"\n' for i in range(count))
+
+
+def test_a_profile_with_too_many_entries_is_refused_naming_the_file_and_the_table(tmp_path):
+    from envcheck.policy import MAX_ENTRIES
+
+    path = _write(tmp_path, EXTENDS + _packages(16_000))  # 411 KiB of them hung envcheck before
+    with pytest.raises(PolicyError) as caught:
+        load(path)
+    message = str(caught.value)
+    assert str(path) in message and "'packages'" in message and f"at most {MAX_ENTRIES} entries" in message, message
+    assert "(an array of 16000 items)" in message
+
+
+def test_a_profile_at_the_limit_merges_every_entry_in_order(tmp_path):
+    from envcheck.policy import MAX_ENTRIES
+
+    base = _write(tmp_path, EXTENDS + _packages(MAX_ENTRIES - 10), "base.toml")
+    child = load(_write(tmp_path, f'extends = "{base.name}"\n' + _packages(MAX_ENTRIES, "pkg")))
+    names = [p.name for p in child.packages]
+    assert names[:3] == ["apache-tvm-ffi", "torch-c-dlpack-ext", "nvidia-matmul-heuristics"]
+    assert names[3:] == [f"pkg-{i}" for i in range(MAX_ENTRIES)]  # the base's replaced in place, the rest appended
+
+
+def test_tables_nested_deeper_than_a_profiles_are_refused_before_merging(tmp_path):
+    path = _write(tmp_path, EXTENDS + "[python.a.b.c.d.e.f.g.h]\nx = 1\n")
+    with pytest.raises(PolicyError, match=r"key 'python.a.b.c.d.e.f.g.h' = \(a table\): expected tables nested at most 8"):
+        load(path)
+    assert load(_write(tmp_path, EXTENDS + '[python]\nversion = ">=3.12"\n')).python.contains("3.12")

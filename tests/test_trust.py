@@ -285,6 +285,7 @@ def test_pip_runs_outside_the_working_directory(hostile_cwd):
 def test_doctor_and_fix_plan_name_the_policy_a_parent_pyproject_supplied(tmp_path):
     project = tmp_path / "project"
     (project / "sub").mkdir(parents=True)
+    (project / ".git").mkdir()  # a parent's pyproject.toml is the project's only inside one repository
     (project / "pyproject.toml").write_text('[tool.envcheck]\nextends = "torch-2.11-nvgemm"\n')
     env = {**os.environ}
     doctor = subprocess.run([sys.executable, "-m", "envcheck", "doctor", "--no-gpu", "--json"], cwd=project / "sub",

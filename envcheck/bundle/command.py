@@ -39,6 +39,12 @@ def run_bundle(
     from ..gitsafe import checked_url
     from ..gitsafe import checked_index_url
     from ..policy import resolve
+    from ..redact import Redactor, url_secrets
+
+    told, redact = err, Redactor(paths=False, also=url_secrets(index_url, cutlass_url))
+
+    def err(text: str) -> None:  # what bundle says names URLs, and pip's words: masked, the URLs' parts too
+        told(redact(text))
 
     if only_missing and python is None:
         raise UsageError("--only-missing needs --python PY: the interpreter whose missing packages the bundle carries")

@@ -124,7 +124,11 @@ DOWNLOAD_S = 3600.0  # pip download of a whole stack (a CUDA torch is GBs): then
 
 
 def _run(argv: Sequence[str]) -> proc.Finished:
-    return proc.run(argv, DOWNLOAD_S)
+    """pip in a private folder of its own, where an index URL that holds a secret goes in a file, not its argv."""
+    from ..fix.pip import index_out_of_argv
+
+    with tempfile.TemporaryDirectory(prefix="envcheck-pip-") as private:
+        return proc.run(index_out_of_argv(argv, Path(private)), DOWNLOAD_S)
 
 
 class Incomplete(Exception):

@@ -18,9 +18,10 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from .. import proc, shell
 from ..atomic import replace_text
+from ..redact import redact_argv
 from . import manifest, statelock
 from .cutlass import CheckoutRefused, CheckoutState, fetch, restore
-from .pip import redact_argv
+from .pip import index_out_of_argv
 from .plan import Plan, PlannedStep
 
 __all__ = ["Runner", "run_command", "StepFailed", "StepResult", "Outcome", "Console", "apply"]
@@ -43,12 +44,14 @@ def run_command(argv: Sequence[str], log: TextIO, on_line: Callable[[str], None]
         on_line(text)
 
     # `python -m pip` puts its working directory first on sys.path: it runs in an empty folder of its own, so that
-    # nothing in the user's folder (a pip/ or json.py) is imported. Every path in argv is absolute. It keeps the
-    # target's lock (statelock) until it ends: a pip that outlives a killed envcheck still holds off the next run.
+    # nothing in the user's folder (a pip/ or json.py) is imported. Every path in argv is absolute. That folder is
+    # private (0700), so an index URL's secret goes to pip in a file there instead of its argv, which `ps` shows. It
+    # keeps the target's lock (statelock) until it ends: a pip that outlives a killed envcheck still holds off the
+    # next run.
     with tempfile.TemporaryDirectory(prefix="envcheck-cwd-") as empty:
         try:
-            end = proc.run(argv, timeout, env=env, cwd=empty, merge_stderr=True, on_line=line,
-                           pass_fds=statelock.inherited())
+            end = proc.run(index_out_of_argv(argv, Path(empty)), timeout, env=env, cwd=empty, merge_stderr=True,
+                           on_line=line, pass_fds=statelock.inherited())
         except OSError as exc:
             log.write(f"could not start: {exc}\n")
             return 127

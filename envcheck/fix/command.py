@@ -19,7 +19,7 @@ from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from ..model import Facts, Finding, Interpreter, ProfileChoice
 from ..paths import cache_dir, folder_origin, new_file, usable_folder
 from ..policy import Candidates, Policy
-from ..redact import RedactedStream, Redactor, has_credentials
+from ..redact import RedactedStream, Redactor, has_credentials, url_secrets
 from ..target import require_interpreter, resolve_python
 from . import snapshot as snapshots
 from . import statelock
@@ -29,7 +29,7 @@ from .host import externally_managed, find_interpreters, pip_for
 from .pip import PipSources, checked_name, sources_from_flags
 from .plan import Plan, PlanOptions, cutlass_folder, make_plan
 from .preflight import preflight
-from .render import render_outcome, render_plan
+from .render import render_origins, render_outcome, render_plan, set_by, value_origins
 
 __all__ = ["FixOptions", "Io", "run_fix"]
 
@@ -100,12 +100,12 @@ def _confirm(io: Io, question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def _open_log(state: Path, verb: str, what: str) -> tuple[TextIO, Path]:
+def _open_log(state: Path, verb: str, what: str, redact: Optional[Redactor] = None) -> tuple[TextIO, Path]:
     """A new log in the state folder: its owner's only, secrets masked (pip's and git's output name index URLs)."""
     folder = usable_folder(state / "logs", what, create=True, root=state)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = folder / f"{verb}-{stamp}-{os.getpid()}.log"
-    return RedactedStream(new_file(path, f"{what}: the log")), path
+    return RedactedStream(new_file(path, f"{what}: the log"), redact), path
 
 
 def _no_credentials(url: str, flag_value: Optional[str]) -> str:
@@ -113,9 +113,9 @@ def _no_credentials(url: str, flag_value: Optional[str]) -> str:
     if has_credentials(url):
         where = "--cutlass-url" if flag_value else "the policy's cutlass.url"
         raise UsageError(
-            f"{where} {Redactor(paths=False)(url)!r}: carries credentials, which git would keep in the checkout's "
-            "configuration and its output would show; fetch over ssh:// with your key, or from a local mirror "
-            "(--cutlass-url DIR)"
+            f"{where} {Redactor(paths=False)(url)!r}: carries credentials (user info or a query), which git would "
+            "keep in the checkout's configuration and its output would show; fetch over ssh:// with your key, or "
+            "from a local mirror (--cutlass-url DIR)"
         )
     return url
 
@@ -136,12 +136,15 @@ def _consent(io: Io, options: FixOptions, plan: Plan) -> tuple[str, ...]:
 
 def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     io = io or Io()
-    # pip's output, git's and fix's own carry index URLs: whatever reaches the user or the log is masked.
-    io = replace(io, out=RedactedStream(io.out), err=RedactedStream(io.err))
     from ..policy import candidates
 
     python = resolve_python(options.python)
     named = candidates(options.policy, options.profile)
+    # pip's output, git's and fix's own carry index URLs, and a child may print a URL's parts apart from it (pip an
+    # index's path with its query): whatever reaches the user or the log is masked, those parts too.
+    urls = [u for p in named.policies for u in (p.torch_index_url, p.cutlass.url if p.cutlass else "")]
+    redact = Redactor(paths=False, also=url_secrets(options.index_url, options.cutlass_url, *urls))
+    io = replace(io, out=RedactedStream(io.out, redact), err=RedactedStream(io.err, redact))
     sources = sources_from_flags(options.find_links, options.index_url, options.no_index)
     flag_url = (checked_url(_no_credentials(options.cutlass_url, options.cutlass_url), "--cutlass-url")
                 if options.cutlass_url is not None else None)
@@ -232,13 +235,18 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
     if refused:
         raise UsageError(f"the plan cannot run, so nothing was changed: {'; '.join(refused)}")
     console = Console(io.err, quiet=False)
+    # Which file (and key) or flag set the profile and each URL: shown with every plan, before any change.
+    origins = value_origins(policy, sources, cutlass_url, flag_url is not None, offline is not None)
+    files = set_by(policy)
     if options.as_json:
         document: dict = {
-            "policy": {"id": policy.id, "source": policy.source, "reason": choice.reason, "verified": choice.verified},
+            "policy": {"id": policy.id, "source": policy.source, "reason": choice.reason, "verified": choice.verified,
+                       "values": [o.to_json() for o in origins], "set_by": files},
             "plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None,
         }
     else:
-        io.out.write(f"Policy: {policy.id} ({policy.source}): {choice.reason}\n" + render_plan(plan, "envcheck fix") + "\n")
+        io.out.write(f"Policy: {policy.id} ({policy.source}): {choice.reason}\n" + render_origins(origins, files) + "\n"
+                     + render_plan(plan, "envcheck fix") + "\n")
     problem = EXIT_FAILED if plan.failing else EXIT_OK
 
     if options.dry_run or not plan.runnable or (options.as_json and not options.yes):
@@ -253,7 +261,9 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
         io.err.write("Nothing was changed (run with --yes to apply without asking).\n")
         return EXIT_FAILED
 
-    log, log_path = _open_log(state, "fix", state_what)
+    if options.as_json:  # the document comes at the end: what the plan goes by is on stderr before the first change
+        io.err.write(render_origins(origins, files) + "\n")
+    log, log_path = _open_log(state, "fix", state_what, io.err.redact)  # run_fix's, with the URLs' secrets
     with log:
         console.say(f"The full pip and git output goes to {log_path}")
         console.say(snapshots.before_changes(
@@ -323,7 +333,7 @@ def _undo(
         io.err.write("Nothing was changed (run with --yes to apply without asking).\n")
         return EXIT_FAILED
     console = Console(io.err)
-    log, log_path = _open_log(state, "undo", state_what)
+    log, log_path = _open_log(state, "undo", state_what, io.err.redact)  # run_fix's, with the URLs' secrets
     with log:
         console.say(f"The full pip and git output goes to {log_path}")
         outcome = apply(plan, log, runner=io.runner, console=console)

@@ -32,7 +32,8 @@ from ..judge.cutedsl import conflicting
 from ..paths import default_cutlass_dir
 from ..policy import Policy
 from . import cutlass as cutlass_fetch
-from .pip import PipSources, install_argv, merge_requirements, parse_requirement, redact_argv, uninstall_argv
+from ..redact import redact_argv
+from .pip import PipSources, install_argv, merge_requirements, parse_requirement, uninstall_argv
 
 __all__ = ["PlanOptions", "PlannedStep", "Instruction", "Plan", "make_plan", "torch_range", "constraints_text",
            "toolkit_env_text"]

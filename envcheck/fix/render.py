@@ -1,15 +1,76 @@
-"""A plan and an outcome as text for people (the JSON forms are Plan.to_json and Outcome.to_json)."""
+"""A plan and an outcome as text for people (the JSON forms are Plan.to_json and Outcome.to_json), and where the
+values a plan uses came from (the profile's file, the file and key of each URL, a flag), in text and JSON alike."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from .. import shell
+from ..policy import Policy
+from ..redact import redact_argv, redact_url
 from .apply import Outcome
-from .pip import redact_argv
+from .pip import PipSources
 from .plan import Plan
 
-__all__ = ["render_plan", "render_outcome"]
+__all__ = ["Origin", "value_origins", "set_by", "render_origins", "render_plan", "render_outcome"]
+
+_BUILTIN = "built-in profile "
+
+
+@dataclass(frozen=True)
+class Origin:
+    """One value the plan goes by, and what set it: a file and its key, or a flag."""
+
+    what: str  # in the user's words: "profile", "torch's index", "CUTLASS URL"
+    value: str
+    source: str  # a file (`/repo/pyproject.toml [tool.envcheck]`, `built-in profile X`) or a flag (`--index-url`)
+    key: str = ""  # the key in that file; "" for a flag
+
+    def to_json(self) -> dict:
+        return {"what": self.what, "value": redact_url(self.value), "source": self.source, "key": self.key or None}
+
+    def text(self) -> str:
+        where = f"{self.source}, key {self.key}" if self.key else self.source
+        return f"{self.what}: {redact_url(self.value) or '(none)'} (set by {where})"
+
+
+def value_origins(policy: Policy, sources: PipSources, cutlass_url: str, cutlass_flag: bool = False,
+                  bundle: bool = False) -> tuple[Origin, ...]:
+    """The profile, where packages come from (torch's index) and the CUTLASS URL, each with the file and key, or
+    the flag, that set it. cutlass_flag: --cutlass-url gave the URL; bundle: --bundle gave packages and CUTLASS."""
+    origins = [Origin("profile", policy.id, policy.source)]
+    if sources.given:  # the user's sources replace every index a step would bring
+        flag = ("--bundle" if bundle else "--index-url" if sources.index_url else "--no-index" if sources.no_index
+                else "--find-links")
+        origins.append(Origin("packages from", sources.index_url or ", ".join(sources.find_links) or "(none)", flag))
+    elif policy.torch_index_url:
+        key = "torch.index-url"
+        origins.append(Origin("torch's index", policy.torch_index_url, policy.origin(key), key))
+    if policy.cutlass is not None and cutlass_url:
+        flag = "--bundle" if bundle else "--cutlass-url" if cutlass_flag else ""
+        key = "" if flag else "cutlass.url"
+        origins.append(Origin("CUTLASS URL", cutlass_url, flag or policy.origin(key), key))
+    return tuple(origins)
+
+
+def set_by(policy: Policy) -> dict[str, list[str]]:
+    """The keys each file other than a built-in profile set, in the order read: `{file: [key, ...]}`."""
+    keys = [key for key, source in policy.origins if not source.startswith(_BUILTIN)]
+    parents = {key[:i] for key in keys for i, ch in enumerate(key) if ch in ".["}
+    out: dict[str, list[str]] = {}
+    for key, source in policy.origins:
+        if not source.startswith(_BUILTIN) and key not in parents:
+            out.setdefault(source, []).append(key)
+    return out
+
+
+def render_origins(origins: Sequence[Origin], files: dict[str, list[str]]) -> str:
+    lines = ["Where its values come from:"] + [f"  {origin.text()}" for origin in origins]
+    for source, keys in files.items():
+        shown = ", ".join(keys[:12]) + (f" and {len(keys) - 12} more" if len(keys) > 12 else "")
+        lines.append(f"  set by {source}: {shown}")
+    return "\n".join(lines)
 
 
 def _quote(argv: Sequence[str]) -> str:

@@ -81,14 +81,14 @@ def _tool_table(policy: Policy, python: str, torch_cuda: str) -> dict:
         "compute-capabilities": supported,
         "compute-capability-floor": f"{policy.gpu_below.capability[0]}.{policy.gpu_below.capability[1]}",
         **({"cutlass": {
-            "url": policy.cutlass.url,
+            "url": public_url(policy.cutlass.url),
             "branch": policy.cutlass.branch,
             "commit": policy.cutlass.commit,
             "subdirectory": policy.cutlass.subdir,
             "distribution": canonical_name(policy.cutlass.distribution),
             "extras": list(policy.cutlass.extras),
         }} if policy.cutlass else {}),
-        "torch-index": policy.torch_index_url,
+        "torch-index": public_url(policy.torch_index_url),
         "python": python,
     }
 
@@ -97,7 +97,7 @@ def cutlass_vcs(policy: Policy) -> dict:
     """The lock's VCS source of the profile's CUTLASS checkout (cutlass_api has no wheel)."""
     return {
         "type": "git",
-        "url": policy.cutlass.url,
+        "url": public_url(policy.cutlass.url),
         "requested-revision": policy.cutlass.branch,
         "commit-id": policy.cutlass.commit,
         "subdirectory": policy.cutlass.subdir,

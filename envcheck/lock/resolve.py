@@ -237,10 +237,13 @@ def resolve(
             "--python", sys.executable, "--python-version", target.python_version, "--python-platform", target.platform,
             "--only-binary", ":all:", "-o", str(output),
         ]
+        env = _environment()
         if no_index:
             command.append("--no-index")
-        else:
-            command += ["--index-url", index_url] + (["--extra-index-url", torch_index] if torch_index else [])
+        else:  # in uv's environment, which only its user can read, not its argv, which `ps` shows every user: an
+            env["UV_INDEX_URL"] = index_url  # index URL may hold a password or a token
+            if torch_index:
+                env["UV_EXTRA_INDEX_URL"] = torch_index
         for folder in find_links:
             command += ["--find-links", str(Path(folder).resolve())]
         excluded = sorted({canonical_name(n) for n in (*without, *exclude)})
@@ -248,7 +251,7 @@ def resolve(
             (Path(scratch) / "excludes.txt").write_text("\n".join(excluded) + "\n", encoding="utf-8")
             command += ["--excludes", str(Path(scratch) / "excludes.txt")]
         command += ["--", str(asked)]
-        done = proc.run(command, timeout, env=_environment(), cwd=scratch)  # out of time: uv and its children killed
+        done = proc.run(command, timeout, env=env, cwd=scratch)  # out of time: uv and its children killed
         if done.timed_out:
             raise UsageError(f"resolving profile {policy.id} took longer than {timeout:.0f} s (is the index reachable?)")
         if done.returncode != 0:

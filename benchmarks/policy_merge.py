@@ -1,0 +1,83 @@
+"""Time of merging a profile's [[packages]] over the built-in one it extends, by the number of entries.
+
+    python benchmarks/policy_merge.py [--sizes 1000,4000,16000] [--repeat 5] [--source TREE]
+
+For each size N: the median time of `policy._merge_entries` merging N new [[packages]] entries (every fourth one
+replacing an earlier one, every tenth one removing one) over N base entries, and the time `load` takes to refuse a
+profile of N entries (or to read it, at or below policy.MAX_ENTRIES). `--source TREE` times another envcheck
+source tree the same way, such as the main branch before the merge was made linear:
+
+    python benchmarks/policy_merge.py --source /work/main --sizes 1000,2000,4000
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def entries(count: int, prefix: str) -> list[dict]:
+    return [{"name": f"{prefix}-{i}", "version": ">=1"} for i in range(count)]
+
+
+def overrides(count: int) -> list[dict]:
+    out = []
+    for i in range(count):
+        if i % 10 == 0:
+            out.append({"name": f"base-{i}", "remove": True})
+        elif i % 4 == 0:
+            out.append({"name": f"base-{i}", "version": ">=2"})
+        else:
+            out.append({"name": f"new-{i}", "version": ">=1"})
+    return out
+
+
+def median_seconds(run, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,4000,16000")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--source", type=Path, default=Path(__file__).resolve().parent.parent)
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.source.resolve()))
+    from envcheck import policy
+    from envcheck.errors import UsageError
+
+    merge = policy._merge_entries
+    extra = len(inspect.signature(merge).parameters) - 3  # the linear one also records which file set each entry
+    print(f"envcheck from {Path(policy.__file__).parent}; MAX_ENTRIES = {getattr(policy, 'MAX_ENTRIES', 'none')}")
+    print(f"{'entries':>8} {'merge (ms)':>12} {'per entry (us)':>15} {'load (ms)':>10}  load")
+    for size in (int(s) for s in args.sizes.split(",")):
+        base, override = entries(size, "base"), overrides(size)
+        extra_args = ("child", {}, "packages")[:extra]
+        merged = median_seconds(lambda: merge(base, override, ("name",), *extra_args), args.repeat)
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "site.toml"
+            path.write_text('extends = "torch-2.11-nvgemm"\n' + "".join(
+                f'[[packages]]\nname = "pkg-{i}"\nversion = ">=1"\n' for i in range(size)))
+            start = time.perf_counter()
+            try:
+                policy.load(path)
+                outcome = "read"
+            except UsageError as exc:
+                outcome = f"refused: {str(exc).split(': expected ')[-1]}"
+            loaded = time.perf_counter() - start
+        print(f"{size:>8} {merged * 1e3:>12.2f} {merged / size * 1e6:>15.2f} {loaded * 1e3:>10.1f}  {outcome}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
