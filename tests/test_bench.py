@@ -86,7 +86,7 @@ def test_without_a_gpu_bench_exits_1_with_one_line_within_2_seconds(tmp_path):
     (["--budget", "0"], "--budget 0"),
     (["--timeout", "-1"], "--timeout -1"),
     (["--format", "xml"], "--format 'xml'"),
-    (["-o", "bench.pdf"], "-o bench.pdf"),
+    (["--plot", "bench.pdf"], "--plot bench.pdf"),
     (["--python", "/nonexistent/python"], "--python /nonexistent/python"),
 ])
 def test_bad_input_is_exit_2_with_the_flag_named(argv, words, tmp_path):
