@@ -280,6 +280,9 @@ def _open(source: Optional[str], stdin: Optional[IO[bytes]]) -> tuple[str, IO[by
         if stream.isatty():  # a person at a terminal, who may not know that envcheck now waits for them
             print("envcheck explain: reading the log from standard input (end with Ctrl-D; or give a FILE)",
                   file=sys.stderr, flush=True)
+            # Unbuffered: a line at a time, and the first Ctrl-D ends it (a buffered read of a block returns at the
+            # first Ctrl-D, and the next read would wait for a second one).
+            return "-", getattr(stream, "raw", stream)
         return "-", stream
     try:
         mode = os.stat(source).st_mode

@@ -235,6 +235,18 @@ def test_compare_exits_2_on_a_file_that_is_not_a_bench_result(tmp_path, content,
     assert not plot.exists()
 
 
+def test_o_writes_the_report_and_plot_the_plot(tmp_path):
+    """-o is the output file, as on every command; the plot has its own flag."""
+    pytest.importorskip("matplotlib")
+    report, plot = tmp_path / "out" / "compare.json", tmp_path / "compare.svg"
+    done = envcheck("bench", "--compare", str(RECIPE), str(OPERATORS), "--json", "-o", str(report), "--plot", str(plot))
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert json.loads(report.read_text(encoding="utf-8"))["kind"] == "bench-compare"
+    assert plot.read_bytes().startswith(b"<?xml")
+    table = envcheck("bench", "--compare", str(RECIPE), str(OPERATORS), "-o", str(tmp_path / "compare.txt"))
+    assert table.returncode == 0 and (tmp_path / "compare.txt").read_text(encoding="utf-8").startswith("bench --compare")
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--compare", str(RECIPE)], "--compare: expected two or more bench results"),
     ([str(RECIPE), str(OPERATORS)], "saved results are read with --compare"),

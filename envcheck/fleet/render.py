@@ -138,8 +138,8 @@ def render_fleet(fleet: Fleet, fmt: str, width: int = WIDTH) -> str:
         lines += _wrap(f"{len(g.nodes):>4} node{'s' if len(g.nodes) != 1 else ' '}: {'FAIL ' if g.failed else ''}{g.outcome}", width)
         lines += _node_lines(g.nodes, width)
     lines += ["", "checks:"]
-    width = max((len(id_) for id_, _ in fleet.checks), default=10)
-    lines += [f"  {id_:<{width}}  " + ", ".join(f"{n} {s}" for s, n in counts) for id_, counts in fleet.checks]
+    id_width = max((len(id_) for id_, _ in fleet.checks), default=10)
+    lines += [f"  {id_:<{id_width}}  " + ", ".join(f"{n} {s}" for s, n in counts) for id_, counts in fleet.checks]
     if fleet.outliers:
         lines += ["", "outliers (differ from the majority):"]
         lines += [f"  {o.node}: {o.fact} {o.value or '(none)'} (majority: {o.majority or '(none)'})" for o in fleet.outliers]
