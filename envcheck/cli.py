@@ -14,10 +14,11 @@ from typing import Callable, List, Optional
 
 import typer
 
-from . import terminal
+from . import helpstyle, terminal
 from .errors import EXIT_BROKEN_PIPE, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, write_crash_log
 
 app = typer.Typer(
+    cls=helpstyle.Group,
     add_completion=False,
     no_args_is_help=True,
     help="Will TorchInductor's CuteDSL (NVGEMM) GEMM backend work here? Check, fix and prove it.",
@@ -26,8 +27,19 @@ app = typer.Typer(
 
 
 
+def _version(value: bool) -> None:
+    if value:
+        from .own import version_line
+
+        print(version_line())
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _group() -> None:
+def _group(
+    version: bool = typer.Option(False, "-V", "--version", is_eager=True, callback=_version, expose_value=False,
+                                 help="Show envcheck's version, where it is installed and the Python running it."),
+) -> None:
     """Will TorchInductor's CuteDSL (NVGEMM) GEMM backend work here? Check, fix and prove it."""
 
 
@@ -63,7 +75,7 @@ def doctor(
     profile: Optional[str] = ProfileOpt,
     strict: bool = StrictOpt,
     cutlass_dir: Optional[str] = CutlassDirOpt,
-    output_format: str = typer.Option("table", "--format", help="table, json, markdown, prom (node-exporter textfile) or npd (node-problem-detector plugin: one line, exit 0/1/2)."),
+    output_format: str = typer.Option("table", "--format", metavar="FORMAT", help="table, json, markdown, prom (node-exporter textfile) or npd (node-problem-detector plugin: one line, exit 0/1/2)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of standard output."),
     anonymize: bool = typer.Option(False, "--anonymize", help="Put a hash of the hostname in the report's host object."),
@@ -120,7 +132,7 @@ def smoke(
 
 @app.command()
 def explain(
-    log: Optional[str] = typer.Argument(None, metavar="[FILE|-]", help="The log or traceback to read (default: standard input)."),
+    log: Optional[str] = typer.Argument(None, metavar="FILE|-", help="The log or traceback to read (default: standard input)."),
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="Also show what doctor sees in this interpreter."),
     policy: Optional[Path] = PolicyOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the causes as JSON."),
@@ -136,19 +148,20 @@ def bench(
     python: Optional[str] = PythonOpt,
     policy: Optional[Path] = PolicyOpt,
     shapes: str = typer.Option("llm", "--shapes", metavar="SET", help="llm, square, a list MxNxK,... or a file of shapes."),
-    dtype: str = typer.Option("bf16", "--dtype", help="bf16 or fp16."),
+    dtype: str = typer.Option("bf16", "--dtype", metavar="DTYPE", help="bf16 or fp16."),
     budget: float = typer.Option(600.0, "--budget", metavar="SECONDS", help="Stop measuring new shapes after this long.",
                                  callback=seconds("--budget")),
     timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS", help="Kill the run after this long (default: the budget plus 180 s).",
                                             callback=seconds("--timeout")),
-    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    output_format: str = typer.Option("table", "--format", metavar="FORMAT", help="table, json or markdown."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-    plot: Optional[Path] = typer.Option(None, "-o", "--plot", metavar="FILE", help="Also draw the speed relative to cuBLAS and TF/s by shape (.png or .svg; needs matplotlib)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the report (table, JSON or markdown) to FILE (atomically) instead of standard output."),
+    plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the speed relative to cuBLAS and TF/s by shape (with --compare: each result against its own cuBLAS); .png or .svg, needs matplotlib."),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: cold compiles."),
     library: bool = typer.Option(False, "--library", help="Time the profile's kernel library directly (every candidate kernel) beside cuBLAS, without Inductor."),
     weights: Optional[Path] = typer.Option(None, "--weights", metavar="FILE", help="How often each shape runs (lines 'MxNxK COUNT', or a JSON/TOML map), for the total cost of Inductor's own pick."),
     compare: bool = typer.Option(False, "--compare", help="Compare saved results (RESULT.json...: `envcheck bench --json` outputs) instead of measuring."),
-    results: Optional[List[Path]] = typer.Argument(None, metavar="[RESULT.json...]", help="With --compare: two or more saved bench results, the first the reference."),
+    results: Optional[List[Path]] = typer.Argument(None, metavar="RESULT.json", help="With --compare: two or more saved bench results, the first the reference."),
 ) -> int:
     """Time each GEMM backend through Inductor on this GPU, and say whether to enable the CuteDSL one."""
     output_format = "json" if as_json else output_format
@@ -157,11 +170,11 @@ def bench(
             raise UsageError(f"{results[0]}: saved results are read with --compare (envcheck bench --compare A.json B.json)")
         from .bench.compare_command import compare_command
 
-        return compare_command(results or [], weights=weights, output_format=output_format, plot=plot)
+        return compare_command(results or [], weights=weights, output_format=output_format, output=output, plot=plot)
     from .bench import bench_command
 
     return bench_command(python, policy, shapes=shapes, dtype=dtype, budget=budget, timeout=timeout,
-                         output_format=output_format, plot=plot, fresh=fresh, library=library, weights=weights)
+                         output_format=output_format, output=output, plot=plot, fresh=fresh, library=library, weights=weights)
 
 
 @app.command()
@@ -178,7 +191,7 @@ def lock(
     index_url: str = typer.Option("https://pypi.org/simple", "--index-url", metavar="URL", help="The package index (torch also tries the profile's torch.index-url first)."),
     no_index: bool = typer.Option(False, "--no-index", help="Ask no index: files and hashes come from --find-links only."),
     from_lock: Optional[Path] = typer.Option(None, "--from", metavar="LOCK", help="Re-read this lock instead of locking the target (with --format requirements)."),
-    output_format: str = typer.Option("pylock", "--format", help="pylock (PEP 751) or requirements (hash-pinned, for any pip)."),
+    output_format: str = typer.Option("pylock", "--format", metavar="FORMAT", help="pylock (PEP 751) or requirements (hash-pinned, for any pip)."),
 ) -> int:
     """Write a PEP 751 pylock.toml of a profile's stack, resolved for a target platform (or --from-env: as installed)."""
     from .lock import Target, run_lock
@@ -290,20 +303,21 @@ def fix(
 def diff(
     a: Path = typer.Argument(..., metavar="A", help="The environment that works: a doctor --json report or a pylock.toml."),
     b: Path = typer.Argument(..., metavar="B", help="The environment to compare with it: a doctor --json report (or a lock)."),
-    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    output_format: str = typer.Option("table", "--format", metavar="FORMAT", help="table, json or markdown."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
+    all_packages: bool = typer.Option(False, "--all-packages", help="Also list changes of envcheck's own dependencies (typer, click, ...), left out by default."),
 ) -> int:
     """What changed from A to B, most important first; exit 1 when B regresses against A."""
     from .fleet import run_diff
 
-    return run_diff(a, b, output_format=output_format, as_json=as_json, output=output)
+    return run_diff(a, b, output_format=output_format, as_json=as_json, output=output, all_packages=all_packages)
 
 
 @app.command()
 def fleet(
-    reports: List[Path] = typer.Argument(..., metavar="REPORT...", help="doctor --json reports, or folders of them (one per node)."),
-    output_format: str = typer.Option("table", "--format", help="table, json or markdown."),
+    reports: List[Path] = typer.Argument(..., metavar="REPORT", help="doctor --json reports, or folders of them (one per node)."),
+    output_format: str = typer.Option("table", "--format", metavar="FORMAT", help="table, json or markdown."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
 ) -> int:
@@ -311,6 +325,11 @@ def fleet(
     from .fleet import run_fleet
 
     return run_fleet(reports, output_format=output_format, as_json=as_json, output=output)
+
+
+# Every command above shows its --help as git and pip do (envcheck/helpstyle.py), a command added later too.
+for _command in app.registered_commands:
+    _command.cls = helpstyle.Command
 
 
 def _click_error() -> type:
@@ -338,6 +357,20 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _run(args: List[str], out: terminal.TerminalStream, err: terminal.TerminalStream) -> int:
+    """The command's exit code. One asked for JSON that ends with an error, unanswered on standard output, answers
+    there with the error as JSON (envcheck/jsonfailure.py) besides saying it on standard error."""
+    from .jsonfailure import asked_for_json, failure_json
+
+    code, message, more = _ended(args, out, err)
+    if message is not None and asked_for_json(args) and not out.written:
+        command = next((word for word in args if not word.startswith("-")), None)
+        out.write(failure_json(command, code, message, **more))
+    return code
+
+
+def _ended(args: List[str], out: terminal.TerminalStream, err: terminal.TerminalStream) -> tuple[int, Optional[str], dict]:
+    """How the command ended: its exit code, and for an error the message shown on standard error (else None) with
+    what more a JSON answer carries (a crash's log)."""
     try:
         command = typer.main.get_command(app)
         out.cleaning = err.cleaning = False  # typer's own help and usage, in its own colours: no data is read yet
@@ -348,23 +381,25 @@ def _run(args: List[str], out: terminal.TerminalStream, err: terminal.TerminalSt
         with context:
             result = command.invoke(context)
     except typer.Exit as done:
-        return done.exit_code
+        return done.exit_code, None, {}
     except (typer.Abort, KeyboardInterrupt):
         print("envcheck: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED, "interrupted", {}
     except UsageError as exc:
-        print(_redacted(f"envcheck: error: {exc}"), file=sys.stderr)
-        return EXIT_USAGE
+        message = _redacted(str(exc))
+        print(f"envcheck: error: {message}", file=sys.stderr)
+        return EXIT_USAGE, message, {}
     except terminal.OutputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a crash inside envcheck: exit 3 with a log
         if isinstance(exc, _click_error()):
             exc.show()  # type: ignore[attr-defined]
-            return EXIT_USAGE
+            return EXIT_USAGE, _redacted(exc.format_message()), {}  # type: ignore[attr-defined]
         log = write_crash_log(exc)
-        print(_redacted(f"envcheck: internal error: {type(exc).__name__}: {exc}\nThe full traceback is in {log}"), file=sys.stderr)
-        return EXIT_CRASH
-    return result if isinstance(result, int) else 0
+        message = _redacted(f"internal error: {type(exc).__name__}: {exc}")
+        print(f"envcheck: {message}\nThe full traceback is in {log}", file=sys.stderr)
+        return EXIT_CRASH, message, {"log": str(log)}
+    return (result if isinstance(result, int) else 0), None, {}
 
 
 def _unwritable(exc: terminal.OutputError, out: terminal.TerminalStream, err: terminal.TerminalStream) -> int:

@@ -113,7 +113,9 @@ def libraries_finding(smoke, report: Report):
         folders = interpreter.site_dirs + ((interpreter.prefix,) if interpreter.in_venv else ())
         roots = tuple(dict.fromkeys(folders + tuple(os.path.realpath(f) for f in folders)))
         torch_cuda = interpreter.torch.cuda if interpreter.torch else None
-    return judge_process(smoke.process, torch_cuda, roots)
+    # The child ran where it left a record or its time is known; a smoke skipped before it (no GPU) has neither.
+    ran = smoke.process is not None or smoke.elapsed_s is not None
+    return judge_process(smoke.process, torch_cuda, roots, ran=ran)
 
 
 NODE_FORMATS = ("prom", "npd")

@@ -277,6 +277,12 @@ def _open(source: Optional[str], stdin: Optional[IO[bytes]]) -> tuple[str, IO[by
             return "-", stream
         if stat.S_ISCHR(mode) and not stream.isatty() or stat.S_ISDIR(mode) or stat.S_ISBLK(mode):
             raise UsageError(f"standard input: {kind_of(mode)}, not a log: {expected}")
+        if stream.isatty():  # a person at a terminal, who may not know that envcheck now waits for them
+            print("envcheck explain: reading the log from standard input (end with Ctrl-D; or give a FILE)",
+                  file=sys.stderr, flush=True)
+            # Unbuffered: a line at a time, and the first Ctrl-D ends it (a buffered read of a block returns at the
+            # first Ctrl-D, and the next read would wait for a second one).
+            return "-", getattr(stream, "raw", stream)
         return "-", stream
     try:
         mode = os.stat(source).st_mode

@@ -90,6 +90,7 @@ class TerminalStream:
 
     def __init__(self, stream: Optional[TextIO], name: str, discard: bool = False):
         self.stream, self.name, self.discard, self.cleaning = stream, name, discard, True
+        self.written = False  # anything written yet (cli.main: a command asked for JSON that wrote none gets some)
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):
@@ -98,6 +99,7 @@ class TerminalStream:
             if self.discard:
                 return len(text)
             raise OutputError(self.name, OSError(errno.EBADF, "It is closed"))
+        self.written = self.written or bool(text)
         try:
             self.stream.write(clean(text, keep_own=True) if self.cleaning else text)
         except OSError as exc:

@@ -79,6 +79,17 @@ def test_without_a_gpu_bench_exits_1_with_one_line_within_2_seconds(tmp_path):
     assert not (tmp_path / "bench").exists()  # nothing was started
 
 
+def test_without_a_gpu_json_goes_where_o_says(tmp_path):
+    report = tmp_path / "bench.json"
+    done = subprocess.run([PY, "-m", "envcheck", "bench", "--json", "-o", str(report)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=30, env={**os.environ, "ENVCHECK_CACHE_DIR": str(tmp_path)})
+    if done.returncode == 0:
+        pytest.skip("this machine has a GPU")
+    assert done.returncode == 1 and done.stdout == ""
+    document = json.loads(report.read_text(encoding="utf-8"))
+    assert document["status"] == "skip" and document["exit_code"] == 1 and "no GPU" in document["message"]
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--shapes", "16x4096"], "--shapes '16x4096'"),
     (["--shapes", "0x1x1"], "every dimension must be between 1"),
@@ -86,7 +97,7 @@ def test_without_a_gpu_bench_exits_1_with_one_line_within_2_seconds(tmp_path):
     (["--budget", "0"], "--budget 0"),
     (["--timeout", "-1"], "--timeout -1"),
     (["--format", "xml"], "--format 'xml'"),
-    (["-o", "bench.pdf"], "-o bench.pdf"),
+    (["--plot", "bench.pdf"], "--plot bench.pdf"),
     (["--python", "/nonexistent/python"], "--python /nonexistent/python"),
 ])
 def test_bad_input_is_exit_2_with_the_flag_named(argv, words, tmp_path):

@@ -44,7 +44,7 @@ def speedup(found, backend, scope):
 
 def test_compare_of_the_two_warm_runs_shows_every_shape_and_prefers_the_operators_stack(tmp_path):
     plot = tmp_path / "compare.png"
-    done = envcheck("bench", "--compare", str(RECIPE), str(OPERATORS), "-o", str(plot))
+    done = envcheck("bench", "--compare", str(RECIPE), str(OPERATORS), "--plot", str(plot))
     assert done.returncode == 0, done.stderr
     table = done.stdout
     lines = table.splitlines()
@@ -229,19 +229,31 @@ def test_compare_exits_2_on_a_file_that_is_not_a_bench_result(tmp_path, content,
     other = tmp_path / "other.json"
     other.write_text(content, encoding="utf-8")
     plot = tmp_path / "never.png"
-    done = envcheck("bench", "--compare", str(RECIPE), str(other), "-o", str(plot))
+    done = envcheck("bench", "--compare", str(RECIPE), str(other), "--plot", str(plot))
     assert done.returncode == 2 and done.stdout == ""
     assert f"envcheck: error: {other}: {words}" in done.stderr and "Traceback" not in done.stderr
     assert not plot.exists()
+
+
+def test_o_writes_the_report_and_plot_the_plot(tmp_path):
+    """-o is the output file, as on every command; the plot has its own flag."""
+    pytest.importorskip("matplotlib")
+    report, plot = tmp_path / "out" / "compare.json", tmp_path / "compare.svg"
+    done = envcheck("bench", "--compare", str(RECIPE), str(OPERATORS), "--json", "-o", str(report), "--plot", str(plot))
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert json.loads(report.read_text(encoding="utf-8"))["kind"] == "bench-compare"
+    assert plot.read_bytes().startswith(b"<?xml")
+    table = envcheck("bench", "--compare", str(RECIPE), str(OPERATORS), "-o", str(tmp_path / "compare.txt"))
+    assert table.returncode == 0 and (tmp_path / "compare.txt").read_text(encoding="utf-8").startswith("bench --compare")
 
 
 @pytest.mark.parametrize("argv, words", [
     (["--compare", str(RECIPE)], "--compare: expected two or more bench results"),
     ([str(RECIPE), str(OPERATORS)], "saved results are read with --compare"),
     (["--compare", str(RECIPE), "missing.json"], "missing.json: cannot read it"),
-    (["--compare", str(RECIPE), str(OPERATORS), "-o", "plot.pdf"], "-o plot.pdf: expected a file name ending in .png or .svg"),
+    (["--compare", str(RECIPE), str(OPERATORS), "--plot", "plot.pdf"], "--plot plot.pdf: expected a file name ending in .png or .svg"),
     (["--compare", str(RECIPE), str(OPERATORS), "--format", "csv"], "--format 'csv': expected one of table, json, markdown"),
-    (["--compare", str(RECIPE), str(OPERATORS), "-o", "/nonexistent/folder/p.png"], "-o /nonexistent/folder/p.png: cannot write it"),
+    (["--compare", str(RECIPE), str(OPERATORS), "--plot", "/nonexistent/folder/p.png"], "--plot /nonexistent/folder/p.png: cannot write it"),
 ])
 def test_compare_usage(tmp_path, argv, words):
     done = envcheck("bench", *argv, cwd=tmp_path) if "missing.json" in argv else envcheck("bench", *argv)
@@ -277,6 +289,6 @@ def test_the_compare_plot_draws_each_stack_against_its_own_cublas(tmp_path, suff
 def test_the_plot_needs_matplotlib_and_names_the_distribution(tmp_path):
     code = ("import sys; sys.modules['matplotlib'] = None\n"  # as if it were not installed
             f"from envcheck.cli import main\nsys.exit(main(['bench', '--compare', {str(RECIPE)!r}, {str(OPERATORS)!r}, "
-            f"'-o', {str(tmp_path / 'p.png')!r}]))\n")
+            f"'--plot', {str(tmp_path / 'p.png')!r}]))\n")
     done = subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "pip install 'nvgemm-envcheck[plot]'" in done.stderr and done.stdout == ""

@@ -380,3 +380,31 @@ def test_a_device_as_standard_input_is_refused(stdin):
     with open(stdin, "rb") as device:
         done = envcheck("explain", stdin=device)
     assert done.returncode == 2 and "standard input: a character device, not a log" in done.stderr
+
+
+def test_at_a_terminal_explain_says_it_reads_standard_input(tmp_path):
+    """With no FILE and a terminal as standard input, envcheck says what it waits for (on standard error, before it
+    reads), and reads the log typed there to Ctrl-D."""
+    import pty
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "envcheck", "explain"], stdin=follower, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    os.close(follower)
+    try:
+        import select
+
+        assert select.select([process.stderr], [], [], 30)[0], "nothing said on standard error: it waits silently"
+        said = process.stderr.readline()  # written before anything is read: the process waits on the terminal now
+        assert said == "envcheck explain: reading the log from standard input (end with Ctrl-D; or give a FILE)\n"
+        os.write(leader, b"ModuleNotFoundError: No module named 'torch'\n\x04")  # a line, then Ctrl-D (end of input)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        os.close(leader)
+    assert process.returncode == 1 and "torch-missing" in out, err
+
+
+def test_from_a_pipe_explain_reads_without_a_word(tmp_path):
+    done = envcheck("explain", input="ModuleNotFoundError: No module named 'torch'\n")
+    assert done.returncode == 1 and "reading the log" not in done.stderr

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from wheelfactory import build_wheel, install, make_venv
+from wheelfactory import install, make_venv, operators_wheels
 
 from envcheck.fix import FixOptions, run_fix
 from envcheck.fix.command import Io
@@ -28,46 +28,9 @@ OLD_RECIPE = ("torch==2.14.1+cu130", "cuda-bindings==13.3.1", "cuda-python==13.3
               "apache-tvm-ffi==0.1.7", "torch-c-dlpack-ext==0.1.5", "cutlass-api==0.1.0a1")
 
 
-def _torch(version: str, cuda: str) -> dict[str, str]:
-    return {"torch/__init__.py": "", "torch/version.py": f"__version__ = '{version}'\ncuda = {cuda!r}\ngit_version = 'x'\n"}
-
-
 @pytest.fixture(scope="module")
 def wheels(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("operators-wheels")
-    build_wheel(folder, "torch", "2.14.1+cu130", _torch("2.14.1+cu130", "13.0"), requires=["cuda-bindings>=13.0.3,<14"])
-    build_wheel(folder, "torch", "2.16.0+cu130", _torch("2.16.0+cu130", "13.0"), requires=["cuda-bindings>=13.0.3,<14"])
-    build_wheel(folder, "cuda-bindings", "13.3.1", {"cuda/bindings/__init__.py": ""})
-    build_wheel(folder, "cuda-python", "13.3.1", {"cuda_python_meta/__init__.py": ""}, requires=["cuda-bindings~=13.3.1"])
-    # the torch 2.11 recipe
-    build_wheel(folder, "nvidia-cutlass-dsl", "4.3.5", {
-        "nvidia_cutlass_dsl.pth": "nvidia_cutlass_dsl/python_packages\n",
-        "nvidia_cutlass_dsl/__init__.py": "",
-        "nvidia_cutlass_dsl/python_packages/cutlass/__init__.py": "__version__ = '4.3.5'\n",
-    }, requires=["cuda-python>=12.8"])
-    build_wheel(folder, "apache-tvm-ffi", "0.1.7", {"tvm_ffi/__init__.py": ""})
-    build_wheel(folder, "torch-c-dlpack-ext", "0.1.5", {"torch_c_dlpack_ext/__init__.py": ""})
-    build_wheel(folder, "cutlass-api", "0.1.0a1", {"cutlass_api/__init__.py": "__version__ = '0.1.0a1'\n"},
-                requires=["nvidia-cutlass-dsl", "apache-tvm-ffi==0.1.7"])
-    # the operators stack
-    build_wheel(folder, "nvidia-cutlass-dsl", "4.8.1", {"nvidia_cutlass_dsl_packages.pth": "nvidia_cutlass_dsl/dsl_packages\n"},
-                requires=["nvidia-cutlass-dsl-libs-base==4.8.1", "nvidia-cutlass-dsl-libs-cu12==4.8.1",
-                          'nvidia-cutlass-dsl-libs-cu13==4.8.1; extra == "cu13"'], extras=["cu13"])
-    build_wheel(folder, "nvidia-cutlass-dsl-libs-base", "4.8.1", {"nvidia_cutlass_dsl/_mlir_libs/__init__.py": ""},
-                requires=["nvidia-cutlass-dsl-libs-core==4.8.1", "cuda-python>=12.8"])
-    build_wheel(folder, "nvidia-cutlass-dsl-libs-core", "4.8.1",
-                {"nvidia_cutlass_dsl/dsl_packages/cutlass/__init__.py": "__version__ = '4.8.1'\n"})
-    build_wheel(folder, "nvidia-cutlass-dsl-libs-cu12", "4.8.1", {"nvidia_cutlass_dsl/cu12/lib/README": "cu12\n"})
-    build_wheel(folder, "nvidia-cutlass-dsl-libs-cu13", "4.8.1", {"nvidia_cutlass_dsl/cu13/lib/README": "cu13\n"})
-    build_wheel(folder, "apache-tvm-ffi", "0.1.15.post2", {"tvm_ffi/__init__.py": ""})
-    build_wheel(folder, "networkx", "3.4.2", {"networkx/__init__.py": ""})
-    build_wheel(folder, "nvidia-matmul-heuristics", "0.1.0.27", {"nvMatmulHeuristics/__init__.py": ""})
-    build_wheel(folder, "nvidia-cutlass-operators", "0.3.0",
-                {"nvidia_cutlass_dsl/dsl_packages/cutlass/operators/__init__.py": "__version__ = '0.3.0'\n"},
-                requires=["nvidia-cutlass-dsl>=4.8.0", "apache-tvm-ffi>=0.1.11", "networkx>=3",
-                          'torch-c-dlpack-ext; extra == "torch"', 'nvidia-matmul-heuristics>=0.1.0.27; extra == "heuristics"'],
-                extras=["torch", "heuristics"])
-    return folder
+    return operators_wheels(tmp_path_factory.mktemp("operators-wheels"))
 
 
 def freeze(python: Path) -> list[str]:

@@ -3,7 +3,9 @@ checkout), varied one package at a time; plus the node formats (prom, npd) read 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -14,7 +16,9 @@ from wheelfactory import pip
 
 from envcheck.cli import main
 from envcheck.errors import UsageError
-from envcheck.fleet import diff, merge, read_node, read_nodes
+from envcheck.fleet import Fleet, Group, diff, merge, read_node, read_nodes
+from envcheck.fleet.render import render_diff, render_fleet
+from envcheck.own import own_dependencies
 
 # A test that builds its own real venv with an editable cutlass_api (about 30 s on a 2-core machine) is slow.
 slow = pytest.mark.slow
@@ -114,7 +118,7 @@ def test_diff_names_the_regressions_first(reports, capsys):
     assert main(["diff", str(reports / "node1.json"), str(reports / "node2.json")]) == 0
     assert "no differences" in capsys.readouterr().out
     assert main(["diff", "--format", "markdown", str(reports / "node1.json"), str(reports / "node4.json")]) == 1
-    assert "| ❌ regression | `nvgemm.deps` | pass | fail |" in capsys.readouterr().out
+    assert re.search(r"\| ❌ regression \| `nvgemm.deps` \| pass \(.+\) \| fail \(.*0\.1\.6.*\) \|", capsys.readouterr().out)
 
 
 @slow
@@ -127,6 +131,110 @@ def test_diff_a_report_against_a_lock_names_the_drift(reports, node_venv, wheelh
     data = json.loads(capsys.readouterr().out)
     regressions = {(c["kind"], c["subject"]) for c in data["changes"] if c["regression"]}
     assert ("dsl", "nvidia-cutlass-dsl") in regressions
+
+
+# --------------------------------------------------------------------------------------------------------------
+# diff as people read it: both values of a changed check; envcheck's own dependencies left out (a real H200 report,
+# changed one value at a time)
+
+H200 = DATA / "h200-doctor14.json"
+
+
+def changed(tmp_path: Path, name: str, change) -> Path:
+    data = json.loads(H200.read_text(encoding="utf-8"))
+    change(data)
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def older_python(data: dict) -> None:
+    check = next(c for c in data["checks"] if c["id"] == "python.version")
+    check.update(status="fail", found="Python 3.10.14")
+    data["exit_code"] = 1
+
+
+def with_packages(**versions: str):
+    def change(data: dict) -> None:
+        data["facts"]["interpreter"]["distributions"] += [{"name": n, "version": v} for n, v in versions.items()]
+    return change
+
+
+def test_diff_shows_what_a_changed_check_found_on_each_side(tmp_path, capsys):
+    b = changed(tmp_path, "b", older_python)
+    result = diff(read_node(H200), read_node(b))
+    check = next(c for c in result.changes if c.subject == "python.version")
+    assert (check.found_before, check.found_after, check.regression) == ("Python 3.12.3", "Python 3.10.14", True)
+    assert main(["diff", str(H200), str(b)]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"REGRESSION\s+python\.version\s+pass \(Python 3\.12\.3\) -> fail \(Python 3\.10\.14\)", out), out
+    assert main(["diff", "--format", "markdown", str(H200), str(b)]) == 1
+    assert "| `python.version` | pass (Python 3.12.3) | fail (Python 3.10.14) |" in capsys.readouterr().out
+    assert main(["diff", "--json", str(H200), str(b)]) == 1
+    found = next(c for c in json.loads(capsys.readouterr().out)["changes"] if c["subject"] == "python.version")
+    assert (found["before"], found["after"], found["found_before"], found["found_after"]) == (
+        "pass", "fail", "Python 3.12.3", "Python 3.10.14")
+
+
+def test_envcheck_s_own_dependencies_are_read_from_its_installed_metadata():
+    own = own_dependencies()
+    assert {"nvgemm-envcheck", "typer", "packaging", "gitpython", "gitdb", "nvidia-ml-py"} <= own  # gitdb: gitpython's
+    assert not own & {"torch", "nvidia-cutlass-dsl", "pytest", "matplotlib"}  # the stack, and extras, are not its own
+
+
+def test_diff_leaves_out_envcheck_s_own_dependencies_unless_asked(tmp_path, capsys):
+    a = changed(tmp_path, "a", with_packages(typer="0.29.2", click="8.3.0", numpy="2.3.0"))
+    b = changed(tmp_path, "b", with_packages(typer="0.30.0", click="8.3.0", numpy="2.4.0"))
+    assert main(["diff", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"package\s+numpy\s+2\.3\.0 -> 2\.4\.0", out) and " typer " not in out
+    assert "1 change of envcheck's own dependencies left out (typer; --all-packages lists them)." in out
+    assert main(["diff", "--all-packages", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"package\s+typer\s+0\.29\.2 -> 0\.30\.0", out) and "left out" not in out
+    assert main(["diff", "--json", str(a), str(b)]) == 0
+    assert json.loads(capsys.readouterr().out)["left_out"] == ["typer"]
+
+
+def test_a_regression_is_never_left_out():
+    lock_like = dataclasses.replace(read_node(H200), kind="lock", packages=(("typer", "0.29.2"),))
+    result = diff(lock_like, read_node(H200), leave_out={"typer"})
+    assert [(c.subject, c.regression) for c in result.changes if c.kind == "package"] == [("typer", True)]
+    assert result.left_out == ()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# fleet's table keeps to the terminal
+
+
+def a_fleet(names: tuple[str, ...], smoke: tuple[tuple[str, int], ...] = (("none", 2), ("pass", 3))) -> Fleet:
+    group = Group("nvgemm.deps fail (apache-tvm-ffi 0.1.6 is not ==0.1.7 (required)); cutedsl.version fail (4.4.0)",
+                  True, names)
+    return Fleet((), (group,), (), (), smoke, ())
+
+
+@pytest.mark.parametrize("width", [60, 100, 160])
+def test_fleet_wraps_its_groups_to_the_terminal_and_counts_what_does_not_fit(width):
+    names = tuple(f"gpu-node-{i:04d}.cluster.example.com" for i in range(500))
+    text = render_fleet(a_fleet(names), "table", width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    listed = [line for line in text.splitlines() if "gpu-node-" in line]
+    assert 1 <= len(listed) <= 3
+    shown = sum(line.count("gpu-node-") for line in listed)
+    assert listed[-1].endswith(f"and {500 - shown} more")
+    assert text.count("gpu-node-0000.cluster") == 1 and "gpu-node-0499" not in text
+
+
+def test_a_short_group_is_listed_whole():
+    text = render_fleet(a_fleet(("n1", "n2", "n3")), "table", 100)
+    assert "        n1, n2, n3\n" in text and "more" not in text
+
+
+def test_fleet_says_what_a_smoke_of_none_means():
+    text = render_fleet(a_fleet(("n1",)), "table", 100)
+    assert "smoke: 2 not run (doctor without --smoke), 3 pass" in text and "2 none" not in text
+    assert "Smoke: 2 not run (doctor without --smoke), 3 pass" in render_fleet(a_fleet(("n1",)), "markdown")
+    assert json.loads(render_fleet(a_fleet(("n1",)), "json"))["smoke"] == {"none": 2, "pass": 3}  # the key stays
 
 
 @pytest.mark.parametrize(

@@ -135,6 +135,25 @@ def test_judge_process():
     assert warned.status is Status.WARN and warned.remedy is not None
 
 
+def test_a_smoke_that_did_not_run_is_said_so_not_guessed_at():
+    skipped = judge_process(None, "13.0", ROOTS, ran=False)
+    assert skipped.status is Status.SKIP and skipped.found.startswith("the smoke did not run")
+    ended = judge_process(None, "13.0", ROOTS, ran=True)  # a child that ran and left no record
+    assert ended.status is Status.SKIP and "ended before its report" in ended.found
+
+
+def test_doctor_smoke_without_a_gpu_says_the_smoke_did_not_run():
+    import json
+
+    done = subprocess.run([sys.executable, "-m", "envcheck", "doctor", "--smoke", "--json"], capture_output=True,
+                          text=True, timeout=120)
+    report = json.loads(done.stdout)
+    if report["smoke"]["status"] != "skip" or report["smoke"]["timings"]["elapsed_s"] is not None:
+        pytest.skip("the smoke ran here (a GPU)")
+    found = next(c["found"] for c in report["checks"] if c["id"] == "smoke.libraries")
+    assert found == "the smoke did not run, so nothing it loaded can be judged"
+
+
 @pytest.mark.parametrize("result", [
     None, {}, {"process": None}, {"process": "x"}, {"process": []},
 ])

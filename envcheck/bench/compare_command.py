@@ -1,5 +1,6 @@
 """`envcheck bench --compare A.json B.json [...]`: saved bench results side by side (compare.py), as a table,
-markdown or JSON, with the plot (-o FILE.png|.svg). No GPU, no target interpreter: only the files."""
+markdown or JSON (-o FILE: to a file), with the plot (--plot FILE.png|.svg). No GPU, no target interpreter: only
+the files."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..errors import UsageError
+from ..userfile import emit
 
 __all__ = ["compare_command"]
 
 
 def compare_command(files: Sequence[Path], *, weights: Optional[Path] = None, output_format: str = "table",
-                    plot: Optional[Path] = None, out=None, err=None) -> int:
+                    output: Optional[Path] = None, plot: Optional[Path] = None, out=None, err=None) -> int:
     """0 when the results were read and compared; every unusable input is a UsageError (exit 2) naming it."""
     from ..redact import Redactor
     from . import render
@@ -38,6 +40,5 @@ def compare_command(files: Sequence[Path], *, weights: Optional[Path] = None, ou
 
         plot_comparison(comparison, plot)
         print(f"envcheck: plot written to {plot}", file=err, flush=True)
-    out.write(Redactor()(render_comparison(comparison, output_format)))
-    out.flush()
+    emit(Redactor()(render_comparison(comparison, output_format)), output, out)
     return 0

@@ -137,7 +137,7 @@ def _draw(path: Path, title: str, subtitle: str, shapes: Sequence[Shape], ratios
     try:
         figure.savefig(str(path), dpi=150)
     except OSError as exc:
-        raise UsageError(f"-o {path}: cannot write it: {exc.strerror or exc}") from None
+        raise UsageError(f"--plot {path}: cannot write it: {exc.strerror or exc}") from None
     finally:
         plt.close(figure)
 

@@ -118,9 +118,9 @@ def render(result: "BenchResult", data: dict, output_format: str) -> str:
 
 
 def check_plot(path: Path) -> None:
-    """-o FILE: a .png or .svg, and matplotlib to draw it."""
+    """--plot FILE: a .png or .svg, and matplotlib to draw it."""
     if path.suffix.lower() not in (".png", ".svg"):
-        raise UsageError(f"-o {path}: expected a file name ending in .png or .svg")
+        raise UsageError(f"--plot {path}: expected a file name ending in .png or .svg")
     require_matplotlib()
 
 
@@ -128,7 +128,7 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401 - only whether it imports
     except ImportError:
-        raise UsageError("-o: a plot needs matplotlib, which is not installed; "
+        raise UsageError("--plot: a plot needs matplotlib, which is not installed; "
                          "install envcheck's extra with: pip install 'nvgemm-envcheck[plot]'") from None
 
 

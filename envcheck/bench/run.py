@@ -22,6 +22,7 @@ from .. import child_process, paths, shell
 from ..atomic import replace_text
 from ..errors import UsageError
 from ..model import Status, Toolkit
+from ..userfile import emit
 from . import analysis
 from .autotune import AutotuneReport, autotune_report, mix_backends
 from .child import METHOD, PHASE_PREFIX, RESULT_PREFIX, ROW_PREFIX
@@ -319,6 +320,7 @@ def bench_command(
     budget: float = 600.0,
     timeout: Optional[float] = None,
     output_format: str = "table",
+    output: Optional[Path] = None,
     plot: Optional[Path] = None,
     fresh: bool = False,
     library: bool = False,
@@ -327,7 +329,8 @@ def bench_command(
     out=None,
     err=None,
 ) -> int:
-    """`envcheck bench`: 0 when it measured and decided, 1 when it proved nothing (no GPU, nothing ran)."""
+    """`envcheck bench`: 0 when it measured and decided, 1 when it proved nothing (no GPU, nothing ran). The report
+    goes to `output` (-o FILE, written whole) or standard output; the plot to `plot` (--plot FILE)."""
     from . import render
     from .shapes import parse_shapes
     from .weights import read_weights
@@ -346,7 +349,12 @@ def bench_command(
     target = resolve_python(python)
     reason = no_gpu_reason()
     if reason is not None:
-        print(f"envcheck bench: no GPU to measure on: {reason}", file=err)
+        message = f"no GPU to measure on: {reason}"
+        print(f"envcheck bench: {message}", file=err)
+        if output_format == "json":  # JSON on standard output whatever happens (envcheck/jsonfailure.py)
+            from ..jsonfailure import failure_json
+
+            emit(failure_json("bench", 1, message, status="skip", target=target), output, out)
         return 1
 
     from .. import policy as policy_module
@@ -370,7 +378,7 @@ def bench_command(
         save_last(Path(cache_dir) if cache_dir is not None else paths.cache_dir(), data)
     from ..redact import Redactor
 
-    out.write(Redactor()(render.render(result, data, output_format)))
+    emit(Redactor()(render.render(result, data, output_format)), output, out)
     if plot is not None and result.measurements:
         render.plot(result, plot)
         say(f"plot written to {plot}")

@@ -313,7 +313,9 @@ def _undo(
 ) -> int:
     taken = snapshots.load(state, interpreter.prefix)
     if taken is None:
-        io.out.write(f"Nothing to undo: envcheck fix has not changed {interpreter.executable} (no snapshot in {state}).\n")
+        nothing = f"Nothing to undo: envcheck fix has not changed {interpreter.executable} (no snapshot in {state})."
+        io.out.write(json.dumps({"plan": None, "snapshot": None, "outcome": None, "message": nothing}, indent=2) + "\n"
+                     if options.as_json else nothing + "\n")
         return EXIT_OK
     current_checkout = read_state(taken.checkout.path, taken.cutlass_branch) if taken.checkout else None
     plan = snapshots.undo_plan(

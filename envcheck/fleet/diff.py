@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import AbstractSet
 
 from .node import Node
 
@@ -23,6 +24,8 @@ class Change:
     before: str  # "" = absent
     after: str
     regression: bool
+    found_before: str = ""  # a check's: what it found in A and in B ("Python 3.12.3 (...)"), "" where unknown
+    found_after: str = ""
 
     @property
     def rank(self) -> tuple[int, int]:
@@ -34,6 +37,7 @@ class Diff:
     a: Node
     b: Node
     changes: tuple[Change, ...]
+    left_out: tuple[str, ...] = ()  # packages whose changes are not listed (envcheck's own dependencies)
 
     @property
     def regressions(self) -> tuple[Change, ...]:
@@ -66,30 +70,36 @@ def _fact_changes(a: Node, b: Node) -> list[Change]:
     return changes
 
 
-def diff(a: Node, b: Node) -> Diff:
+def diff(a: Node, b: Node, leave_out: AbstractSet[str] = frozenset()) -> Diff:
     """Every difference from a to b. A regression: b fails where a did not, a check or the smoke run that now fails,
-    or (a is a lock) a locked package b lacks or has at another version."""
+    or (a is a lock) a locked package b lacks or has at another version. leave_out: canonical names of packages whose
+    changes are not listed unless they regress (envcheck's own dependencies say nothing of the stack)."""
     changes: list[Change] = []
     if a.exit_code is not None and b.exit_code is not None and a.exit_code != b.exit_code:
         changes.append(Change("outcome", "doctor exit code", str(a.exit_code), str(b.exit_code), regression=b.exit_code > a.exit_code and b.exit_code != 0))
     if a.checks and b.checks:
-        before = {id_: status for id_, status, _ in a.checks}
-        for id_, status, _ in b.checks:
-            old = before.get(id_, "")
+        before = {id_: (status, found) for id_, status, found in a.checks}
+        for id_, status, found in b.checks:
+            old, old_found = before.get(id_, ("", ""))
             if old != status:
-                changes.append(Change("check", id_, old, status, regression=_worse(old, status)))
+                changes.append(Change("check", id_, old, status, regression=_worse(old, status), found_before=old_found,
+                                      found_after=found))
     if a.smoke and b.smoke and a.smoke != b.smoke:
         changes.append(Change("smoke", "smoke", a.smoke, b.smoke, regression=_worse(a.smoke, b.smoke)))
     changes.extend(_fact_changes(a, b))
     old_packages, new_packages = dict(a.packages), dict(b.packages)
     facts = {"torch", "nvidia-cutlass-dsl"}
+    left_out = []
     for name in sorted(set(old_packages) | set(new_packages)):
         before, after = old_packages.get(name, ""), new_packages.get(name, "")
         if before == after or name in facts:
             continue
         if a.kind == "lock" and not before:
             continue  # installed beside the lock: not drift (verify says the same)
+        if name in leave_out and a.kind != "lock":  # drift from a lock is a regression: never left out
+            left_out.append(name)
+            continue
         changes.append(Change("package", name, before, after, regression=a.kind == "lock"))
     if a.kind == "lock":  # the headline packages drifting from a lock is drift too
         changes = [Change(c.kind, c.subject, c.before, c.after, True) if c.kind in ("torch", "dsl") else c for c in changes]
-    return Diff(a, b, tuple(sorted(changes, key=lambda c: c.rank)))
+    return Diff(a, b, tuple(sorted(changes, key=lambda c: c.rank)), tuple(left_out))

@@ -129,8 +129,12 @@ def summary(record: ProcessRecord) -> str:
     return ", ".join(parts) or "no CUDA library"
 
 
-def judge_process(record: Optional[ProcessRecord], torch_cuda: Optional[str], roots: tuple[str, ...]) -> Finding:
-    """smoke.libraries: pass when the loaded stack is consistent, warn for each mismatch, skip without a record."""
+def judge_process(record: Optional[ProcessRecord], torch_cuda: Optional[str], roots: tuple[str, ...],
+                  ran: bool = True) -> Finding:
+    """smoke.libraries: pass when the loaded stack is consistent, warn for each mismatch, skip without a record.
+    ran: whether the smoke child ran at all (a smoke skipped before it, with no GPU, has nothing to judge)."""
+    if not ran:
+        return Finding(CHECK_ID, TITLE, Status.SKIP, "the smoke did not run, so nothing it loaded can be judged")
     if record is None or not record.libraries:
         return Finding(CHECK_ID, TITLE, Status.SKIP, "the smoke run recorded no loaded libraries (it ended before its "
                        "report, or this is not Linux)")
