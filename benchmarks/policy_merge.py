@@ -53,7 +53,7 @@ def main() -> int:
     parser.add_argument("--source", type=Path, default=Path(__file__).resolve().parent.parent)
     args = parser.parse_args()
     sys.path.insert(0, str(args.source.resolve()))
-    from envcheck import policy
+    from envcheck import profile as policy
     from envcheck.errors import UsageError
 
     merge = policy._merge_entries

@@ -37,9 +37,9 @@ from .errors import UsageError
 from .redact import Redactor
 
 __all__ = ["FILE_UPLOAD_PACK", "GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "KEPT_VARIABLES", "SETTINGS", "SOURCE",
-           "Setting", "UnreadableConfig", "check_git_values", "checked_index_url", "checked_url", "config_true",
+           "Setting", "UnreadableConfig", "PARTIAL", "check_git_values", "checked_index_url", "checked_url", "config_true",
            "configured", "environment", "foreign_upload_pack", "forget_caller_repository",
-           "full_environment", "gitpython", "init_repo", "is_commit_id", "is_plain_name", "online", "open_repo",
+           "full_environment", "git_commands", "gitpython", "init_repo", "is_commit_id", "is_plain_name", "online", "open_repo",
            "upload_pack", "variables"]
 
 GIT_URL_SCHEMES = ("https", "ssh", "file")
@@ -434,6 +434,31 @@ def check_git_values(branch: str, commit: str, subdir: str) -> None:
 def upload_pack(url: str) -> str:
     """The --upload-pack every fetch names, so that no `remote.*.uploadpack` in a repository's config is used."""
     return FILE_UPLOAD_PACK if url.startswith("file:") else "git-upload-pack"
+
+
+PARTIAL = ".envcheck-partial"  # the sibling folder a fetch builds in, renamed into place when complete
+
+
+def git_commands(dest: str, url: str, branch: str, commit: str, subdir: str) -> tuple[tuple[str, ...], ...]:
+    """The git commands of a fresh CUTLASS fetch, written once: the fetch runs the same ones (through GitPython, no
+    shell), plans show them, and doctor's remedy prints them for doing it by hand."""
+    partial = f"{dest}{PARTIAL}"
+    commands = [
+        ("git", "init", "--quiet", "--template=", partial),  # no hooks or config copied from a template
+        ("git", "-C", partial, "remote", "add", "origin", url),
+        ("git", "-C", partial, "config", "remote.origin.promisor", "true"),
+        ("git", "-C", partial, "config", "remote.origin.partialclonefilter", "blob:none"),
+    ]
+    if url.startswith("file:"):
+        commands.append(("git", "-C", partial, "config", "remote.origin.uploadpack", FILE_UPLOAD_PACK))
+    commands += [
+        ("git", "-C", partial, "fetch", "--depth=1", "--filter=blob:none", "--no-tags", "--no-recurse-submodules",
+         f"--upload-pack={upload_pack(url)}", "--progress", "--", "origin", f"+{commit}:refs/remotes/origin/{branch}"),
+        ("git", "-C", partial, "sparse-checkout", "set", "--cone", subdir),
+        ("git", "-C", partial, "checkout", "--quiet", "--no-recurse-submodules", "-B", branch, commit, "--"),
+        ("mv", partial, dest),
+    ]
+    return tuple(commands)
 
 
 def _url_shape(value: str, schemes: tuple[str, ...]) -> bool:

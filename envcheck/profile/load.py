@@ -46,13 +46,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from .errors import UsageError
-from .gitsafe import checked_index_url, checked_url
+from ..errors import UsageError
+from ..gitsafe import checked_index_url, checked_url
 from .project import project_file
-from .redact import Redactor, credential_name
-from .shell import unsafe_character
-from .userfile import parse_toml, read_toml
-from .model import ProfileChoice, Status, canonical_name
+from ..redact import Redactor, credential_name
+from ..shell import unsafe_character
+from ..userfile import parse_toml, read_toml
+from ..model import ProfileChoice, Status, canonical_name
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -313,7 +313,7 @@ def driver_floor_for(floors: tuple[tuple[Version, Version], ...], cuda: Version)
 
 def builtin_profiles() -> dict[str, str]:
     """Built-in profile ids and their TOML text."""
-    folder = Path(__file__).parent / "profiles"  # a plain directory in the wheel; importlib.resources costs start-up
+    folder = Path(__file__).parent / "builtin"  # a plain directory in the wheel; importlib.resources costs start-up
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.toml"))}
 
 
