@@ -327,9 +327,9 @@ def test_schema_is_only_the_integer_1(value, accepted):
     ([{"name": "a", "v": 1}], ["not a table", {"v": 5}], [("a", 1), (None, None), (None, 5)]),  # left for validation
 ])
 def test_merge_entries_table(base, override, expected):
-    from envcheck.profile.load import _merge_entries
+    from envcheck.profile.merge import merge_entries
 
-    merged = _merge_entries(base, override, ("name",), "child", {}, "packages")
+    merged = merge_entries(base, override, ("name",), "child", {}, "packages")
     assert [(e.get("name"), e.get("v")) if isinstance(e, dict) else (None, None) for e in merged] == expected
 
 

@@ -7,7 +7,7 @@ envcheck uses lives here, and everything here is a frozen dataclass or a tuple o
 
 from .facts import (
     Checkout, Distribution, Driver, Facts, Failure, Gpu, Interpreter, ModuleLocation, Nvcc, PthImport, Toolkit,
-    TorchBuild, canonical_name,
+    TorchBuild, canonical_name, is_distribution_name,
 )
 from .findings import Finding, Remedy, Status, Step
 from .report import Host, LoadedLibrary, ProcessRecord, ProfileChoice, Report, SmokeResult, plain
@@ -36,5 +36,6 @@ __all__ = [
     "LoadedLibrary",
     "ProcessRecord",
     "canonical_name",
+    "is_distribution_name",
     "plain",
 ]

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-__all__ = ["canonical_name", "Failure", "Distribution", "ModuleLocation", "PthImport", "TorchBuild", "Interpreter",
-           "Gpu", "Driver", "Nvcc", "Toolkit", "Checkout", "Facts"]
+__all__ = ["canonical_name", "is_distribution_name", "Failure", "Distribution", "ModuleLocation", "PthImport",
+           "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc", "Toolkit", "Checkout", "Facts"]
 
 
 def canonical_name(name: str) -> str:
@@ -16,6 +16,13 @@ def canonical_name(name: str) -> str:
     import re
 
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def is_distribution_name(name: str) -> bool:
+    """A valid distribution name (PEP 508): letters, digits, '.', '_' and '-', a letter or digit at both ends."""
+    import re
+
+    return bool(re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", name))
 
 
 @dataclass(frozen=True)
