@@ -15,7 +15,8 @@ from typing import Callable, List, Optional
 import typer
 
 from . import helpstyle, terminal
-from .errors import EXIT_BROKEN_PIPE, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, write_crash_log
+from .errors import EXIT_BROKEN_PIPE, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from .paths import write_crash_log
 
 app = typer.Typer(
     cls=helpstyle.Group,
