@@ -13,6 +13,7 @@ source tree the same way (one with envcheck/policy.py too), such as the main bra
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import statistics
 import sys
@@ -59,11 +60,11 @@ def main() -> int:
         from envcheck import profile as policy
         from envcheck.profile.merge import merge_entries as merge
     except ImportError:  # a tree from before issue 19: one policy.py
-        from envcheck import policy
-
+        policy = importlib.import_module("envcheck.policy")
         merge = policy._merge_entries
     extra = len(inspect.signature(merge).parameters) - 3  # the linear one also records which file set each entry
-    print(f"envcheck from {Path(sys.modules['envcheck'].__file__).parent}; MAX_ENTRIES = {getattr(policy, 'MAX_ENTRIES', 'none')}")
+    root = Path(sys.modules["envcheck"].__file__).parent
+    print(f"envcheck from {root}; MAX_ENTRIES = {getattr(policy, 'MAX_ENTRIES', 'none')}")
     print(f"{'entries':>8} {'merge (ms)':>12} {'per entry (us)':>15} {'load (ms)':>10}  load")
     for size in (int(s) for s in args.sizes.split(",")):
         base, override = entries(size, "base"), overrides(size)

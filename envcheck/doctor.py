@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from .diagnose import diagnose_selected
-from .errors import UsageError
+from .errors import check_choice
 from .gather import started
 from .target import require_interpreter, resolve_python
-from .userfile import emit
+from .userfile import emit, progress
 
 if TYPE_CHECKING:
     from .gather import Gatherers
@@ -102,8 +102,7 @@ def run_doctor(options: DoctorOptions) -> int:
     from .redact import Redactor
     from .render import FORMATS, render
 
-    if options.output_format not in FORMATS + NODE_FORMATS:
-        raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS + NODE_FORMATS)}")
+    check_choice("--format", options.output_format, FORMATS + NODE_FORMATS)
     policy, report = _report(python, candidates(options.policy, options.profile), options, gatherers)
     report = _with_judging_flags(report, options)
     redact = Redactor()
@@ -142,11 +141,7 @@ def _report(
     if options.smoke:
         from .smoke import run_smoke
         from .smoke.forensics import libraries_finding
-
-        def say(message: str) -> None:
-            print(f"envcheck: {message}", file=sys.stderr, flush=True)
-
-        result = run_smoke(python, report.facts, policy, progress=say)
+        result = run_smoke(python, report.facts, policy, progress=progress(sys.stderr))
         report = replace(report, smoke=result, findings=report.findings + (libraries_finding(result, report),))
     if options.bench:
         from .bench import last_bench

@@ -4,9 +4,9 @@ may fetch from and of the values that reach git's argv (a branch, a commit, a fo
 A checkout envcheck did not create is untrusted: its `.git/config`, and every file that config includes, can name
 programs that git runs on its own (`core.fsmonitor` during `git status`, hooks on checkout, `filter.<driver>.smudge`,
 `remote.<name>.uploadpack` when a partial clone fetches a missing blob, `core.alternateRefsCommand` on fetch, ...).
-`SETTINGS` (gitsettings.py) is the audit of every git setting that names a command, with what envcheck sets it to and why; each git
-process envcheck starts, GitPython's included, gets those values through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/
-`GIT_CONFIG_VALUE_n`, which git ranks above every configuration file. Settings whose names the configuration chooses
+`SETTINGS` (gitsettings.py) is the audit of every git setting that names a command, with what envcheck sets it to
+and why; each git process envcheck starts, GitPython's included, gets those values through `GIT_CONFIG_COUNT`/
+`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which git ranks above every configuration file. Settings whose names the configuration chooses
 (`filter.<driver>.clean`, `remote.<name>.vcs`, `protocol.<name>.allow`, ...) are found by reading the configuration
 first (`git config --list` follows includes and runs nothing), again before every GitPython call, as an `includeIf
 "onbranch:..."` can add some once a checkout has moved HEAD. If the configuration cannot be read, git is not run.
@@ -37,10 +37,10 @@ from .gitsettings import KEPT_VARIABLES, SETTINGS, SOURCE, Setting
 from .redact import Redactor
 
 __all__ = ["FILE_UPLOAD_PACK", "GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "KEPT_VARIABLES", "PARTIAL", "SETTINGS",
-           "SOURCE", "Setting", "UnreadableConfig", "check_git_values", "checked_index_url", "checked_url", "config_true",
-           "configured", "environment", "foreign_upload_pack", "forget_caller_repository", "full_environment",
-           "git_commands", "gitpython", "init_repo", "is_commit_id", "is_plain_name", "is_relative_path", "online",
-           "open_repo", "upload_pack", "variables"]
+           "SOURCE", "Setting", "UnreadableConfig", "check_git_values", "checked_index_url", "checked_url",
+           "config_true", "configured", "environment", "foreign_upload_pack", "forget_caller_repository",
+           "full_environment", "git_commands", "gitpython", "init_repo", "is_commit_id", "is_plain_name",
+           "is_relative_path", "online", "open_repo", "upload_pack", "variables"]
 
 GIT_URL_SCHEMES = ("https", "ssh", "file")
 INDEX_URL_SCHEMES = ("https", "file")  # a package index: never plain http, where hashes and wheels could be swapped

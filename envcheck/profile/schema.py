@@ -1,11 +1,11 @@
 """The profile's schema: every key a profile may hold, and the frozen values it is read into (a Policy).
 
-A profile is a TOML file (the built-in ones live in envcheck/profile/builtin/, one per upstream stack). It may start from
-another with `extends = "<built-in id or path>"` and override any key: tables merge key by key, and the arrays of
+A profile is a TOML file (the built-in ones live in envcheck/profile/builtin/, one per upstream stack). It may start
+from another with `extends = "<built-in id or path>"` and override any key: tables merge key by key, and the arrays of
 tables merge entry by entry on their key (`[[packages]]` by name, `[[conflicts]]` by name or prefix, `[[stand-ins]]`
 by missing, `[[gpu]]` by capability, `[[cuda.driver-floor]]` by cuda); an entry with `remove = true` drops the
-parent's entry of that key. `[tool.envcheck]` in the project's pyproject.toml (envcheck/project.py says which file
-that is) is read the same way. Every requirement string is parsed with packaging when the profile is read (fields.py,
+parent's entry of that key. `[tool.envcheck]` in the project's pyproject.toml (project.py says which file that is)
+is read the same way. Every requirement string is parsed with packaging when the profile is read (fields.py,
 build.py), so a bad value is reported with its file and key before anything runs; the value itself only where
 PolicyError may show it (origins.py).
 
