@@ -16,6 +16,8 @@ from ..redact import Redactor, credential_name
 __all__ = ["PolicyError"]
 
 _BUILTIN = "built-in profile "  # the source of a built-in profile's values, in messages and `origins`
+_MISSING = object()  # a key that is not there
+_SHOWN_CHARS = 200  # of a bad value, in an error message
 
 
 class PolicyError(UsageError):
@@ -31,10 +33,6 @@ class PolicyError(UsageError):
         key_shown = key if len(key) <= _SHOWN_CHARS else f"{key[:_SHOWN_CHARS]}..."
         shown = _shown(value, show and not credential_name(key.rpartition(".")[2]))
         super().__init__(f"{source}: key '{key_shown}' = {shown}: expected {expected}")
-
-
-_MISSING = object()
-_SHOWN_CHARS = 200  # of a bad value, in an error message
 
 
 def _shown(value: Any, show: bool = True) -> str:

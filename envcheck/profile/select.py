@@ -39,10 +39,6 @@ class Candidates:
     reason: Optional[str] = None  # why, when the user named it; None: pick by the installed torch
 
     @property
-    def cutedsl_module(self) -> str:
-        return self.cutedsl.module
-
-    @property
     def probe_modules(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(m for p in self.policies for m in p.probe_modules))
 
