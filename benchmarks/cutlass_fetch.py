@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from envcheck.fix.cutlass import fetch  # noqa: E402
-from envcheck.policy import DEFAULT_PROFILE, load_builtin  # noqa: E402
+from envcheck.profile import DEFAULT_PROFILE, load_builtin  # noqa: E402
 
 GOAL_BYTES = 5 * 1000 * 1000
 DEFAULT_MIRROR = "/work/.mirror/NVIDIA+cutlass/repo"

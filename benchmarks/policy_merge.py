@@ -2,10 +2,10 @@
 
     python benchmarks/policy_merge.py [--sizes 1000,4000,16000] [--repeat 5] [--source TREE]
 
-For each size N: the median time of `policy._merge_entries` merging N new [[packages]] entries (every fourth one
+For each size N: the median time of `profile.merge.merge_entries` merging N new [[packages]] entries (every fourth one
 replacing an earlier one, every tenth one removing one) over N base entries, and the time `load` takes to refuse a
-profile of N entries (or to read it, at or below policy.MAX_ENTRIES). `--source TREE` times another envcheck
-source tree the same way, such as the main branch before the merge was made linear:
+profile of N entries (or to read it, at or below profile.MAX_ENTRIES). `--source TREE` times another envcheck
+source tree the same way (one with envcheck/policy.py too), such as the main branch before the merge was made linear:
 
     python benchmarks/policy_merge.py --source /work/main --sizes 1000,2000,4000
 """
@@ -13,6 +13,7 @@ source tree the same way, such as the main branch before the merge was made line
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import statistics
 import sys
@@ -53,12 +54,17 @@ def main() -> int:
     parser.add_argument("--source", type=Path, default=Path(__file__).resolve().parent.parent)
     args = parser.parse_args()
     sys.path.insert(0, str(args.source.resolve()))
-    from envcheck import policy
     from envcheck.errors import UsageError
 
-    merge = policy._merge_entries
+    try:
+        from envcheck import profile as policy
+        from envcheck.profile.merge import merge_entries as merge
+    except ImportError:  # a tree from before issue 19: one policy.py
+        policy = importlib.import_module("envcheck.policy")
+        merge = policy._merge_entries
     extra = len(inspect.signature(merge).parameters) - 3  # the linear one also records which file set each entry
-    print(f"envcheck from {Path(policy.__file__).parent}; MAX_ENTRIES = {getattr(policy, 'MAX_ENTRIES', 'none')}")
+    root = Path(sys.modules["envcheck"].__file__).parent
+    print(f"envcheck from {root}; MAX_ENTRIES = {getattr(policy, 'MAX_ENTRIES', 'none')}")
     print(f"{'entries':>8} {'merge (ms)':>12} {'per entry (us)':>15} {'load (ms)':>10}  load")
     for size in (int(s) for s in args.sizes.split(",")):
         base, override = entries(size, "base"), overrides(size)

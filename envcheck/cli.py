@@ -15,7 +15,8 @@ from typing import Callable, List, Optional
 import typer
 
 from . import helpstyle, terminal
-from .errors import EXIT_BROKEN_PIPE, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, write_crash_log
+from .errors import EXIT_BROKEN_PIPE, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from .paths import write_crash_log
 
 app = typer.Typer(
     cls=helpstyle.Group,
@@ -48,7 +49,7 @@ PythonOpt = typer.Option(None, "--python", metavar="PATH", help="Target interpre
 PolicyOpt = typer.Option(None, "--policy", metavar="FILE", help="A policy profile (TOML) or a built-in profile id.")
 ProfileOpt = typer.Option(
     None, "--profile", metavar="ID",
-    help="A built-in profile id (one per upstream stack, envcheck/profiles/). Default: the one covering the installed torch.",
+    help="A built-in profile id (one per upstream stack, envcheck/profile/builtin/). Default: the one covering the installed torch.",
 )
 StrictOpt = typer.Option(False, "--strict", help="Deviations from the published recipe fail (they warn by default).")
 CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUTLASS checkout to check or fetch into.")

@@ -25,7 +25,7 @@ from typing import Callable, Mapping, Optional
 
 from . import DISTRIBUTION, __version__
 from .errors import UsageError
-from .policy import Policy, driver_text, spec_text
+from .profile import Policy, driver_text, spec_text
 from .redact import Redactor, has_credentials
 from .shell import describe, is_bare, unsafe_character, word
 from .userfile import read_text, write_text
@@ -166,7 +166,7 @@ def run_dockerfile(
     err: Callable[[str], None] = lambda text: print(text, file=sys.stderr),
 ) -> int:
     """`envcheck dockerfile`: write the Dockerfile (and a .dockerignore beside it, unless one is there already)."""
-    from .policy import resolve
+    from .profile import resolve
 
     policy = resolve(policy_file, profile=profile)
     text = render_dockerfile(policy, base_image)

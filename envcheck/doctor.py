@@ -10,20 +10,20 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Optional
 
-from .errors import UsageError
+from .diagnose import diagnose_selected
+from .errors import check_choice
 from .gather import started
 from .target import require_interpreter, resolve_python
-from .userfile import emit
+from .userfile import emit, progress
 
 if TYPE_CHECKING:
-    from .gather import Gatherers, Sources
-    from .model import Facts, ProfileChoice, Report
-    from .policy import Candidates, Policy
+    from .gather import Gatherers
+    from .model import Report
+    from .profile import Candidates, Policy
 
-__all__ = ["DoctorOptions", "run_doctor", "diagnose", "diagnose_selected", "gather_selected", "libraries_finding",
-           "fix_command"]
+__all__ = ["DoctorOptions", "run_doctor", "fix_command"]
 
 @dataclass(frozen=True)
 class DoctorOptions:
@@ -40,82 +40,6 @@ class DoctorOptions:
     output: Optional[Path] = None  # -o FILE: written atomically instead of standard output
     anonymize: bool = False  # the host object's hostname as a hash
     bench: bool = False  # embed the last `envcheck bench` (saved under the cache)
-
-
-def diagnose(
-    python: Optional[str], cutlass_dir: Optional[str], policy: Policy, *, no_gpu: bool = False,
-    gatherers: Optional[Gatherers] = None, strict: bool = False, choice: Optional[ProfileChoice] = None,
-) -> Report:
-    """Gather and judge under one given policy: the Report for a target interpreter (fix and smoke reuse this).
-
-    `gatherers`, if given, may already be running (envcheck.gather.started)."""
-    from .policy import Candidates
-
-    candidates = Candidates((policy,), choice.reason if choice else "given to this command")
-    return diagnose_selected(python, cutlass_dir, candidates, no_gpu=no_gpu, gatherers=gatherers, strict=strict)[1]
-
-
-def diagnose_selected(
-    python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, no_gpu: bool = False,
-    gatherers: Optional[Gatherers] = None, strict: bool = False,
-) -> tuple[Policy, Report]:
-    """Gather once, pick the profile among `candidates` that covers the torch found, and judge by it."""
-    from .judge import judge
-    from .model import Report
-
-    policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers)
-    target = getattr(facts.interpreter, "executable", resolve_python(python))
-    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict)
-    return policy, Report(profile=choice, target=target, findings=findings, facts=facts)
-
-
-def gather_selected(
-    python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, gatherers: Optional[Gatherers] = None,
-    env: Optional[Mapping[str, str]] = None, collect: Optional[Callable[[Sources], Facts]] = None,
-) -> tuple[Policy, ProfileChoice, Facts]:
-    """The facts of a target, and the profile among `candidates` that covers its torch (fix and smoke use this too).
-
-    The probe locates every candidate's modules; the checkout is read for the first candidate that has one and
-    dropped when the chosen profile needs none."""
-    from .gather import Gatherers, Sources, gather
-
-    with_checkout = next((p for p in candidates.policies if p.cutlass is not None), candidates.policies[0])
-    sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir, env), modules=candidates.probe_modules)
-    facts = collect(sources) if collect is not None else gather(sources, gatherers or Gatherers())
-    policy, choice = candidates.select(_torch_version(facts))
-    if policy.cutlass is None:
-        facts = replace(facts, checkout=None)
-    return policy, choice, facts
-
-
-def _torch_version(facts: Facts) -> Optional[str]:
-    """The installed torch's version: torch/version.py, else its metadata; None without torch."""
-    from .model import Interpreter
-
-    interpreter = facts.interpreter
-    if not isinstance(interpreter, Interpreter):
-        return None
-    if interpreter.torch is not None:
-        return interpreter.torch.version
-    dist = interpreter.dist("torch")
-    return dist.version if dist else None
-
-
-def libraries_finding(smoke, report: Report):
-    """smoke.libraries: what the smoke child really loaded, judged against the target environment."""
-    from .model import Interpreter
-    from .smoke.forensics import judge_process
-
-    interpreter = report.facts.interpreter if report.facts is not None else None
-    roots: tuple[str, ...] = ()
-    torch_cuda = None
-    if isinstance(interpreter, Interpreter):
-        folders = interpreter.site_dirs + ((interpreter.prefix,) if interpreter.in_venv else ())
-        roots = tuple(dict.fromkeys(folders + tuple(os.path.realpath(f) for f in folders)))
-        torch_cuda = interpreter.torch.cuda if interpreter.torch else None
-    # The child ran where it left a record or its time is known; a smoke skipped before it (no GPU) has neither.
-    ran = smoke.process is not None or smoke.elapsed_s is not None
-    return judge_process(smoke.process, torch_cuda, roots, ran=ran)
 
 
 NODE_FORMATS = ("prom", "npd")
@@ -174,12 +98,11 @@ def run_doctor(options: DoctorOptions) -> int:
         return _run_npd(options)
     python = resolve_python(options.python)  # a bad --python is a usage error before anything runs
     gatherers = started(python)
-    from .policy import candidates
+    from .profile import candidates
     from .redact import Redactor
     from .render import FORMATS, render
 
-    if options.output_format not in FORMATS + NODE_FORMATS:
-        raise UsageError(f"--format {options.output_format!r}: expected one of {', '.join(FORMATS + NODE_FORMATS)}")
+    check_choice("--format", options.output_format, FORMATS + NODE_FORMATS)
     policy, report = _report(python, candidates(options.policy, options.profile), options, gatherers)
     report = _with_judging_flags(report, options)
     redact = Redactor()
@@ -217,11 +140,8 @@ def _report(
     require_interpreter(python, report.facts.interpreter)  # not Python, or hung: nothing to report on (exit 2)
     if options.smoke:
         from .smoke import run_smoke
-
-        def say(message: str) -> None:
-            print(f"envcheck: {message}", file=sys.stderr, flush=True)
-
-        result = run_smoke(python, report.facts, policy, progress=say)
+        from .smoke.forensics import libraries_finding
+        result = run_smoke(python, report.facts, policy, progress=progress(sys.stderr))
         report = replace(report, smoke=result, findings=report.findings + (libraries_finding(result, report),))
     if options.bench:
         from .bench import last_bench
@@ -236,7 +156,7 @@ def _run_npd(options: DoctorOptions) -> int:
     from .redact import Redactor
 
     try:
-        from .policy import candidates
+        from .profile import candidates
 
         python = resolve_python(options.python)
         gatherers = started(python)  # as run_doctor: the probe and NVML run while the policy is read

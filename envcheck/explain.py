@@ -228,14 +228,14 @@ def run_explain(
     source: Optional[str], python: Optional[str], policy_file: Optional[Path], as_json: bool,
     stdin: Optional[IO[bytes]] = None, out: Optional[TextIO] = None,
 ) -> int:
-    from . import policy as policy_module
+    from . import profile as policy_module
     from .smoke.causes import Context, context_from
 
     out = out or sys.stdout
     chosen = policy_module.resolve(policy_file)
     report = None
     if python is not None:
-        from .doctor import diagnose
+        from .diagnose import diagnose
         from .target import resolve_python
 
         target = resolve_python(python)

@@ -1,5 +1,5 @@
-"""Where envcheck keeps its own files (one per-user cache directory, overridable for tests and CI), and the one rule
-for the folders and files it makes there.
+"""Where envcheck keeps its own files (one per-user cache directory, overridable for tests and CI, and the state
+folder a crash's log goes to), and the one rule for the folders and files it makes there.
 
 envcheck runs as root in CI, Slurm health checks and image builds, and what it writes there may hold credentials
 (an index URL's password in a snapshot or a log) and decides what undo installs (the snapshot). So a folder envcheck
@@ -19,7 +19,8 @@ from typing import Mapping, Optional, TextIO
 from . import shell
 from .errors import UsageError
 
-__all__ = ["cache_dir", "default_cutlass_dir", "usable_folder", "folder_origin", "new_file", "read_own_file"]
+__all__ = ["cache_dir", "default_cutlass_dir", "log_dir", "usable_folder", "folder_origin", "new_file", "read_own_file",
+           "write_crash_log"]
 
 
 def cache_dir(env: Optional[Mapping[str, str]] = None) -> Path:
@@ -33,6 +34,12 @@ def cache_dir(env: Optional[Mapping[str, str]] = None) -> Path:
 def default_cutlass_dir(env: Optional[Mapping[str, str]] = None) -> Path:
     """Where `envcheck fix` fetches CUTLASS unless --cutlass-dir says otherwise."""
     return cache_dir(env) / "cutlass"
+
+
+def log_dir() -> Path:
+    """Where a crash's log goes (write_crash_log): envcheck's state folder."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "envcheck"
 
 
 def usable_folder(folder: Path, what: str, *, create: bool = False, root: Optional[Path] = None) -> Path:
@@ -166,3 +173,32 @@ def folder_origin(env: Mapping[str, str], *names: str) -> str:
     """Which variable chose envcheck's folder, for messages: `NAME=value`, or '' when none did."""
     name = next((n for n in (*names, "ENVCHECK_CACHE_DIR", "XDG_CACHE_HOME") if env.get(n)), None)
     return f"{name}={env[name]}" if name else ""
+
+
+def write_crash_log(exc: BaseException) -> Path:
+    """Write the traceback of a crash inside envcheck to a log (redacted, readable by its owner only); its path.
+
+    The log goes into envcheck's state folder when that is the user's alone (usable_folder), created new (new_file:
+    never through a link); else into a new file of a random name in the temporary folder."""
+    import datetime
+    import tempfile
+    import traceback
+
+    from .redact import Redactor
+
+    text = Redactor()("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    try:
+        path = usable_folder(log_dir(), "the crash log folder", create=True) / f"crash-{stamp}-{os.getpid()}.log"
+        with new_file(path, "the crash log") as log:
+            log.write(text)
+        return path
+    except (UsageError, OSError):
+        pass
+    try:  # mkstemp: a new file (O_EXCL) of a name nobody could guess, readable by its owner only
+        fd, name = tempfile.mkstemp(prefix=f"envcheck-crash-{stamp}-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as log:
+            log.write(text)
+        return Path(name)
+    except OSError:
+        raise exc

@@ -12,17 +12,17 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import Any, Optional, TextIO, Union
+from typing import Any, Callable, Optional, TextIO, Union
 
 from .errors import UsageError
 
-if sys.version_info >= (3, 11):
+if sys.version_info >= (3, 11):  # the one place the TOML reader is chosen: `from .userfile import tomllib`
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-__all__ = ["MAX_BYTES", "read_text", "parse_toml", "read_toml", "write_text", "emit", "kind_of", "type_name",
-           "expect"]
+__all__ = ["MAX_BYTES", "read_text", "parse_toml", "read_toml", "write_text", "emit", "progress", "kind_of",
+           "type_name", "expect", "tomllib"]
 
 MAX_BYTES = 1 << 20  # 1 MiB: the largest profile or lock envcheck reads is a few dozen KiB
 
@@ -80,6 +80,16 @@ def emit(text: str, output: Optional[Union[str, Path]], out: Optional[TextIO] = 
     out = out or sys.stdout
     out.write(text)
     out.flush()
+
+
+def progress(stream: TextIO) -> Callable[[str], None]:
+    """How a command says what it is doing while it works: each message one line `envcheck: MESSAGE` on `stream`
+    (standard error: standard output is the result), flushed at once."""
+
+    def say(message: str) -> None:
+        print(f"envcheck: {message}", file=stream, flush=True)
+
+    return say
 
 
 def _write_in_place(path: Path, text: str, what: str) -> None:

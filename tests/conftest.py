@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from wheelfactory import build_wheel, install, make_venv  # noqa: E402
 
-from envcheck.policy import DEFAULT_PROFILE, load_builtin  # noqa: E402
+from envcheck.profile import DEFAULT_PROFILE, load_builtin  # noqa: E402
 
 PINNED = "e594def95e1c73ad9d5517ab28b80d691127dd1c"
 

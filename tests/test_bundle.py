@@ -314,6 +314,7 @@ def test_a_damaged_bundle_folder_is_named(tmp_path, damage, message):
     ("commit", "e594def95", "not a full commit id: 'e594def95'"),
     ("branch", "--upload-pack=evil", "not a branch name"),
     ("subdir", "../outside", "not a relative path"),
+    ("subdir", "python/$(id)", "not a relative path"),  # what a profile's subdir may not hold either (gitsafe)
 ])
 def test_a_manifests_cutlass_entry_is_checked_before_git_sees_it(tmp_path, field, value, message):
     import json

@@ -266,7 +266,7 @@ def test_every_envcheck_command_in_the_templates_parses(name):
 def test_a_real_doctor_report_becomes_one_testcase_per_check(venv_factory, policy, tmp_path):
     """doctor on a real venv with a broken stack (DSL 4.4.0, no cutlass_api), without a GPU: every check is a
     testcase, and exactly the checks doctor failed carry a <failure>."""
-    from envcheck.doctor import diagnose
+    from envcheck.diagnose import diagnose
 
     python = venv_factory("torch==2.11.0+cu130", "nvidia-cutlass-dsl==4.4.0", "apache-tvm-ffi==0.1.7")
     report = diagnose(str(python), None, policy, no_gpu=True)

@@ -31,7 +31,7 @@ from envcheck import DISTRIBUTION, __version__
 from envcheck.cli import main
 from envcheck.dockerfile import fill, render_dockerfile, render_dockerignore
 from envcheck.lock import read_lock
-from envcheck.policy import DEFAULT_PROFILE, load_builtin
+from envcheck.profile import DEFAULT_PROFILE, load_builtin
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ import pytest
 
 from envcheck.cli import main
 from envcheck.explain import LogReader, clean_line, scan
-from envcheck.policy import PolicyError
+from envcheck.profile import PolicyError
 from envcheck.smoke.causes import EXPLANATIONS, SIGNATURES, Context
 from envcheck.smoke.signatures import load_signatures, parse_signatures
 

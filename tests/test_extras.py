@@ -15,7 +15,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from envcheck.lock.resolve import requirements_for
-from envcheck.policy import builtin_profiles, load_builtin
+from envcheck.profile import builtin_profiles, load_builtin
 
 if sys.version_info >= (3, 11):
     import tomllib

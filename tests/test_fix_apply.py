@@ -66,7 +66,7 @@ def tree_state(*folders: Path) -> dict:
 
 
 def owned_findings(python: Path, policy_file: Path, cutlass_dir: Path | None = None) -> dict:
-    from envcheck.policy import load
+    from envcheck.profile import load
 
     facts = gather(Sources(python=str(python), cutlass_dir=str(cutlass_dir) if cutlass_dir else None))
     return {f.id: f for f in judge(facts, load(policy_file), no_gpu=True) if f.id in OWNED}

@@ -422,7 +422,7 @@ def test_a_log_is_never_written_through_a_link_planted_under_its_name(tmp_path, 
 def test_a_crash_log_is_never_written_through_a_link_nor_into_a_folder_others_can_write(tmp_path, monkeypatch):
     import datetime
 
-    from envcheck.errors import write_crash_log
+    from envcheck.paths import write_crash_log
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     folder = tmp_path / "state" / "envcheck"

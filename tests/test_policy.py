@@ -9,7 +9,7 @@ import pytest
 from packaging.version import Version
 
 from envcheck.errors import UsageError
-from envcheck.policy import DEFAULT_PROFILE, PolicyError, builtin_profiles, load, load_builtin, resolve
+from envcheck.profile import DEFAULT_PROFILE, PolicyError, builtin_profiles, load, load_builtin, resolve
 
 
 def test_the_default_profile_holds_the_published_recipe(policy):
@@ -215,7 +215,7 @@ BOUNDARIES = [
 
 @pytest.mark.parametrize("tree, cwd, home, change, expected", [b[1:] for b in BOUNDARIES], ids=[b[0] for b in BOUNDARIES])
 def test_which_pyproject_is_the_projects(tmp_path, tree, cwd, home, change, expected):
-    from envcheck.project import project_file
+    from envcheck.profile.project import project_file
 
     tmp_path.chmod(0o755)
     _tree(tmp_path, tree)
@@ -327,9 +327,9 @@ def test_schema_is_only_the_integer_1(value, accepted):
     ([{"name": "a", "v": 1}], ["not a table", {"v": 5}], [("a", 1), (None, None), (None, 5)]),  # left for validation
 ])
 def test_merge_entries_table(base, override, expected):
-    from envcheck.policy import _merge_entries
+    from envcheck.profile.merge import merge_entries
 
-    merged = _merge_entries(base, override, ("name",), "child", {}, "packages")
+    merged = merge_entries(base, override, ("name",), "child", {}, "packages")
     assert [(e.get("name"), e.get("v")) if isinstance(e, dict) else (None, None) for e in merged] == expected
 
 
@@ -350,7 +350,7 @@ def _packages(count: int, prefix: str = "pkg") -> str:
 
 
 def test_a_profile_with_too_many_entries_is_refused_naming_the_file_and_the_table(tmp_path):
-    from envcheck.policy import MAX_ENTRIES
+    from envcheck.profile import MAX_ENTRIES
 
     path = _write(tmp_path, EXTENDS + _packages(16_000))  # 411 KiB of them hung envcheck before
     with pytest.raises(PolicyError) as caught:
@@ -361,7 +361,7 @@ def test_a_profile_with_too_many_entries_is_refused_naming_the_file_and_the_tabl
 
 
 def test_a_profile_at_the_limit_merges_every_entry_in_order(tmp_path):
-    from envcheck.policy import MAX_ENTRIES
+    from envcheck.profile import MAX_ENTRIES
 
     base = _write(tmp_path, EXTENDS + _packages(MAX_ENTRIES - 10), "base.toml")
     child = load(_write(tmp_path, f'extends = "{base.name}"\n' + _packages(MAX_ENTRIES, "pkg")))

@@ -13,7 +13,7 @@ from envcheck.errors import UsageError
 from envcheck.judge import judge
 from envcheck.judge.gpu import hidden_by_visible_devices
 from envcheck.model import Status, TorchBuild
-from envcheck.policy import DEFAULT_PROFILE, builtin_profiles, candidates, load, load_builtin, select
+from envcheck.profile import DEFAULT_PROFILE, builtin_profiles, candidates, load, load_builtin, select
 
 RECIPE, OPERATORS = DEFAULT_PROFILE, "torch-2.14-operators"
 

@@ -4,7 +4,7 @@ import stat
 
 import pytest
 
-from envcheck.errors import write_crash_log
+from envcheck.paths import write_crash_log
 from envcheck.redact import (RedactedStream, Redactor, has_credentials, redact_argv, redact_url, url_secrets,
                              without_credentials)
 

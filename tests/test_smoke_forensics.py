@@ -13,7 +13,8 @@ import pytest
 from envcheck.model import Status
 from envcheck.smoke import parse_child_output
 from envcheck.smoke.child import classify_library, imported_modules, loaded_libraries, mapped_files
-from envcheck.smoke.forensics import LoadedLibrary, ProcessRecord, judge_process, problems, process_from, summary
+from envcheck.model import LoadedLibrary, ProcessRecord
+from envcheck.smoke.forensics import judge_process, problems, process_from, summary
 
 CHILD = Path(__file__).parent.parent / "envcheck" / "smoke" / "child.py"
 SITE = "/venv/lib/python3.12/site-packages"
@@ -227,7 +228,7 @@ def test_this_process_maps_are_read():
 def test_doctor_turns_the_record_into_a_finding_with_the_targets_environment():
     """The environment's roots come from the facts: site-packages, and the prefix of a virtual environment."""
     import factsbuilder as fb
-    from envcheck.doctor import libraries_finding
+    from envcheck.smoke.forensics import libraries_finding
     from envcheck.model import Report
     from envcheck.smoke.run import SmokeResult
 

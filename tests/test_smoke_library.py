@@ -126,7 +126,7 @@ def test_library_adapters_import_only_the_standard_library_at_module_level():
 
 @pytest.fixture(scope="module")
 def operators_policy():
-    from envcheck.policy import load_builtin
+    from envcheck.profile import load_builtin
 
     return load_builtin("torch-2.14-operators")
 

@@ -11,7 +11,7 @@ from wheelfactory import build_wheel, install, make_venv
 from envcheck.cli import main
 from envcheck.dockerfile import render_dockerfile
 from envcheck.lock import read_lock
-from envcheck.policy import load
+from envcheck.profile import load
 
 pytestmark = pytest.mark.slow  # real venvs and pip installs: run by .ci/run after the default command
 

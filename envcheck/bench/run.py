@@ -357,7 +357,7 @@ def bench_command(
             emit(failure_json("bench", 1, message, status="skip", target=target), output, out)
         return 1
 
-    from .. import policy as policy_module
+    from .. import profile as policy_module
     from ..gather import Gatherers, Sources, gather
 
     chosen = policy_module.resolve(policy_file)

@@ -38,7 +38,7 @@ def run_bundle(
 
     from ..gitsafe import checked_url
     from ..gitsafe import checked_index_url
-    from ..policy import resolve
+    from ..profile import resolve
     from ..redact import Redactor, url_secrets
 
     told, redact = err, Redactor(paths=False, also=url_secrets(index_url, cutlass_url))
@@ -132,7 +132,7 @@ def _present(python: str, policy, err) -> tuple[frozenset[str], bool]:
     flagged), and whether cutlass_api passes doctor there (then no git bundle is needed)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    from ..doctor import diagnose
+    from ..diagnose import diagnose
     from ..model import Interpreter, canonical_name
 
     report = diagnose(python, None, policy, no_gpu=True)

@@ -18,7 +18,7 @@ from .. import shell
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from ..model import Facts, Finding, Interpreter, ProfileChoice
 from ..paths import cache_dir, folder_origin, new_file, usable_folder
-from ..policy import Candidates, Policy
+from ..profile import Candidates, Policy
 from ..redact import RedactedStream, Redactor, has_credentials, url_secrets
 from ..target import require_interpreter, resolve_python
 from . import snapshot as snapshots
@@ -73,7 +73,7 @@ class Io:
 
 def _gather(io: Io, python: str, cutlass_dir: Optional[str], candidates: Candidates) -> tuple[Policy, ProfileChoice, Facts]:
     """The target's facts and the profile that covers its torch (or the one the user named)."""
-    from ..doctor import gather_selected
+    from ..diagnose import gather_selected
 
     return gather_selected(python, cutlass_dir, candidates, env=io.env, collect=io.gather)
 
@@ -136,7 +136,7 @@ def _consent(io: Io, options: FixOptions, plan: Plan) -> tuple[str, ...]:
 
 def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     io = io or Io()
-    from ..policy import candidates
+    from ..profile import candidates
 
     python = resolve_python(options.python)
     named = candidates(options.policy, options.profile)

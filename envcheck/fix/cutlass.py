@@ -26,7 +26,7 @@ from ..gather.checkout import changed_paths, status_entries
 from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, configured, foreign_upload_pack,
                        gitpython, init_repo, is_commit_id, is_plain_name, online, open_repo, upload_pack)
 from ..shell import describe, unsafe_character
-from .clone import PARTIAL as _PARTIAL, git_commands
+from ..gitsafe import PARTIAL as _PARTIAL, git_commands
 
 __all__ = [
     "GIT_URL_SCHEMES",

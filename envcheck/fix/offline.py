@@ -16,7 +16,7 @@ from packaging.utils import parse_wheel_filename
 from ..bundle import BundleError, OpenedBundle, check_platform, open_bundle
 from ..bundle.gitbundle import source_from_git_bundle
 from ..model import Interpreter
-from ..policy import Policy
+from ..profile import Policy
 from .pip import PipSources
 
 __all__ = ["Offline", "open_for_fix"]

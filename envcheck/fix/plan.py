@@ -30,7 +30,7 @@ from .. import shell
 from ..model import Distribution, Facts, Finding, Interpreter, Status, Step, canonical_name
 from ..judge.cutedsl import conflicting
 from ..paths import default_cutlass_dir
-from ..policy import Policy
+from ..profile import Policy
 from . import cutlass as cutlass_fetch
 from ..redact import redact_argv
 from .pip import PipSources, install_argv, merge_requirements, parse_requirement, uninstall_argv

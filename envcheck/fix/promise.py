@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
-from ..policy import Policy
+from ..profile import Policy
 from .pip import requirement_names
 from .plan import Plan, PlanOptions, cutlass_folder, make_plan, never_installed
 

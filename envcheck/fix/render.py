@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .. import shell
-from ..policy import Policy
+from ..profile import Policy
 from ..redact import redact_argv, redact_url
 from .apply import Outcome
 from .pip import PipSources

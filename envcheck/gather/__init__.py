@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 from ..model import Facts, Failure, Interpreter
 
 if TYPE_CHECKING:
-    from ..policy import Policy
+    from ..profile import Policy
 from .checkout import locate_checkout, read_checkout
 from .driver import gather_driver
 from .interpreter import Probe, gather_interpreter
@@ -26,7 +26,7 @@ __all__ = ["Sources", "gather", "Gatherers", "started"]
 
 def _default_modules() -> tuple[str, ...]:
     """The default profile's modules, for a Sources made without a policy."""
-    from ..policy import DEFAULT_PROFILE, load_builtin
+    from ..profile import DEFAULT_PROFILE, load_builtin
 
     return load_builtin(DEFAULT_PROFILE).probe_modules
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ..model import Facts, Finding, Status
-from ..policy import Policy
+from ..profile import Policy
 from ._common import Context
 from .cuda import cuda_driver, cuda_toolkit
 from .cutedsl import cutedsl_importable, cutedsl_version

@@ -9,7 +9,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..model import Driver, Facts, Failure, Finding, Interpreter, Remedy, Status, Step
-from ..policy import RUNTIME, Policy
+from ..profile import RUNTIME, Policy
 
 __all__ = ["Context", "basis_text", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies", "version_or_none"]
 

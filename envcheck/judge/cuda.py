@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model import Failure, Finding, Remedy, Status, Step
-from ..policy import RECIPE, driver_floor_for, driver_text, spec_text
+from ..profile import RECIPE, driver_floor_for, driver_text, spec_text
 from ._common import Context, basis_text, fix_command, satisfies, version_or_none
 
 __all__ = ["cuda_driver", "cuda_toolkit", "driver_remedy", "is_consumer_gpu"]

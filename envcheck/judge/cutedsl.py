@@ -9,7 +9,7 @@ from typing import Optional
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..model import Distribution, Finding, Interpreter, PthImport, Remedy, Status
-from ..policy import RECIPE, RUNTIME, Conflict, PackageRule, Policy, spec_text
+from ..profile import RECIPE, RUNTIME, Conflict, PackageRule, Policy, spec_text
 from ._common import Context, basis_text, interpreter_error, pip_install, pip_uninstall, satisfies, worst
 
 __all__ = ["cutedsl_version", "cutedsl_importable", "conflicting", "rule_deviation"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ..model import Checkout, Failure, Finding, Remedy, Status, Step
-from ..policy import spec_text
+from ..profile import spec_text
 from ._common import Context, fix_command, interpreter_error
 
 __all__ = ["cutlass_checkout", "cutlass_api_install", "fetch_remedy"]
@@ -13,8 +13,8 @@ __all__ = ["cutlass_checkout", "cutlass_api_install", "fetch_remedy"]
 
 def fetch_remedy(source, python: str, why: str, text: str = "") -> Remedy:
     """What to do when the CUTLASS checkout or the package from it is missing: `envcheck fix`, or by hand the very
-    git commands fix runs (fix.clone.git_commands) and the editable install. doctor and smoke both say this."""
-    from ..fix.clone import git_commands  # the one place the fetch commands are written
+    git commands fix runs (gitsafe.git_commands) and the editable install. doctor and smoke both say this."""
+    from ..gitsafe import git_commands  # the one place the fetch commands are written
 
     extras = f"[{','.join(source.extras)}]" if source.extras else ""
     return Remedy(

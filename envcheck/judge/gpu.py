@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..model import Failure, Finding, Gpu, Remedy, Status
-from ..policy import GpuRule, Policy
+from ..profile import GpuRule, Policy
 from ._common import Context, worst
 
 __all__ = ["gpu_capability", "rule_for", "hidden_by_visible_devices"]

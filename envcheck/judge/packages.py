@@ -8,7 +8,7 @@ from typing import Optional
 from packaging.markers import InvalidMarker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ..policy import spec_text
+from ..profile import spec_text
 from ..model import Distribution, Finding, Interpreter, Remedy, Status, canonical_name
 from ._common import Context, interpreter_error, pip_command, pip_install, satisfies, worst
 from .cutedsl import rule_deviation

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model import Finding, Remedy, Status
-from ..policy import driver_text, spec_text, torch_release
+from ..profile import driver_text, spec_text, torch_release
 from ._common import Context, interpreter_error, pip_install, satisfies, version_or_none
 
 __all__ = ["python_version", "torch_version", "torch_cuda_build"]

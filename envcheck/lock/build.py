@@ -15,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 from .. import __version__, gitsafe, proc
 from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
-from ..policy import Policy, driver_text, spec_text
+from ..profile import Policy, driver_text, spec_text
 from ..redact import without_credentials as public_url  # an index token must never be written into a lock
 from ..shell import describe, unsafe_character
 from .sources import FileRecord, Index, Wheelhouse, hash_problem

@@ -19,7 +19,7 @@ from .verify import _applies, render_drift, verify
 
 if TYPE_CHECKING:
     from ..model import Interpreter
-    from ..policy import Policy
+    from ..profile import Policy
     from .build import LockResult
 
 FORMATS = ("pylock", "requirements")
@@ -55,7 +55,7 @@ def run_lock(
         raise UsageError("--from-env (or --python) locks the live environment: --python-version, --platform, "
                          "--torch-index-url and --without apply to a resolved lock only")
     checked_index_url(index_url, "--index-url")
-    from ..policy import resolve
+    from ..profile import resolve
     from ..redact import Redactor
 
     redact = Redactor()

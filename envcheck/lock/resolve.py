@@ -37,7 +37,7 @@ from packaging.version import InvalidVersion, Version
 from .. import proc
 from ..errors import UsageError
 from ..model import canonical_name
-from ..policy import Policy
+from ..profile import Policy
 from .build import public_url
 from .sources import PYPI
 from .stack import Root, stack_roots

@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..model import Distribution, Interpreter, canonical_name
-from ..policy import Policy
+from ..profile import Policy
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 from ..judge.cuda import driver_remedy
 from ..judge.cutlass import fetch_remedy
 from ..model import Facts, Failure, Interpreter, Remedy, Status, Step
-from ..policy import Policy
+from ..profile import Policy
 from .signatures import SignatureRow, load_signatures
 
 __all__ = [

@@ -7,42 +7,17 @@ that record is read back from the result line (untrusted JSON: anything malforme
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
 from typing import Optional
 
-from ..model import Finding, Remedy, Status
+from ..model import Finding, Interpreter, LoadedLibrary, ProcessRecord, Remedy, Report, SmokeResult, Status
 from .child import _CUDA_FAMILY as CUDA_FAMILY  # the child reads the versions of these; one list
 
-__all__ = ["LoadedLibrary", "ProcessRecord", "process_from", "judge_process", "CHECK_ID"]
+__all__ = ["process_from", "judge_process", "libraries_finding", "CHECK_ID"]
 
 CHECK_ID = "smoke.libraries"
 TITLE = "What the smoke run really loaded"
 LABELS = {"libcuda": "libcuda", "cudart": "CUDA runtime", "cublas": "cuBLAS", "cublasLt": "cuBLASLt", "nvrtc": "NVRTC"}
-
-
-@dataclass(frozen=True)
-class LoadedLibrary:
-    kind: str  # libcuda, cudart, cublas, cublasLt, nvrtc, nvrtc-builtins, nvjitlink, cudnn, nccl, dsl, tvm-ffi
-    path: str
-    version: Optional[str] = None  # from the file name: "580.159.04", "13"
-    cuda_major: Optional[int] = None  # a CUDA library's major, or the CUDA a DSL library was built for
-
-
-@dataclass(frozen=True)
-class ProcessRecord:
-    libraries: tuple[LoadedLibrary, ...] = ()
-    modules: tuple[tuple[str, Optional[str]], ...] = ()  # (module, file it was imported from)
-
-    def of(self, kind: str) -> tuple[LoadedLibrary, ...]:
-        return tuple(library for library in self.libraries if library.kind == kind)
-
-    def to_dict(self) -> dict:
-        return {
-            "libraries": [
-                {"kind": l.kind, "path": l.path, "version": l.version, "cuda_major": l.cuda_major} for l in self.libraries
-            ],
-            "modules": dict(self.modules),
-        }
 
 
 def process_from(result: Optional[dict]) -> Optional[ProcessRecord]:
@@ -152,3 +127,17 @@ def judge_process(record: Optional[ProcessRecord], torch_cuda: Optional[str], ro
                       "packages (`envcheck doctor` lists them)."),
         details=details,
     )
+
+
+def libraries_finding(smoke: SmokeResult, report: Report) -> Finding:
+    """smoke.libraries: what the smoke child really loaded, judged against the target environment."""
+    interpreter = report.facts.interpreter if report.facts is not None else None
+    roots: tuple[str, ...] = ()
+    torch_cuda = None
+    if isinstance(interpreter, Interpreter):
+        folders = interpreter.site_dirs + ((interpreter.prefix,) if interpreter.in_venv else ())
+        roots = tuple(dict.fromkeys(folders + tuple(os.path.realpath(f) for f in folders)))
+        torch_cuda = interpreter.torch.cuda if interpreter.torch else None
+    # The child ran where it left a record or its time is known; a smoke skipped before it (no GPU) has neither.
+    ran = smoke.process is not None or smoke.elapsed_s is not None
+    return judge_process(smoke.process, torch_cuda, roots, ran=ran)

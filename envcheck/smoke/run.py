@@ -25,7 +25,7 @@ from .. import child_process, paths, shell
 from ..child_process import ChildEnd, run_child
 from ..userfile import emit
 from ..model import Facts, Remedy, SmokeResult, Status, Toolkit
-from ..policy import Policy
+from ..profile import Policy
 from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from .child import PHASE_PREFIX, RESULT_PREFIX
 from .forensics import process_from, summary
@@ -313,9 +313,9 @@ def smoke_command(
     """`envcheck smoke`: gather, run, print (or write `output` atomically). 0 pass or warn; 1 fail, or skipped
     (no GPU) unless allow_skip. library: `--library`, the profile's kernel library called directly, not Inductor."""
     err = err or sys.stderr
-    from ..doctor import gather_selected
+    from ..diagnose import gather_selected
     from ..gather import Gatherers
-    from ..policy import candidates
+    from ..profile import candidates
     from ..target import require_interpreter, resolve_python
 
     target = resolve_python(python)  # a bad --python is a usage error, GPU or not

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from ..policy import PolicyError
+from ..profile import PolicyError
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -30,7 +30,7 @@ def smoke(argv):
     parser.add_argument("--backends", default=None)
     parser.add_argument("--python", default=os.environ.get("CAPTURE_PYTHON", sys.executable))
     args = parser.parse_args(argv)
-    from envcheck import policy as policy_module
+    from envcheck import profile as policy_module
     from envcheck.gather import Sources, gather
 
     began = time.monotonic()

@@ -1,0 +1,78 @@
+"""Gather and judge one environment into a Report: what doctor, fix, smoke, bench, explain and bundle share.
+
+Gathering runs once for every candidate profile (the probe locates all their modules); the profile that covers the
+torch found is chosen, then the judges run under it. Nothing here renders or decides an exit code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Callable, Mapping, Optional
+
+from .target import resolve_python
+
+if TYPE_CHECKING:
+    from .gather import Gatherers, Sources
+    from .model import Facts, ProfileChoice, Report
+    from .profile import Candidates, Policy
+
+__all__ = ["diagnose", "diagnose_selected", "gather_selected"]
+
+
+def diagnose(
+    python: Optional[str], cutlass_dir: Optional[str], policy: Policy, *, no_gpu: bool = False,
+    gatherers: Optional[Gatherers] = None, strict: bool = False, choice: Optional[ProfileChoice] = None,
+) -> Report:
+    """Gather and judge under one given policy: the Report for a target interpreter (fix and smoke reuse this).
+
+    `gatherers`, if given, may already be running (envcheck.gather.started)."""
+    from .profile import Candidates
+
+    candidates = Candidates((policy,), choice.reason if choice else "given to this command")
+    return diagnose_selected(python, cutlass_dir, candidates, no_gpu=no_gpu, gatherers=gatherers, strict=strict)[1]
+
+
+def diagnose_selected(
+    python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, no_gpu: bool = False,
+    gatherers: Optional[Gatherers] = None, strict: bool = False,
+) -> tuple[Policy, Report]:
+    """Gather once, pick the profile among `candidates` that covers the torch found, and judge by it."""
+    from .judge import judge
+    from .model import Report
+
+    policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers)
+    target = getattr(facts.interpreter, "executable", resolve_python(python))
+    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict)
+    return policy, Report(profile=choice, target=target, findings=findings, facts=facts)
+
+
+def gather_selected(
+    python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, gatherers: Optional[Gatherers] = None,
+    env: Optional[Mapping[str, str]] = None, collect: Optional[Callable[[Sources], Facts]] = None,
+) -> tuple[Policy, ProfileChoice, Facts]:
+    """The facts of a target, and the profile among `candidates` that covers its torch (fix and smoke use this too).
+
+    The probe locates every candidate's modules; the checkout is read for the first candidate that has one and
+    dropped when the chosen profile needs none."""
+    from .gather import Gatherers, Sources, gather
+
+    with_checkout = next((p for p in candidates.policies if p.cutlass is not None), candidates.policies[0])
+    sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir, env), modules=candidates.probe_modules)
+    facts = collect(sources) if collect is not None else gather(sources, gatherers or Gatherers())
+    policy, choice = candidates.select(_torch_version(facts))
+    if policy.cutlass is None:
+        facts = replace(facts, checkout=None)
+    return policy, choice, facts
+
+
+def _torch_version(facts: Facts) -> Optional[str]:
+    """The installed torch's version: torch/version.py, else its metadata; None without torch."""
+    from .model import Interpreter
+
+    interpreter = facts.interpreter
+    if not isinstance(interpreter, Interpreter):
+        return None
+    if interpreter.torch is not None:
+        return interpreter.torch.version
+    dist = interpreter.dist("torch")
+    return dist.version if dist else None

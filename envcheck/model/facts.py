@@ -1,0 +1,194 @@
+"""The facts gather collects about a target: its interpreter and what is installed in it, the driver and GPUs, the
+CUDA toolkits found, the CUTLASS checkout. Each is a frozen dataclass; a part that could not be read is a Failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+__all__ = ["canonical_name", "is_distribution_name", "Failure", "Distribution", "ModuleLocation", "PthImport",
+           "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc", "Toolkit", "Checkout", "Facts"]
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised distribution name: 'Cutlass_API' -> 'cutlass-api'."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def is_distribution_name(name: str) -> bool:
+    """A valid distribution name (PEP 508): letters, digits, '.', '_' and '-', a letter or digit at both ends."""
+    import re
+
+    return bool(re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", name))
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A gatherer that could not finish: the fact is that we do not know, and why."""
+
+    source: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One installed distribution as importlib.metadata sees it in the target interpreter."""
+
+    name: str  # canonical
+    version: str
+    location: str  # the directory holding its .dist-info
+    requires: tuple[str, ...] = ()
+    editable: Optional[str] = None  # the source directory of an editable install (direct_url.json)
+    url: Optional[str] = None  # direct_url.json url for a non-editable direct install (vcs, file)
+    commit: Optional[str] = None  # direct_url.json vcs_info.commit_id
+    installer: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ModuleLocation:
+    """Where `import NAME` would load from, found with PathFinder over the target's computed path (nothing imported)."""
+
+    name: str
+    origin: Optional[str]  # None: not importable
+    error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class PthImport:
+    """An import line of a .pth file: Python runs it at every start; envcheck's probe reads it and never runs it."""
+
+    file: str
+    line: str
+    added: tuple[str, ...] = ()  # the folders its sys.path.insert/append puts on the path, read as data
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    """torch/version.py read as text."""
+
+    version: str
+    cuda: Optional[str]  # None: a CPU-only build
+    git_version: Optional[str] = None
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    executable: str
+    version: tuple[int, int, int]
+    implementation: str
+    prefix: str
+    base_prefix: str
+    site_dirs: tuple[str, ...]  # directories whose .pth files Python processes
+    sys_path: tuple[str, ...]
+    distributions: tuple[Distribution, ...]
+    modules: tuple[ModuleLocation, ...]
+    torch: Optional[TorchBuild]
+    markers: tuple[tuple[str, str], ...]  # PEP 508 environment markers of the target
+    pythonpath: str = ""
+    pythonhome: str = ""  # recorded as text: the probe runs isolated, so the target is described without it
+    pth_imports: tuple[PthImport, ...] = ()
+
+    @property
+    def version_text(self) -> str:
+        return ".".join(map(str, self.version))
+
+    @property
+    def in_venv(self) -> bool:
+        return self.prefix != self.base_prefix
+
+    def installed(self, name: str) -> tuple[Distribution, ...]:
+        """Every copy of a distribution on the path (there can be more than one)."""
+        key = canonical_name(name)
+        return tuple(d for d in self.distributions if d.name == key)
+
+    def dist(self, name: str) -> Optional[Distribution]:
+        """The copy Python would use: the first on sys.path."""
+        found = self.installed(name)
+        return found[0] if found else None
+
+    def module(self, name: str) -> Optional[ModuleLocation]:
+        return next((m for m in self.modules if m.name == name), None)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    capability: tuple[int, int]
+    memory_bytes: Optional[int] = None
+    mig: Optional[bool] = None  # None: not supported or unknown
+    uuid: Optional[str] = None  # "GPU-..." (NVML), for telling nodes' GPUs apart in a fleet
+
+    @property
+    def capability_text(self) -> str:
+        return f"{self.capability[0]}.{self.capability[1]}"
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The NVIDIA driver as NVML reports it."""
+
+    version: str  # "580.159.04"
+    cuda: str  # the highest CUDA it supports, "13.0"
+    gpus: tuple[Gpu, ...] = ()
+
+
+@dataclass(frozen=True)
+class Nvcc:
+    """One nvcc found on this host."""
+
+    path: str
+    source: str  # "CUDA_HOME", "PATH", "nvidia-cuda-nvcc wheel", ...
+    version: Optional[str] = None  # "13.0.88"; None when --version failed
+    error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """Every nvcc found, in the order a build would pick them (the first is the one used)."""
+
+    candidates: tuple[Nvcc, ...] = ()
+
+    @property
+    def chosen(self) -> Optional[Nvcc]:
+        return next((n for n in self.candidates if n.version), None)
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A directory offered as the CUTLASS checkout, read with GitPython."""
+
+    path: str
+    source: str  # how it was found: "--cutlass-dir", "CUTLASS_DIR", "editable cutlass_api", ...
+    exists: bool = True
+    is_repo: bool = False
+    commit: Optional[str] = None
+    branch: Optional[str] = None  # None: detached
+    dirty_files: tuple[str, ...] = ()
+    shallow: bool = False
+    sparse: bool = False
+    remotes: tuple[str, ...] = ()
+    has_package: bool = False  # python/cutlass_api/pyproject.toml present in the work tree
+    is_cutlass: bool = False  # the repository is CUTLASS (known files or remote), not some other repository
+    package_version: Optional[str] = None
+    error: Optional[str] = None
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.dirty_files)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything gather found. Each part is its facts, or a Failure saying why it could not be had."""
+
+    interpreter: Union[Interpreter, Failure]
+    driver: Union[Driver, Failure]
+    toolkit: Union[Toolkit, Failure]
+    checkout: Union[Checkout, Failure, None]  # None: no checkout was offered or found (or the profile needs none)
+    cuda_visible_devices: Optional[str] = None  # the target's CUDA_VISIBLE_DEVICES; None: not set
+    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)

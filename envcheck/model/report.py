@@ -1,0 +1,181 @@
+"""What one run made of the facts: the Report doctor renders, the SmokeResult a smoke run proved, the record of what
+the smoke child loaded, and `plain`, the one way a value becomes JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .facts import Facts
+from .findings import Finding, Remedy, Status
+
+__all__ = ["plain", "LoadedLibrary", "ProcessRecord", "SmokeResult", "ProfileChoice", "Host", "Report"]
+
+
+def plain(value: Any) -> Any:
+    """Dataclasses, enums and tuples as JSON-ready values: the one way a model value becomes JSON."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for name in ("automatic",):
+            if hasattr(type(value), name):
+                data[name] = getattr(value, name)
+        return data
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class LoadedLibrary:
+    """One shared library mapped into the smoke child, from /proc/self/maps."""
+
+    kind: str  # libcuda, cudart, cublas, cublasLt, nvrtc, nvrtc-builtins, nvjitlink, cudnn, nccl, dsl, tvm-ffi
+    path: str
+    version: Optional[str] = None  # from the file name: "580.159.04", "13"
+    cuda_major: Optional[int] = None  # a CUDA library's major, or the CUDA a DSL library was built for
+
+
+@dataclass(frozen=True)
+class ProcessRecord:
+    """What the smoke child really loaded: its CUDA libraries and the files the stack's modules came from
+    (judged by smoke/forensics.py)."""
+
+    libraries: tuple[LoadedLibrary, ...] = ()
+    modules: tuple[tuple[str, Optional[str]], ...] = ()  # (module, file it was imported from)
+
+    def of(self, kind: str) -> tuple[LoadedLibrary, ...]:
+        return tuple(library for library in self.libraries if library.kind == kind)
+
+    def to_dict(self) -> dict:
+        return {
+            "libraries": [
+                {"kind": l.kind, "path": l.path, "version": l.version, "cuda_major": l.cuda_major} for l in self.libraries
+            ],
+            "modules": dict(self.modules),
+        }
+
+
+@dataclass(frozen=True)
+class SmokeResult:
+    """What one smoke run proved, or why it could not."""
+
+    status: Status
+    summary: str  # one line for people
+    kernel: Optional[str] = None  # "cutedsl.Sm80TensorOpGemmKernel_..."
+    call: Optional[str] = None  # "nv_universal_gemm_fused_mm_<hash>"
+    gpu: Optional[str] = None  # "NVIDIA H200 (9.0)"
+    compile_s: Optional[float] = None  # first call of the compiled GEMM (compile, autotune, kernel JIT, run)
+    run_s: Optional[float] = None  # one call afterwards (median, CUDA events)
+    elapsed_s: Optional[float] = None  # the whole child, interpreter start-up included
+    max_error: Optional[float] = None
+    tolerance: Optional[str] = None
+    cause: Optional[str] = None  # a sentence: why it failed or was skipped
+    cause_id: Optional[str] = None  # stable: "cutlass-api-missing", "timeout", ...
+    remedy: Optional[Remedy] = None
+    evidence: str = ""  # the output line that shows the cause
+    log: Optional[str] = None
+    backends: str = ""
+    shape: str = ""
+    warm: Optional[bool] = None  # Inductor's FX graph cache answered (a warm run)
+    kernel_lookup: Optional[str] = None  # "inductor" (full cutlass_api enumeration) or "seeded" (see child.py)
+    library: Optional[str] = None  # --library: the kernel library called directly (no Inductor), e.g. "cutlass.operators"
+    tried: tuple[tuple[str, str], ...] = ()  # --library: (kernel, error) of the candidates that failed first
+    cache_dir: Optional[str] = None
+    versions: tuple[tuple[str, str], ...] = ()
+    timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
+    process: Optional[ProcessRecord] = None  # what the child really loaded (judged by envcheck/smoke/forensics.py)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the GEMM ran and was proved; a skip proved nothing, so it is 1 like a failure."""
+        return 1 if self.status.is_problem or self.status is Status.SKIP else 0
+
+    def to_dict(self) -> dict:
+        return {
+            "status": self.status.value,
+            "summary": self.summary,
+            "kernel": self.kernel,
+            "call": self.call,
+            "gpu": self.gpu,
+            "backends": self.backends,
+            "shape": self.shape,
+            "timings": {"compile_s": self.compile_s, "run_s": self.run_s, "elapsed_s": self.elapsed_s,
+                        "phases": [list(p) for p in self.timings]},
+            "numerics": {"max_error": self.max_error, "tolerance": self.tolerance},
+            "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause, "evidence": self.evidence},
+            "remedy": plain(self.remedy),
+            "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
+            "versions": dict(self.versions),
+            "process": self.process.to_dict() if self.process is not None else None,
+            "library": None if self.library is None else {
+                "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
+            "log": self.log,
+        }
+
+
+@dataclass(frozen=True)
+class ProfileChoice:
+    """Which profile a report was judged by, and why (the table header, JSON `profile`, markdown)."""
+
+    id: str
+    reason: str
+    source: str  # the policy file (or built-in profile) it came from
+    verified: bool = True  # False: the installed torch is newer than the profile was verified with
+
+    def __str__(self) -> str:
+        return self.id
+
+
+@dataclass(frozen=True)
+class Host:
+    """The machine a report was made on, for a fleet: its name (or a hash of it), driver and GPUs."""
+
+    hostname: str  # "sha256:..." with --anonymize
+    driver: Optional[str] = None
+    driver_cuda: Optional[str] = None
+    gpus: tuple[str, ...] = ()  # names, in index order
+    gpu_uuids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    """One run of doctor: the findings in a fixed order, and what they were made from."""
+
+    profile: ProfileChoice  # a bare id is taken as a profile chosen for no stated reason
+    target: str
+    findings: tuple[Finding, ...]
+    facts: Optional[Facts] = None
+    smoke: Optional[SmokeResult] = None  # when --smoke ran
+    host: Optional[Host] = None  # doctor fills it in for the JSON a fleet reads
+    bench: Optional[dict] = None  # the last `envcheck bench --json` saved under the cache, when --bench asked for it
+
+    def __post_init__(self) -> None:
+        if isinstance(self.profile, str):
+            object.__setattr__(self, "profile", ProfileChoice(self.profile, "", ""))
+
+    @property
+    def policy_source(self) -> str:
+        """The file (or built-in profile) the verdicts came from: a parent pyproject.toml is no secret."""
+        return self.profile.source
+
+    @property
+    def worst(self) -> Status:
+        statuses = [f.status for f in self.findings]
+        if self.smoke is not None:
+            statuses.append(self.smoke.status)
+        return max(statuses, key=lambda s: s.rank, default=Status.PASS)
+
+    @property
+    def exit_code(self) -> int:
+        """0: every required check passed (warnings allowed); 1: a required check failed, or a smoke that was asked
+        for proved nothing (skipped)."""
+        return 1 if self.worst.is_problem or (self.smoke is not None and self.smoke.exit_code) else 0
+
+    def finding(self, check_id: str) -> Optional[Finding]:
+        return next((f for f in self.findings if f.id == check_id), None)

@@ -1,0 +1,51 @@
+"""The profile: what the stack must look like, read from TOML and validated the moment it is read.
+
+  schema.py   every key a profile may hold (its docstring lists them) and the frozen Policy they are read into
+  origins.py  which file set each value, and what a PolicyError may show of it
+  merge.py    `extends`: a profile merged over the ones it stands on (linear)
+  fields.py   reading a table and each kind of value
+  build.py    a Policy from a merged profile
+  load.py     a profile file or built-in id, its `extends` chain, the built-in profiles (builtin/*.toml, read once)
+  select.py   which profile a run is judged by: the one named, or the one covering the installed torch
+  project.py  which pyproject.toml is the user's project (its [tool.envcheck] is a profile)
+
+`from envcheck.profile import X` is the way in; the modules inside import each other directly. Names with a leading
+underscore are the package's own: its modules share them, nothing outside imports them.
+"""
+
+from ..model import ProfileChoice
+from .load import MAX_ENTRIES, builtin_profiles, load, load_builtin
+from .origins import PolicyError
+from .schema import (
+    DEFAULT_PROFILE, RECIPE, RUNTIME, SCHEMA, Conflict, CutlassSource, GpuRule, PackageRule, Policy, SmokeSpec, StandIn,
+    driver_floor_for, driver_text, spec_text,
+)
+from .select import Candidates, candidates, resolve, select, torch_release
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "SCHEMA",
+    "RUNTIME",
+    "RECIPE",
+    "MAX_ENTRIES",
+    "ProfileChoice",
+    "SmokeSpec",
+    "select",
+    "candidates",
+    "Candidates",
+    "torch_release",
+    "PolicyError",
+    "PackageRule",
+    "Conflict",
+    "GpuRule",
+    "StandIn",
+    "CutlassSource",
+    "Policy",
+    "builtin_profiles",
+    "load",
+    "load_builtin",
+    "resolve",
+    "spec_text",
+    "driver_text",
+    "driver_floor_for",
+]

@@ -1,0 +1,238 @@
+"""The profile's schema: every key a profile may hold, and the frozen values it is read into (a Policy).
+
+A profile is a TOML file (the built-in ones live in envcheck/profile/builtin/, one per upstream stack). It may start
+from another with `extends = "<built-in id or path>"` and override any key: tables merge key by key, and the arrays of
+tables merge entry by entry on their key (`[[packages]]` by name, `[[conflicts]]` by name or prefix, `[[stand-ins]]`
+by missing, `[[gpu]]` by capability, `[[cuda.driver-floor]]` by cuda); an entry with `remove = true` drops the
+parent's entry of that key. `[tool.envcheck]` in the project's pyproject.toml (project.py says which file that is)
+is read the same way. Every requirement string is parsed with packaging when the profile is read (fields.py,
+build.py), so a bad value is reported with its file and key before anything runs; the value itself only where
+PolicyError may show it (origins.py).
+
+Everything that differs between stacks is profile data; code never branches on a profile id. The fields:
+
+- `torch.version` (Policy.torch): the torch versions the profile covers; without --profile/--policy envcheck judges
+  against the built-in profile that covers the installed torch (`select`). `torch.verified` (Policy.torch_verified):
+  the part of that range that was verified; a torch inside `version` but outside `verified` is judged, marked
+  unverified (warn).
+- every requirement carries its basis (`basis = "runtime"`: the backend breaks without it; `"recipe"`: published,
+  not shown necessary). A recipe deviation warns, and fails under --strict. `runtime` (a specifier) is the part of a
+  recipe requirement that is runtime everywhere; `runtime-on` (a compute-capability specifier such as ">=10.0,<11")
+  makes the whole requirement runtime on those GPUs; `recipe-note` says what works instead where it is recipe.
+- `[cutedsl]` (Policy.cutedsl, a PackageRule): the DSL distribution, its extras (`["cu13"]`), the module Inductor
+  imports (`module`) and the folders inside a site directory its module must load from (`module-dirs`).
+- `[inductor] modules` (Policy.inductor_modules): the modules Inductor's find_spec decides availability with; the
+  probe looks for these and for every rule's `module` (Policy.probe_modules).
+- `[cutlass]` (Policy.cutlass): the CUTLASS checkout a package is installed from; absent = the profile needs no
+  checkout (Policy.cutlass is None; the checkout checks say "not needed by this profile").
+- `[[packages]]`: companion packages (name, version, level, basis, extras, module, why).
+- `[[conflicts]]`: distributions that must not be there (name or prefix; optional `version`, `torch-cuda`: only for
+  a torch built for that CUDA, `unless`: not when that distribution is installed too, `status` fail or warn,
+  `instead`: the requirement the remedy installs, `consent`: remove only when the user agrees).
+- `[smoke]`: the smoke's backends, the extra backends per compute capability, and the patterns that prove the
+  kernel ran in Inductor's generated code (`call-pattern`, `kernel-pattern`, `imports`), and the kernel library
+  `smoke --library` calls directly (`library`).
+- `mixed-cuda-exempt`: distribution-name prefixes that do not count as a CUDA major in packages.consistency (a
+  library that carries several CUDA flavours and picks one at run time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from ..model import Status
+
+__all__ = ["DEFAULT_PROFILE", "SCHEMA", "RUNTIME", "RECIPE", "PackageRule", "Conflict", "StandIn", "GpuRule",
+           "CutlassSource", "SmokeSpec", "Policy", "spec_text", "driver_text", "driver_floor_for"]
+
+DEFAULT_PROFILE = "torch-2.11-nvgemm"  # the published recipe: the profile without torch, and below every range
+SCHEMA = 1
+RUNTIME, RECIPE = "runtime", "recipe"
+
+
+@dataclass(frozen=True)
+class PackageRule:
+    """One required distribution and the versions wanted, with the basis of that want.
+
+    basis "runtime": the backend breaks outside `specifier`. basis "recipe": `specifier` is what was published;
+    only `runtime` (default: any version) is necessary, except on compute capabilities in `runtime_on`, where all of
+    `specifier` is."""
+
+    name: str  # canonical distribution name
+    specifier: SpecifierSet
+    level: str  # "required" (fail) or "recommended" (warn)
+    why: str
+    basis: str = RUNTIME
+    runtime: SpecifierSet = SpecifierSet()
+    runtime_on: Optional[SpecifierSet] = None  # compute capabilities ("10.0") where a recipe basis is runtime
+    recipe_note: str = ""  # where the basis is recipe: what works instead
+    extras: tuple[str, ...] = ()
+    module: Optional[str] = None  # the module it provides, looked for by the probe
+    module_dirs: tuple[str, ...] = ()  # folders (relative to a site directory) its module loads from
+
+    @property
+    def requirement(self) -> str:
+        """What pip is asked for: the name, its extras and the policy's versions."""
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"{self.name}{extras}{self.specifier}"
+
+    def basis_on(self, capabilities: tuple[tuple[int, int], ...]) -> str:
+        """The basis on these GPUs: a recipe requirement is runtime where any of them is in runtime_on."""
+        if self.basis == RUNTIME or self.runtime_on is None:
+            return self.basis
+        return RUNTIME if any(self.runtime_on.contains(f"{major}.{minor}") for major, minor in capabilities) else RECIPE
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A distribution that must not be installed: an exact name, or every name with a prefix.
+
+    It applies only to installed versions in `version`, only beside a torch whose CUDA build is in `torch_cuda`
+    (None: any), and not when `unless` is installed too. `instead` is what the remedy installs in its place;
+    `consent`: the fixer removes it only when the user agrees."""
+
+    match: str
+    is_prefix: bool
+    why: str
+    version: SpecifierSet = SpecifierSet()
+    torch_cuda: Optional[SpecifierSet] = None
+    unless: Optional[str] = None
+    status: Status = Status.FAIL
+    instead: Optional[str] = None
+    consent: bool = False
+
+    def matches(self, name: str) -> bool:
+        return name.startswith(self.match) if self.is_prefix else name == self.match
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """A requirement missing on paper but met in practice: `missing` is not installed, `present` does its job."""
+
+    missing: str
+    present: str
+    why: str
+
+
+@dataclass(frozen=True)
+class GpuRule:
+    capability: tuple[int, int]
+    status: Status
+    kernels: str
+    gpus: str = ""
+
+
+@dataclass(frozen=True)
+class CutlassSource:
+    url: str
+    branch: str
+    commit: str
+    subdir: str
+    distribution: str  # canonical
+    module: str
+    extras: tuple[str, ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class SmokeSpec:
+    """What the smoke run allows and what proves, in Inductor's generated code, that the backend's kernel ran."""
+
+    backends: tuple[str, ...]  # max_autotune_gemm_backends
+    capability_backends: tuple[tuple[SpecifierSet, tuple[str, ...]], ...] = ()  # more backends on these GPUs
+    call_pattern: str = ""  # regex; group 1 is the kernel's call name
+    kernel_pattern: str = ""  # regex; group 1 (or the match) is the library's kernel name
+    imports: tuple[str, ...] = ()  # modules the generated code imports
+    library: str = ""  # the kernel library Inductor calls (`smoke --library` calls it directly); "": none named
+
+    def backends_for(self, capability: Optional[tuple[int, int]]) -> tuple[str, ...]:
+        chosen = list(self.backends)
+        if capability is not None:
+            for where, more in self.capability_backends:
+                if where.contains(f"{capability[0]}.{capability[1]}"):
+                    chosen += [b for b in more if b not in chosen]
+        return tuple(chosen)
+
+
+@dataclass(frozen=True)
+class Policy:
+    id: str
+    title: str
+    source: str  # where it was read from, for messages
+    backend: str
+    link: str
+    python: SpecifierSet
+    python_why: str
+    torch: SpecifierSet  # the torch versions this profile covers
+    torch_verified: SpecifierSet  # the part of them verified; beyond it: judged, marked unverified
+    torch_cuda: SpecifierSet
+    torch_requirement: Requirement
+    torch_index_url: str
+    torch_why: str
+    toolkit: SpecifierSet
+    toolkit_level: str
+    toolkit_requirement: Requirement
+    driver_cuda: Version
+    driver_floors: tuple[tuple[Version, Version], ...]  # (cuda, minimum driver), ascending
+    cuda_why: str
+    forward_compat: str
+    cutedsl: PackageRule  # its module is always named
+    cutlass: Optional[CutlassSource]  # None: this profile needs no CUTLASS checkout
+    packages: tuple[PackageRule, ...]
+    conflicts: tuple[Conflict, ...]
+    stand_ins: tuple[StandIn, ...]
+    gpus: tuple[GpuRule, ...]  # ascending by capability
+    gpu_below: GpuRule
+    cuda_basis: str = RUNTIME  # of cuda.toolkit and cuda.driver's CUDA version
+    inductor_modules: tuple[str, ...] = ()  # what Inductor's find_spec decides availability with
+    smoke: SmokeSpec = SmokeSpec(("NVGEMM",))
+    mixed_cuda_exempt: tuple[str, ...] = ()  # name prefixes not counted as a CUDA major
+    gpu_why: str = ""
+    origins: tuple[tuple[str, str], ...] = ()  # (key, the file that set it): 'torch.index-url', 'packages[name=x]'
+
+    def origin(self, key: str) -> str:
+        """The file (or built-in profile) that set a key's value, as `origins` records it; the profile's own source
+        when no file did."""
+        return next((source for name, source in self.origins if name == key), self.source)
+
+    @property
+    def driver_floor(self) -> Version:
+        """The oldest driver that supports the policy's CUDA."""
+        return driver_floor_for(self.driver_floors, self.driver_cuda)
+
+    @property
+    def cutedsl_module(self) -> str:
+        return self.cutedsl.module
+
+    @property
+    def probe_modules(self) -> tuple[str, ...]:
+        """Every module the probe must locate in the target interpreter (find_spec, nothing imported)."""
+        names = ["torch", self.cutedsl_module, *self.inductor_modules]
+        names += [r.module for r in self.packages if r.module]
+        if self.cutlass is not None:
+            names.append(self.cutlass.module)
+        return tuple(dict.fromkeys(names))
+
+
+def spec_text(specifier: SpecifierSet, separator: str = ", ") -> str:
+    """A specifier lower bound first, '>=4.3.0, <=4.3.5' (packaging sorts it as text); '' for any version."""
+    order = {">": 0, "~": 1, "=": 1, "!": 2, "<": 3}
+    return separator.join(sorted((str(s) for s in specifier), key=lambda s: (order.get(s[0], 4), s)))
+
+
+def driver_text(version: Version) -> str:
+    """An NVIDIA driver version as NVIDIA writes it: 590.44.01, not PEP 440's 590.44.1."""
+    release = tuple(version.release) + (0,) * (3 - len(version.release))
+    if len(version.release) >= 3:
+        return f"{release[0]}.{release[1]:02d}.{release[2]:02d}"
+    return f"{release[0]}.{release[1]:02d}"
+
+
+def driver_floor_for(floors: tuple[tuple[Version, Version], ...], cuda: Version) -> Version:
+    eligible = [driver for c, driver in floors if c <= cuda]
+    return eligible[-1] if eligible else floors[0][1]
