@@ -22,24 +22,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
-from ..gather.checkout import changed_paths, status_entries
-from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, configured, foreign_upload_pack,
-                       gitpython, init_repo, is_commit_id, is_plain_name, online, open_repo, upload_pack)
-from ..shell import describe, unsafe_character
-from ..gitsafe import PARTIAL as _PARTIAL, git_commands
+from .gather.checkout import changed_paths, status_entries
+from .gitsafe import (FILE_UPLOAD_PACK, PARTIAL, check_git_values, checked_url, configured, foreign_upload_pack, gitpython,
+                      init_repo, is_commit_id, is_plain_name, online, open_repo, upload_pack)
+from .shell import describe, unsafe_character
 
 __all__ = [
-    "GIT_URL_SCHEMES",
     "CheckoutRefused",
     "CheckoutState",
     "FetchResult",
-    "checked_url",
     "read_state",
     "fetch",
     "restore",
     "partial_folder",
     "remove_partial",
-    "git_commands",
 ]
 
 CUTLASS_MARKER = "include/cutlass/cutlass.h"  # in every CUTLASS commit's tree; readable without blobs
@@ -251,7 +247,7 @@ def fetch(
 def partial_folder(dest: str | Path) -> Path:
     """The sibling folder a fresh fetch of dest builds in, renamed into place when it is complete."""
     dest = Path(dest)
-    return dest.parent / f"{dest.name}{_PARTIAL}"
+    return dest.parent / f"{dest.name}{PARTIAL}"
 
 
 def remove_partial(dest: str | Path) -> Optional[str]:

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import PINNED, git
 
+from envcheck.cutlass_fetch import CheckoutRefused, fetch, read_state, restore
 from envcheck.errors import UsageError
-from envcheck.fix.cutlass import CheckoutRefused, checked_url, fetch, read_state, restore
 from envcheck.gather.checkout import read_checkout
+from envcheck.gitsafe import checked_url
 
 SUBDIR = "python/cutlass_api"
 MIRROR = Path("/work/.mirror/NVIDIA+cutlass/repo")

@@ -68,7 +68,7 @@ def test_a_lead_sentence_comes_first(policy):
 
 
 def test_doctor_and_smoke_give_the_git_commands_fix_runs(policy):
-    from envcheck.fix.cutlass import git_commands
+    from envcheck.gitsafe import git_commands
     from envcheck.smoke.causes import preflight
 
     source = policy.cutlass

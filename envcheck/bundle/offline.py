@@ -13,11 +13,12 @@ from typing import Optional
 
 from packaging.utils import parse_wheel_filename
 
-from ..bundle import BundleError, OpenedBundle, check_platform, open_bundle
-from ..bundle.gitbundle import source_from_git_bundle
+from ..fix.pip import PipSources
 from ..model import Interpreter
 from ..profile import Policy
-from .pip import PipSources
+from .gitbundle import source_from_git_bundle
+from .manifest import BundleError
+from .open import OpenedBundle, check_platform, open_bundle
 
 __all__ = ["Offline", "open_for_fix"]
 

@@ -18,9 +18,9 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from .. import proc, shell
 from ..atomic import replace_text
+from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch, restore
 from ..redact import redact_argv
 from . import manifest, statelock
-from .cutlass import CheckoutRefused, CheckoutState, fetch, restore
 from .pip import index_out_of_argv
 from .plan import Plan, PlannedStep
 

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional, TextIO
 
 from .. import shell
+from ..cutlass_fetch import read_state
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from ..gitsafe import checked_url
 from ..model import Facts, Finding, Interpreter, ProfileChoice
 from ..paths import cache_dir, folder_origin, new_file, usable_folder
 from ..profile import Candidates, Policy
@@ -24,7 +26,6 @@ from ..target import require_interpreter, resolve_python
 from . import snapshot as snapshots
 from . import statelock
 from .apply import Console, Outcome, Runner, apply, run_command
-from .cutlass import checked_url, read_state
 from .host import externally_managed, find_interpreters, pip_for
 from .pip import PipSources, checked_name, sources_from_flags
 from .plan import Plan, PlanOptions, cutlass_folder, make_plan
@@ -191,7 +192,7 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
     interpreter = require_interpreter(python, facts.interpreter)
     offline = None
     if options.bundle is not None:  # opened for the profile chosen: its lock must be that profile's
-        from .offline import open_for_fix
+        from ..bundle.offline import open_for_fix
 
         offline = open_for_fix(Path(options.bundle), policy, cache_dir(io.env))
         io.err.write(offline.summary + "\n")

@@ -28,10 +28,10 @@ from packaging.version import InvalidVersion, Version
 
 from .. import shell
 from ..model import Distribution, Facts, Finding, Interpreter, Status, Step, canonical_name
+from ..gitsafe import git_commands
 from ..judge.cutedsl import conflicting
 from ..paths import default_cutlass_dir
 from ..profile import Policy
-from . import cutlass as cutlass_fetch
 from ..redact import redact_argv
 from .pip import PipSources, install_argv, merge_requirements, parse_requirement, uninstall_argv
 
@@ -464,7 +464,7 @@ def _cutlass_fetch(g: Ground) -> Part:
         f"fetch CUTLASS {source.branch} at {source.commit[:12]} (shallow, blob-filtered, sparse to {source.subdir}) "
         f"into {options.cutlass_dir}",
         g.why("cutlass-fetch", source.why),
-        cutlass_fetch.git_commands(options.cutlass_dir, options.cutlass_url, source.branch, source.commit, source.subdir),
+        git_commands(options.cutlass_dir, options.cutlass_url, source.branch, source.commit, source.subdir),
         params=(("dest", options.cutlass_dir), ("url", options.cutlass_url), ("branch", source.branch),
                 ("commit", source.commit), ("subdir", source.subdir)),
     )

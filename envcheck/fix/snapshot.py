@@ -28,11 +28,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from .. import __version__, shell
 from ..atomic import replace_text
+from ..cutlass_fetch import CheckoutState, partial_folder
 from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
 from ..paths import cache_dir, read_own_file, usable_folder
 from ..redact import without_credentials
-from .cutlass import CheckoutState, partial_folder
 from .pip import PipSources, install_argv, requirement_names, uninstall_argv
 from .plan import Plan, PlannedStep
 
