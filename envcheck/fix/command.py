@@ -196,7 +196,7 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
 
         offline = open_for_fix(Path(options.bundle), policy, cache_dir(io.env))
         io.err.write(offline.summary + "\n")
-        sources = offline.sources
+        sources = PipSources(find_links=(str(offline.wheels),), no_index=True)
         options = replace(options, no_deps=True)  # the lock is the whole closure: install exactly it
         offline.check_target(interpreter)
     # pip refuses to change an interpreter its distribution manages (PEP 668) unless told; the flag is the consent,
