@@ -22,6 +22,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from .. import __version__, proc, shell
 from ..errors import EXIT_FAILED, UsageError
+from ..redact import index_out_of_argv
 from .gitbundle import make_git_bundle
 from .manifest import MANIFEST, BundleFile, CutlassEntry, Manifest, Platform, sha256_of, write_manifest
 from .parts import split
@@ -125,8 +126,6 @@ DOWNLOAD_S = 3600.0  # pip download of a whole stack (a CUDA torch is GBs): then
 
 def _run(argv: Sequence[str]) -> proc.Finished:
     """pip in a private folder of its own, where an index URL that holds a secret goes in a file, not its argv."""
-    from ..fix.pip import index_out_of_argv
-
     with tempfile.TemporaryDirectory(prefix="envcheck-pip-") as private:
         return proc.run(index_out_of_argv(argv, Path(private)), DOWNLOAD_S)
 

@@ -19,9 +19,8 @@ from typing import Callable, Optional, Sequence, TextIO
 from .. import proc, shell
 from ..atomic import replace_text
 from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch, restore
-from ..redact import redact_argv
+from ..redact import index_out_of_argv, redact_argv
 from . import manifest, statelock
-from .pip import index_out_of_argv
 from .plan import Plan, PlannedStep
 
 __all__ = ["Runner", "run_command", "StepFailed", "StepResult", "Outcome", "Console", "apply"]
