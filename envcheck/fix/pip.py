@@ -9,7 +9,6 @@ or placed after `--`, so none of them can become a pip option of its own.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from packaging.specifiers import SpecifierSet
 
 from ..errors import UsageError
 from ..gitsafe import checked_index_url
-from ..model import canonical_name
+from ..model import canonical_name, is_distribution_name
 from ..redact import redact_url
 
 __all__ = [
@@ -36,7 +35,6 @@ __all__ = [
     "pip_prefix",
 ]
 
-_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 # Options every pip call gets: never ask, never nag, and take no option from PIP_* variables or the user's pip
 # configuration (the sources come from envcheck's flags; the machine's global pip configuration still applies).
 _QUIET = ("--disable-pip-version-check", "--no-input", "--isolated")
@@ -107,7 +105,7 @@ def parse_requirement(text: str, origin: str = "a requirement") -> Requirement:
 
 
 def checked_name(name: str, origin: str = "a distribution name") -> str:
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not isinstance(name, str) or not is_distribution_name(name):
         raise UsageError(f"{origin}: {name!r} is not a distribution name")
     return canonical_name(name)
 
