@@ -195,7 +195,8 @@ def lock(
     output_format: str = typer.Option("pylock", "--format", metavar="FORMAT", help="pylock (PEP 751) or requirements (hash-pinned, for any pip)."),
 ) -> int:
     """Write a PEP 751 pylock.toml of a profile's stack, resolved for a target platform (or --from-env: as installed)."""
-    from .lock import Target, run_lock
+    from .lock import Target
+    from .lock.command import run_lock
 
     target = None
     if python_version is not None or platform is not None:
@@ -222,7 +223,7 @@ def verify(
     python: Optional[str] = PythonOpt,
 ) -> int:
     """Compare the target's installed packages with a lock; list the drift per package (exit 1 on drift)."""
-    from .lock import run_verify
+    from .lock.command import run_verify
 
     return run_verify(lock_file, python)
 

@@ -35,8 +35,7 @@ The lock is checked with `packaging.pylock` before it is written and again as re
   command.py   run_lock and run_verify: `envcheck lock` and `envcheck verify`
 """
 
-from .build import LockResult, StackMismatch, build_lock, build_resolved_lock, public_url
-from .command import run_lock, run_verify
+from .build import LockResult, StackMismatch, build_lock, build_resolved_lock
 from .export import requirements
 from .lockfile import read_lock, write_lock
 from .resolve import Resolution, Target, Wheel, resolve
@@ -69,7 +68,4 @@ __all__ = [
     "requirements",
     "parse_simple_json",
     "parse_simple_html",
-    "public_url",
-    "run_lock",
-    "run_verify",
 ]
