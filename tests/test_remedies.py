@@ -20,7 +20,8 @@ from wheelfactory import build_wheel, install, make_venv
 
 from envcheck.judge import judge
 from envcheck.judge.cuda import driver_remedy
-from envcheck.fix.plan import PlanOptions, make_plan
+from envcheck.fix.plan import make_plan
+from envcheck.fix.steps import PlanOptions
 from envcheck.model import Failure, ProfileChoice, Report, Status
 from envcheck.render import render
 from envcheck.smoke.causes import SIGNATURES, Evidence, context_from, diagnose

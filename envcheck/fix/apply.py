@@ -21,7 +21,7 @@ from ..atomic import replace_text
 from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch, restore
 from ..redact import index_out_of_argv, redact_argv
 from . import manifest, statelock
-from .plan import Plan, PlannedStep
+from .steps import Plan, PlannedStep
 
 __all__ = ["Runner", "run_command", "StepFailed", "StepResult", "Outcome", "Console", "apply"]
 

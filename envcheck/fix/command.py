@@ -28,9 +28,10 @@ from . import statelock
 from .apply import Console, Outcome, Runner, apply, run_command
 from .host import externally_managed, find_interpreters, pip_for
 from .pip import PipSources, checked_name, sources_from_flags
-from .plan import Plan, PlanOptions, cutlass_folder, make_plan
+from .plan import cutlass_folder, make_plan
 from .preflight import preflight
 from .render import render_origins, render_outcome, render_plan, set_by, value_origins
+from .steps import Plan, PlanOptions
 
 __all__ = ["FixOptions", "Io", "run_fix"]
 

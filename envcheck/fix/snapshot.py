@@ -34,7 +34,7 @@ from ..model import Distribution, Interpreter, canonical_name
 from ..paths import cache_dir, read_own_file, usable_folder
 from ..redact import without_credentials
 from .pip import PipSources, install_argv, requirement_names, uninstall_argv
-from .plan import Plan, PlannedStep
+from .steps import Plan, PlannedStep
 
 __all__ = [
     "Recorded",
