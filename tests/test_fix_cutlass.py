@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import PINNED, git
 
-from envcheck.cutlass_fetch import CheckoutRefused, fetch, read_state, restore
+from envcheck.cutlass_fetch import CheckoutRefused, fetch, read_state
 from envcheck.errors import UsageError
+from envcheck.fix.undo import restore
 from envcheck.gather.checkout import read_checkout
 from envcheck.gitsafe import checked_url
 

@@ -18,10 +18,11 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from .. import proc, shell
 from ..atomic import replace_text
-from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch, restore
+from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch
 from ..redact import index_out_of_argv, redact_argv
 from . import manifest, statelock
 from .steps import Plan, PlannedStep
+from .undo import restore
 
 __all__ = ["Runner", "run_command", "StepFailed", "StepResult", "Outcome", "Console", "apply"]
 

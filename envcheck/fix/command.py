@@ -32,6 +32,7 @@ from .plan import cutlass_folder, make_plan
 from .preflight import preflight
 from .render import render_origins, render_outcome, render_plan, set_by, value_origins
 from .steps import Plan, PlanOptions
+from .undo import undo_plan
 
 __all__ = ["FixOptions", "Io", "run_fix"]
 
@@ -320,7 +321,7 @@ def _undo(
                      if options.as_json else nothing + "\n")
         return EXIT_OK
     current_checkout = read_state(taken.checkout.path, taken.cutlass_branch) if taken.checkout else None
-    plan = snapshots.undo_plan(
+    plan = undo_plan(
         taken, interpreter, state / snapshots.SAVED_WHEELS, sources, current_checkout, pip=pip_for(interpreter)
     )
     if options.as_json:
