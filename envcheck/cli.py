@@ -291,7 +291,7 @@ def fix(
                                                  callback=seconds("--lock-timeout")),
 ) -> int:
     """Turn failing checks into a plan, show it, and apply it (--yes) or stop (--dry-run); --undo gives it back."""
-    from .fix import FixOptions, run_fix
+    from .fix.command import FixOptions, run_fix
 
     return run_fix(FixOptions(
         python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
