@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Callable, Optional, TextIO
 
 from .gather.checkout import changed_paths
-from .gitsafe import (FILE_UPLOAD_PACK, PARTIAL, check_git_values, checked_url, configured, foreign_upload_pack, gitpython,
-                      init_repo, is_plain_name, online, open_repo, upload_pack)
+from .gitsafe import (FILE_UPLOAD_PACK, PARTIAL, check_git_values, checked_url, configured, foreign_upload_pack,
+                      gitpython, init_repo, is_plain_name, online, open_repo, upload_pack)
 from .shell import describe, unsafe_character
 
 __all__ = [
@@ -295,8 +295,8 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
     dirty = _dirty(repo)
     if dirty:
         raise CheckoutRefused(
-            f"{dest} has changes that are not committed ({shown_paths(dirty)}): envcheck does not touch a dirty checkout. "
-            f"Commit or stash them, or choose another folder with --cutlass-dir; then run `envcheck fix` again."
+            f"{dest} has changes that are not committed ({shown_paths(dirty)}): envcheck does not touch a dirty "
+            f"checkout. Commit or stash them, or choose another folder with --cutlass-dir; then run `envcheck fix` again."
         )
     if head is not None and not _tree_has(repo, head, CUTLASS_MARKER):
         raise CheckoutRefused(

@@ -238,9 +238,9 @@ def test_plan_blockers_are_the_python_version_problem_and_make_plan_starts_from_
 
 def test_plan_blockers_name_an_unreadable_interpreter(tmp_path, policy):
     unreadable = Facts(Failure("interpreter", "no python"), Failure("d", ""), Failure("t", ""), None)
-    assert plan_blockers(broken_findings(), unreadable, policy) == ("the target interpreter could not be read: no python",)
-    assert make_plan(broken_findings(), unreadable, policy, opts(tmp_path)).blocked == plan_blockers(
-        broken_findings(), unreadable, policy)
+    reasons = plan_blockers(broken_findings(), unreadable, policy)
+    assert reasons == ("the target interpreter could not be read: no python",)
+    assert make_plan(broken_findings(), unreadable, policy, opts(tmp_path)).blocked == reasons
     assert plan_blockers(broken_findings(), facts(BROKEN), policy) == ()
 
 

@@ -127,7 +127,8 @@ def restore(state: CheckoutState, branch: str, log: Optional[TextIO] = None, com
     if (now.commit, now.branch, now.branch_tip) == (state.commit, state.branch, state.branch_tip):
         return f"{folder}: already at {state.commit[:12] if state.commit else 'its recorded state'}"
     if now.dirty_files:
-        return f"{folder}: kept as it is, because it has changes that are not committed ({shown_paths(now.dirty_files)})"
+        return (f"{folder}: kept as it is, because it has changes that are not committed "
+                f"({shown_paths(now.dirty_files)})")
     if commit and now.commit != commit:
         return (f"{folder}: kept as it is, because HEAD moved to {str(now.commit)[:12]} after envcheck put it at "
                 f"{commit[:12]}")
