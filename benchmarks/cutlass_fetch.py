@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from envcheck.fix.cutlass import fetch  # noqa: E402
+from envcheck.cutlass_fetch import fetch  # noqa: E402
 from envcheck.profile import DEFAULT_PROFILE, load_builtin  # noqa: E402
 
 GOAL_BYTES = 5 * 1000 * 1000

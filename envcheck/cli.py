@@ -195,7 +195,8 @@ def lock(
     output_format: str = typer.Option("pylock", "--format", metavar="FORMAT", help="pylock (PEP 751) or requirements (hash-pinned, for any pip)."),
 ) -> int:
     """Write a PEP 751 pylock.toml of a profile's stack, resolved for a target platform (or --from-env: as installed)."""
-    from .lock import Target, run_lock
+    from .lock import Target
+    from .lock.command import run_lock
 
     target = None
     if python_version is not None or platform is not None:
@@ -222,7 +223,7 @@ def verify(
     python: Optional[str] = PythonOpt,
 ) -> int:
     """Compare the target's installed packages with a lock; list the drift per package (exit 1 on drift)."""
-    from .lock import run_verify
+    from .lock.command import run_verify
 
     return run_verify(lock_file, python)
 
@@ -290,7 +291,7 @@ def fix(
                                                  callback=seconds("--lock-timeout")),
 ) -> int:
     """Turn failing checks into a plan, show it, and apply it (--yes) or stop (--dry-run); --undo gives it back."""
-    from .fix import FixOptions, run_fix
+    from .fix.command import FixOptions, run_fix
 
     return run_fix(FixOptions(
         python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),

@@ -4,7 +4,9 @@ masked in every output format. Applied to the final text, so no renderer can for
 A URL is redacted one way everywhere it is shown (redact_url): its user info (`user:password@`, a token as the user
 name) and the value of every query parameter are masked, and so is a fragment parameter with a credential-like name
 (`#access_token=`). What envcheck writes to disk for later use (a lock, a snapshot) holds URLs as
-without_credentials leaves them: user info and the query taken out."""
+without_credentials leaves them: user info and the query taken out. And no secret goes into a child's argv,
+which every user of the machine can read: an index URL that holds one reaches pip in a private file
+(index_out_of_argv)."""
 
 from __future__ import annotations
 
@@ -13,10 +15,12 @@ import enum
 import json
 import os
 import re
+import shlex
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, TextIO
 
-__all__ = ["MASK", "Redactor", "RedactedStream", "credential_name", "has_credentials", "redact_argv", "redact_url",
-           "url_secrets", "without_credentials"]
+__all__ = ["MASK", "Redactor", "RedactedStream", "credential_name", "has_credentials", "index_out_of_argv",
+           "redact_argv", "redact_url", "url_secrets", "without_credentials"]
 
 MASK = "***"
 _SHORTEST_SECRET = 6  # a shorter value masked wherever it appears would mask ordinary words
@@ -214,3 +218,31 @@ def has_credentials(url: str) -> bool:
     if userinfo and (":" in userinfo or scheme.lower().startswith("http")):
         return True
     return bool(query) or any(_is_secret(p, bare=False) for p in _parameters(fragment))
+
+
+INDEX_FILE = "index-url.txt"  # in the private folder a pip child runs in
+
+
+def index_out_of_argv(argv: Sequence[str], folder: Path) -> tuple[str, ...]:
+    """argv with an `--index-url=URL` that carries a secret (user info, a query) moved into a requirements file in
+    `folder`, a folder envcheck made for this one child and only its owner can enter (0700): the file is 0600.
+
+    Every user can read a process's argv (`ps`, /proc/PID/cmdline); the child's argv then names the file, not the
+    password. pip reads the options in a requirements file as if they were given on its command line, with
+    --isolated too (which ignores pip.conf, PIP_* variables, and so a PIP_CONFIG_FILE), and `pip --python` passes
+    the file on to the target's pip. The URL is written so that pip's parser of those files gives it back exactly:
+    one shell word (shlex.quote), and `${` (which pip would expand from the environment) percent-encoded, which
+    pip decodes in user info and a server decodes elsewhere. Arguments after `--` are requirements, never options."""
+    out = list(argv)
+    end = out.index("--") if "--" in out else len(out)
+    for at, arg in enumerate(out[:end]):
+        url = arg[len("--index-url="):] if arg.startswith("--index-url=") else None
+        if url is None or redact_url(url) == url:
+            continue
+        path = folder / INDEX_FILE
+        line = "--index-url=" + shlex.quote(url.replace("${", "%24{")) + "\n"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(line)
+        out[at] = f"--requirement={path}"
+    return tuple(out)

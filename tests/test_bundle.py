@@ -525,7 +525,7 @@ def test_every_mutation_of_a_real_manifest_is_refused_naming_its_key(tmp_path, p
     """Fuzz, a little: the manifest write_manifest wrote for a bundle with a CUTLASS entry, each key and item of it
     given every other JSON type, removed, or joined by an unknown key. Each is a BundleError naming the manifest and
     the key, through what `fix --bundle` runs (open_for_fix), never another exception."""
-    from envcheck.fix.offline import open_for_fix
+    from envcheck.bundle.offline import open_for_fix
 
     good = tmp_path / "good"
     hand_bundle(good)

@@ -15,9 +15,8 @@ import pytest
 from conftest import git, python312
 from wheelfactory import install, make_venv
 
-from envcheck.fix import FixOptions, run_fix
 from envcheck.fix.apply import run_command
-from envcheck.fix.command import Io
+from envcheck.fix.command import FixOptions, Io, run_fix
 from envcheck.gather import Sources, gather
 from envcheck.judge import judge
 from envcheck.model import Status
@@ -227,7 +226,8 @@ def test_the_toolkit_step_installs_into_its_own_prefix_and_writes_an_env_file(tm
 
     from envcheck.fix.apply import apply
     from envcheck.fix.pip import PipSources, pip_prefix
-    from envcheck.fix.plan import PlanOptions, make_plan
+    from envcheck.fix.plan import make_plan
+    from envcheck.fix.steps import PlanOptions
     from envcheck.model import Facts, Failure, Finding, Remedy, Step
 
     nvcc = "#!/bin/sh\necho 'Cuda compilation tools, release 13.1, V13.1.80'\n"

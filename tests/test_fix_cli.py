@@ -123,7 +123,7 @@ def _valid_snapshot(prefix: Path) -> dict:
     import factsbuilder as fb
 
     from envcheck.fix import snapshot as snapshots
-    from envcheck.fix.cutlass import CheckoutState
+    from envcheck.cutlass_fetch import CheckoutState
 
     interpreter = replace(fb.interpreter(), executable=str(prefix / "bin" / "python"), prefix=str(prefix))
     return snapshots.record(interpreter, CheckoutState(str(prefix.parent / "cutlass"), exists=False), "cutlass_api").to_json()

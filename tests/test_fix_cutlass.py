@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from conftest import PINNED, git
 
+from envcheck.cutlass_fetch import CheckoutRefused, fetch, read_state
 from envcheck.errors import UsageError
-from envcheck.fix.cutlass import CheckoutRefused, checked_url, fetch, read_state, restore
+from envcheck.fix.undo import restore
 from envcheck.gather.checkout import read_checkout
+from envcheck.gitsafe import checked_url
 
 SUBDIR = "python/cutlass_api"
 MIRROR = Path("/work/.mirror/NVIDIA+cutlass/repo")

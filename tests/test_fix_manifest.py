@@ -12,7 +12,7 @@ import pytest
 
 from envcheck.fix import manifest
 from envcheck.fix.apply import apply
-from envcheck.fix.plan import Plan, PlannedStep
+from envcheck.fix.steps import Plan, PlannedStep
 
 
 def filled(tmp_path: Path) -> Path:

@@ -14,10 +14,9 @@ from conftest import python312
 from factsbuilder import facts as facts_good, interpreter
 
 from envcheck.errors import UsageError
-from envcheck.fix import FixOptions, run_fix
 from envcheck.fix.apply import StepFailed, apply, run_command
-from envcheck.fix.command import Io
-from envcheck.fix.plan import Plan, PlannedStep
+from envcheck.fix.command import FixOptions, Io, run_fix
+from envcheck.fix.steps import Plan, PlannedStep
 from envcheck.fix.preflight import preflight
 from envcheck.fix.promise import fixable
 from envcheck.judge import judge
@@ -178,6 +177,20 @@ def test_doctor_promises_what_a_plain_fix_does(policy):
 def test_doctor_promises_nothing_where_fix_stops_at_once(policy):
     old = replace(broken_facts(), interpreter=replace(broken_facts().interpreter, version=(3, 11, 7)))
     assert promised(old, policy) == ()
+
+
+def test_doctor_makes_no_plan_where_fix_stops_at_once(policy, monkeypatch):
+    """plan_blockers first: doctor's table pays for a plan only where it may print what the plan fixes."""
+    import envcheck.fix.planners as planners
+
+    def no_plan(*args, **kwargs):
+        raise AssertionError("a plan was made for a target no plan can run on")
+
+    monkeypatch.setattr(planners, "plan_parts", no_plan)
+    old = replace(broken_facts(), interpreter=replace(broken_facts().interpreter, version=(3, 11, 7)))
+    assert promised(old, policy) == ()
+    with pytest.raises(AssertionError, match="a plan was made"):
+        promised(broken_facts(), policy)  # where a plan may run, one is made
 
 
 def test_doctor_never_promises_the_toolkit_which_needs_a_flag(policy):

@@ -18,7 +18,9 @@ from envcheck.fix.pip import (
     sources_from_flags,
     uninstall_argv,
 )
-from envcheck.fix.plan import PlanOptions, constraints_text, make_plan
+from envcheck.fix.plan import make_plan, plan_blockers
+from envcheck.fix.planners import constraints_text
+from envcheck.fix.steps import PlanOptions
 from envcheck.model import Checkout, Distribution, Facts, Failure, Finding, Interpreter, Remedy, Status, Step
 from envcheck.redact import redact_url
 
@@ -221,6 +223,25 @@ def test_an_unreadable_interpreter_gives_no_steps(tmp_path, policy):
     plan = make_plan(broken_findings(), Facts(Failure("interpreter", "no python"), Failure("d", ""), Failure("t", ""), None),
                      policy, opts(tmp_path))
     assert not plan.steps and plan.blocked
+
+
+@pytest.mark.parametrize("status, blocked", [
+    (Status.FAIL, True), (Status.ERROR, True), (Status.WARN, False), (Status.PASS, False), (Status.SKIP, False),
+])
+def test_plan_blockers_are_the_python_version_problem_and_make_plan_starts_from_them(tmp_path, policy, status, blocked):
+    old = facts(interpreter(("torch", "2.11.0+cu130"), version=(3, 11, 7)))
+    findings = (finding("python.version", status, text="needs 3.12"),) + broken_findings()
+    reasons = plan_blockers(findings, old, policy)
+    assert reasons == ((f"/t/bin/python is Python 3.11.7; the stack needs {policy.python}",) if blocked else ())
+    assert make_plan(findings, old, policy, opts(tmp_path)).blocked[:len(reasons)] == reasons
+
+
+def test_plan_blockers_name_an_unreadable_interpreter(tmp_path, policy):
+    unreadable = Facts(Failure("interpreter", "no python"), Failure("d", ""), Failure("t", ""), None)
+    reasons = plan_blockers(broken_findings(), unreadable, policy)
+    assert reasons == ("the target interpreter could not be read: no python",)
+    assert make_plan(broken_findings(), unreadable, policy, opts(tmp_path)).blocked == reasons
+    assert plan_blockers(broken_findings(), facts(BROKEN), policy) == ()
 
 
 def test_nothing_failing_means_an_empty_plan(tmp_path, policy):

@@ -20,7 +20,8 @@ import pytest
 from conftest import git, python312
 
 from envcheck import gitsafe
-from envcheck.fix.cutlass import CheckoutRefused, fetch, read_state, restore
+from envcheck.cutlass_fetch import CheckoutRefused, fetch, read_state
+from envcheck.fix.undo import restore
 from envcheck.gather.checkout import read_checkout
 
 SUBDIR = "python/cutlass_api"
@@ -459,7 +460,8 @@ def test_doctor_reads_the_checkout_it_was_asked_about_whatever_git_variables_say
 def test_fix_and_undo_change_the_checkout_they_were_asked_about_whatever_git_variables_say(two_checkouts, cutlass_repo):
     mine, other, markers, hook_env = two_checkouts
     old, other_head = head(mine), head(other)
-    program = (f"from envcheck.fix.cutlass import fetch, read_state, restore\n"
+    program = (f"from envcheck.cutlass_fetch import fetch, read_state\n"
+               f"from envcheck.fix.undo import restore\n"
                f"before = read_state({str(mine)!r}, {BRANCH!r})\n"
                f"print(fetch({str(mine)!r}, {str(cutlass_repo)!r}, {BRANCH!r}, {head(cutlass_repo)!r}, {SUBDIR!r}).action)\n"
                f"print(restore(before, {BRANCH!r}, commit={head(cutlass_repo)!r}))\n")

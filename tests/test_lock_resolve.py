@@ -22,7 +22,8 @@ from wheelfactory import make_venv, pip
 from envcheck.cli import main
 from envcheck.errors import UsageError
 from envcheck.lock import Target, read_lock, resolve
-from envcheck.lock.resolve import requirements_for, torch_cuda
+from envcheck.lock.build import torch_cuda
+from envcheck.lock.resolve import requirements_for
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -19,7 +19,8 @@ from packaging.requirements import Requirement
 from wheelfactory import build_wheel, make_venv
 
 from envcheck.fix.apply import run_command
-from envcheck.fix.pip import INDEX_FILE, PipSources, index_out_of_argv, install_argv, pip_prefix
+from envcheck.fix.pip import PipSources, install_argv, pip_prefix
+from envcheck.redact import INDEX_FILE, index_out_of_argv
 
 USER, PASSWORD = "me", "pa ss${HOME}'!x\"y\\z#w"  # what pip must send: every character pip's file parser treats specially
 # As the user writes it in the URL: a space, '"', '\' and '#' percent-encoded (a URL has no raw ones); '$', '{', "'"

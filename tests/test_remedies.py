@@ -20,7 +20,8 @@ from wheelfactory import build_wheel, install, make_venv
 
 from envcheck.judge import judge
 from envcheck.judge.cuda import driver_remedy
-from envcheck.fix.plan import PlanOptions, make_plan
+from envcheck.fix.plan import make_plan
+from envcheck.fix.steps import PlanOptions
 from envcheck.model import Failure, ProfileChoice, Report, Status
 from envcheck.render import render
 from envcheck.smoke.causes import SIGNATURES, Evidence, context_from, diagnose
@@ -68,7 +69,7 @@ def test_a_lead_sentence_comes_first(policy):
 
 
 def test_doctor_and_smoke_give_the_git_commands_fix_runs(policy):
-    from envcheck.fix.cutlass import git_commands
+    from envcheck.gitsafe import git_commands
     from envcheck.smoke.causes import preflight
 
     source = policy.cutlass

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import git
 
+from envcheck.cutlass_fetch import fetch, read_state
 from envcheck.errors import UsageError
 from envcheck.fix.apply import run_command
-from envcheck.fix.cutlass import fetch, read_state, restore
+from envcheck.fix.undo import restore
 from envcheck.gather.checkout import read_checkout
 from envcheck.gather.interpreter import gather_interpreter
 from envcheck.gitsafe import checked_url, environment

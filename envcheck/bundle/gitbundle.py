@@ -4,7 +4,7 @@ made back from it, so that `envcheck fix --bundle` fetches the pinned commit wit
 The bundle carries one commit (the pinned one, shallow), every tree of it, and the blobs of the sparse cone only
 (git's `sparse:oid` filter, the cone's patterns stored as a blob): about a megabyte instead of the 173 MiB history.
 Made back into a repository, it is a shallow, partial one that serves the fixer's ordinary shallow, blob-filtered
-fetch (envcheck/fix/cutlass.py) over file://, exactly as a mirror would.
+fetch (envcheck/cutlass_fetch.py) over file://, exactly as a mirror would.
 
 Every repository touched here is one envcheck makes; git still runs hardened (envcheck/gitsafe.py), without a shell,
 and with the values checked (commit, branch and path shapes: the manifest's when it is read, fix's fetch again)
@@ -38,7 +38,7 @@ def cone_patterns(subdir: str) -> str:
 
 def make_git_bundle(entry: CutlassEntry, url: str, out: Path, log: Optional[TextIO] = None) -> Path:
     """Fetch entry's commit from url (shallow, sparse) into a scratch folder and pack it as the git bundle out."""
-    from ..fix.cutlass import fetch
+    from ..cutlass_fetch import fetch
 
     scratch = Path(tempfile.mkdtemp(prefix="envcheck-bundle-git-"))
     try:

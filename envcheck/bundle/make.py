@@ -22,6 +22,8 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from .. import __version__, proc, shell
 from ..errors import EXIT_FAILED, UsageError
+from ..lock.lockfile import applies
+from ..redact import index_out_of_argv
 from .gitbundle import make_git_bundle
 from .manifest import MANIFEST, BundleFile, CutlassEntry, Manifest, Platform, sha256_of, write_manifest
 from .parts import split
@@ -52,10 +54,6 @@ class BundleRequest:
     cutlass_url: Optional[str] = None  # where to fetch the commit from (default: the lock's VCS URL)
 
 
-def _applies(package: Package, environment: Mapping[str, str]) -> bool:
-    return package.marker is None or package.marker.evaluate(dict(environment, extra=""))
-
-
 def select_packages(
     packages: Sequence[Package], environment: Mapping[str, str], without: Iterable[str] = (),
     present: Iterable[str] = (),
@@ -68,7 +66,7 @@ def select_packages(
     dropped = {canonicalize_name(n) for n in without}
     there = {canonicalize_name(n) for n in present}
     notes: list[str] = []
-    live = [p for p in packages if _applies(p, environment)]
+    live = [p for p in packages if applies(p, environment)]
     notes += [f"{p.name}: its marker excludes this platform" for p in packages if p not in live]
     names = {p.name for p in live}
     needs = {p.name: {canonicalize_name(n) for n in map(_dependency_name, p.dependencies or ()) if n} & names for p in live}
@@ -125,8 +123,6 @@ DOWNLOAD_S = 3600.0  # pip download of a whole stack (a CUDA torch is GBs): then
 
 def _run(argv: Sequence[str]) -> proc.Finished:
     """pip in a private folder of its own, where an index URL that holds a secret goes in a file, not its argv."""
-    from ..fix.pip import index_out_of_argv
-
     with tempfile.TemporaryDirectory(prefix="envcheck-pip-") as private:
         return proc.run(index_out_of_argv(argv, Path(private)), DOWNLOAD_S)
 

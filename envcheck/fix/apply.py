@@ -18,11 +18,11 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from .. import proc, shell
 from ..atomic import replace_text
-from ..redact import redact_argv
+from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch
+from ..redact import index_out_of_argv, redact_argv
 from . import manifest, statelock
-from .cutlass import CheckoutRefused, CheckoutState, fetch, restore
-from .pip import index_out_of_argv
-from .plan import Plan, PlannedStep
+from .steps import Plan, PlannedStep
+from .undo import restore
 
 __all__ = ["Runner", "run_command", "StepFailed", "StepResult", "Outcome", "Console", "apply"]
 

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional, TextIO
 
 from .. import shell
+from ..cutlass_fetch import read_state
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from ..gitsafe import checked_url
 from ..model import Facts, Finding, Interpreter, ProfileChoice
 from ..paths import cache_dir, folder_origin, new_file, usable_folder
 from ..profile import Candidates, Policy
@@ -24,12 +26,13 @@ from ..target import require_interpreter, resolve_python
 from . import snapshot as snapshots
 from . import statelock
 from .apply import Console, Outcome, Runner, apply, run_command
-from .cutlass import checked_url, read_state
 from .host import externally_managed, find_interpreters, pip_for
 from .pip import PipSources, checked_name, sources_from_flags
-from .plan import Plan, PlanOptions, cutlass_folder, make_plan
+from .plan import cutlass_folder, make_plan
 from .preflight import preflight
 from .render import render_origins, render_outcome, render_plan, set_by, value_origins
+from .steps import Plan, PlanOptions
+from .undo import undo_plan
 
 __all__ = ["FixOptions", "Io", "run_fix"]
 
@@ -191,11 +194,11 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
     interpreter = require_interpreter(python, facts.interpreter)
     offline = None
     if options.bundle is not None:  # opened for the profile chosen: its lock must be that profile's
-        from .offline import open_for_fix
+        from ..bundle.offline import open_for_fix
 
         offline = open_for_fix(Path(options.bundle), policy, cache_dir(io.env))
         io.err.write(offline.summary + "\n")
-        sources = offline.sources
+        sources = PipSources(find_links=(str(offline.wheels),), no_index=True)
         options = replace(options, no_deps=True)  # the lock is the whole closure: install exactly it
         offline.check_target(interpreter)
     # pip refuses to change an interpreter its distribution manages (PEP 668) unless told; the flag is the consent,
@@ -318,7 +321,7 @@ def _undo(
                      if options.as_json else nothing + "\n")
         return EXIT_OK
     current_checkout = read_state(taken.checkout.path, taken.cutlass_branch) if taken.checkout else None
-    plan = snapshots.undo_plan(
+    plan = undo_plan(
         taken, interpreter, state / snapshots.SAVED_WHEELS, sources, current_checkout, pip=pip_for(interpreter)
     )
     if options.as_json:

@@ -1,6 +1,6 @@
 """pip in the target interpreter: validated sources and requirements, and the exact argv of every pip call.
 
-Nothing here runs anything (index_out_of_argv writes one private file, for the runner). Every value that came from
+Nothing here runs anything. Every value that came from
 a policy file, a flag or the environment is checked before it is put into an argv: requirement strings are parsed with packaging and written back in their normalised form, URLs
 are limited to https and file, paths are made absolute, and every value is joined to its option (`--index-url=URL`)
 or placed after `--`, so none of them can become a pip option of its own.
@@ -9,8 +9,6 @@ or placed after `--`, so none of them can become a pip option of its own.
 from __future__ import annotations
 
 import os
-import re
-import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +20,7 @@ from packaging.specifiers import SpecifierSet
 
 from ..errors import UsageError
 from ..gitsafe import checked_index_url
-from ..model import canonical_name
+from ..model import canonical_name, is_distribution_name
 from ..redact import redact_url
 
 __all__ = [
@@ -35,10 +33,8 @@ __all__ = [
     "install_argv",
     "uninstall_argv",
     "pip_prefix",
-    "index_out_of_argv",
 ]
 
-_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 # Options every pip call gets: never ask, never nag, and take no option from PIP_* variables or the user's pip
 # configuration (the sources come from envcheck's flags; the machine's global pip configuration still applies).
 _QUIET = ("--disable-pip-version-check", "--no-input", "--isolated")
@@ -109,7 +105,7 @@ def parse_requirement(text: str, origin: str = "a requirement") -> Requirement:
 
 
 def checked_name(name: str, origin: str = "a distribution name") -> str:
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not isinstance(name, str) or not is_distribution_name(name):
         raise UsageError(f"{origin}: {name!r} is not a distribution name")
     return canonical_name(name)
 
@@ -210,31 +206,3 @@ def _absolute(path: str) -> str:
     base, bracket, extras = path.partition("[")
     absolute = os.path.abspath(os.path.expanduser(base))
     return absolute + (bracket + extras if bracket else "")
-
-
-INDEX_FILE = "index-url.txt"  # in the private folder a pip child runs in
-
-
-def index_out_of_argv(argv: Sequence[str], folder: Path) -> tuple[str, ...]:
-    """argv with an `--index-url=URL` that carries a secret (user info, a query) moved into a requirements file in
-    `folder`, a folder envcheck made for this one child and only its owner can enter (0700): the file is 0600.
-
-    Every user can read a process's argv (`ps`, /proc/PID/cmdline); the child's argv then names the file, not the
-    password. pip reads the options in a requirements file as if they were given on its command line, with
-    --isolated too (which ignores pip.conf, PIP_* variables, and so a PIP_CONFIG_FILE), and `pip --python` passes
-    the file on to the target's pip. The URL is written so that pip's parser of those files gives it back exactly:
-    one shell word (shlex.quote), and `${` (which pip would expand from the environment) percent-encoded, which
-    pip decodes in user info and a server decodes elsewhere. Arguments after `--` are requirements, never options."""
-    out = list(argv)
-    end = out.index("--") if "--" in out else len(out)
-    for at, arg in enumerate(out[:end]):
-        url = arg[len("--index-url="):] if arg.startswith("--index-url=") else None
-        if url is None or redact_url(url) == url:
-            continue
-        path = folder / INDEX_FILE
-        line = "--index-url=" + shlex.quote(url.replace("${", "%24{")) + "\n"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(line)
-        out[at] = f"--requirement={path}"
-    return tuple(out)

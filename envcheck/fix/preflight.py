@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from ..shell import describe, unsafe_character
-from .plan import Plan, PlannedStep
+from .steps import Plan, PlannedStep
 
 __all__ = ["preflight"]
 

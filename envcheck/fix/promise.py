@@ -13,7 +13,8 @@ from typing import Mapping, Sequence
 from ..model import Facts, Finding, Interpreter, Status, Step, canonical_name
 from ..profile import Policy
 from .pip import requirement_names
-from .plan import Plan, PlanOptions, cutlass_folder, make_plan, never_installed
+from .plan import cutlass_folder, make_plan, plan_blockers
+from .steps import Plan, PlanOptions
 
 __all__ = ["fixable"]
 
@@ -30,6 +31,8 @@ def _carried(step: Step, plan: Plan, interpreter: Interpreter, policy: Policy) -
         present = {canonical_name(n) for n in step.args if interpreter.installed(canonical_name(n))}
         return present <= _planned_names(plan, "pip-uninstall")
     if step.kind == "pip-install":
+        from .planners import never_installed  # loaded by make_plan, which made the plan
+
         wanted = {canonical_name(n) for n in requirement_names(("--", *step.args))}
         wanted = {n for n in wanted if not never_installed(policy, n)}
         return wanted <= _planned_names(plan, "pip-install")
@@ -38,10 +41,11 @@ def _carried(step: Step, plan: Plan, interpreter: Interpreter, policy: Policy) -
 
 def fixable(findings: Sequence[Finding], facts: Facts, policy: Policy, cutlass_dir: str | None,
             env: Mapping[str, str]) -> tuple[str, ...]:
-    """Ids of the findings a plain `envcheck fix` (no flags but --python and --cutlass-dir) would fix."""
-    interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
-    if interpreter is None:
+    """Ids of the findings a plain `envcheck fix` (no flags but --python and --cutlass-dir) would fix. None when no
+    plan could run (plan_blockers): then no plan is made."""
+    if plan_blockers(findings, facts, policy):
         return ()
+    interpreter = facts.interpreter
     plan = make_plan(findings, facts, policy, PlanOptions(
         python=interpreter.executable, state_dir="", cutlass_dir=cutlass_folder(cutlass_dir, facts, env),
         cutlass_url=policy.cutlass.url if policy.cutlass is not None else "",

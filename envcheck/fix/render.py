@@ -11,7 +11,7 @@ from ..profile import Policy
 from ..redact import redact_argv, redact_url
 from .apply import Outcome
 from .pip import PipSources
-from .plan import Plan
+from .steps import Plan
 
 __all__ = ["Origin", "value_origins", "set_by", "render_origins", "render_plan", "render_outcome"]
 

@@ -1,4 +1,4 @@
-"""snapshot: the target environment as it was before `envcheck fix` changed it, and the plan that puts it back.
+"""snapshot: the target environment as it was before `envcheck fix` changed it (undo.py plans from it).
 
 A snapshot holds every distribution's exact version and source (what `pip freeze --all` shows: name==version, an
 editable path, or a direct URL), the CUTLASS checkout's state, and the folders the fixer created. Before a step
@@ -11,15 +11,11 @@ The state folder belongs to one target interpreter. A fix that was interrupted o
 
 from __future__ import annotations
 
-import base64
-import csv
 import datetime
 import hashlib
-import io
 import json
 import os
 import re
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence, TextIO
@@ -28,13 +24,14 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from .. import __version__, shell
 from ..atomic import replace_text
+from ..cutlass_fetch import CheckoutState
 from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
 from ..paths import cache_dir, read_own_file, usable_folder
 from ..redact import without_credentials
-from .cutlass import CheckoutState, partial_folder
-from .pip import PipSources, install_argv, requirement_names, uninstall_argv
-from .plan import Plan, PlannedStep
+from .pip import PipSources, requirement_names
+from .steps import Plan
+from .wheels import MAX_SAVED_BYTES, save_wheel
 
 __all__ = [
     "Recorded",
@@ -45,8 +42,6 @@ __all__ = [
     "save",
     "load",
     "mark",
-    "save_wheel",
-    "undo_plan",
     "differences",
     "SAVED_WHEELS",
 ]
@@ -54,8 +49,6 @@ __all__ = [
 SCHEMA_VERSION = 1
 SAVED_WHEELS = "saved-wheels"
 _SNAPSHOT = "snapshot.json"
-# A distribution bigger than this is not packed (a CUDA build of torch is GBs): undo takes it from the sources.
-MAX_SAVED_BYTES = 512 * 1024 * 1024
 MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024  # thousands of distributions take a few MiB
 
 
@@ -303,91 +296,7 @@ def retire(folder: Path) -> Optional[Path]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Packing an installed distribution back into a wheel
-
-
-def _dist_info(dist: Distribution) -> Optional[Path]:
-    location = Path(dist.location)
-    if not location.is_dir():
-        return None
-    for candidate in location.glob("*.dist-info"):
-        name, _, rest = candidate.name[: -len(".dist-info")].partition("-")
-        if canonical_name(name) == dist.name and rest == dist.version.replace("-", "_"):
-            return candidate
-    for candidate in location.glob("*.dist-info"):  # names with odd spellings: read METADATA
-        try:
-            header = (candidate / "METADATA").read_text(encoding="utf-8", errors="replace").split("\n\n", 1)[0]
-        except OSError:
-            continue
-        fields = dict(line.split(": ", 1) for line in header.splitlines() if ": " in line)
-        if canonical_name(fields.get("Name", "")) == dist.name and fields.get("Version") == dist.version:
-            return candidate
-    return None
-
-
-def _record_hash(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
-def save_wheel(dist: Distribution, folder: Path, max_bytes: int = MAX_SAVED_BYTES) -> Optional[Path]:
-    """Pack the installed files of a distribution into a wheel in folder; None if it cannot be (editable, too big).
-
-    Files outside the site directory (console scripts) are left out: pip writes scripts again from the entry points.
-    """
-    if dist.editable:
-        return None
-    info = _dist_info(dist)
-    if info is None:
-        return None
-    try:
-        rows = list(csv.reader(io.StringIO((info / "RECORD").read_text(encoding="utf-8"))))
-        wheel_meta = (info / "WHEEL").read_text(encoding="utf-8")
-    except OSError:
-        return None
-    tags = [line.split(":", 1)[1].strip() for line in wheel_meta.splitlines() if line.startswith("Tag:")]
-    tag = tags[0] if tags else "py3-none-any"
-    base = Path(dist.location).resolve()
-    files: list[tuple[Path, str]] = []
-    total = 0
-    for row in rows:
-        if not row or not row[0]:
-            continue
-        relative = row[0]
-        path = (base / relative).resolve()
-        if base not in path.parents or not path.is_file() or path.suffix == ".pyc":
-            continue
-        arcname = path.relative_to(base).as_posix()
-        if arcname.startswith(f"{info.name}/") and arcname.rsplit("/", 1)[-1] in ("RECORD", "INSTALLER", "REQUESTED"):
-            continue
-        total += path.stat().st_size
-        if total > max_bytes:
-            return None
-        files.append((path, arcname))
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = re.sub(r"[^A-Za-z0-9.]+", "_", dist.name)
-    version = re.sub(r"[^A-Za-z0-9.+]+", "_", dist.version)
-    target = folder / f"{stem}-{version}-{tag}.whl"
-    if target.exists():
-        return target
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    record_rows = []
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        for path, arcname in files:
-            data = path.read_bytes()
-            archive.writestr(arcname, data)
-            record_rows.append((arcname, _record_hash(data), str(len(data))))
-        record_name = f"{info.name}/RECORD"
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerows(record_rows)
-        writer.writerow((record_name, "", ""))
-        archive.writestr(record_name, out.getvalue())
-    os.replace(tmp, target)
-    return target
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Undo
+# What changed since
 
 
 def differences(snapshot: Snapshot, interpreter: Interpreter) -> tuple[tuple[str, Optional[str], Optional[str]], ...]:
@@ -400,82 +309,6 @@ def differences(snapshot: Snapshot, interpreter: Interpreter) -> tuple[tuple[str
         if (a.line if a else None) != (b.line if b else None):
             out.append((name, a.line if a else None, b.line if b else None))
     return tuple(out)
-
-
-def undo_plan(
-    snapshot: Snapshot,
-    interpreter: Interpreter,
-    saved: Path,
-    sources: PipSources = PipSources(),
-    current_checkout: Optional[CheckoutState] = None,
-    pip: Sequence[str] = (),
-) -> Plan:
-    """The steps that give back the recorded environment: remove what changed, then reinstall the recorded copies.
-
-    Reinstalls use --no-deps, so pip puts back exactly the recorded set and resolves nothing: the recorded
-    environment is consistent or not exactly as it was before.
-    """
-    python = interpreter.executable
-    pip = tuple(pip) or (python, "-m", "pip")
-    before = {d.name: d for d in snapshot.distributions}
-    changed = differences(snapshot, interpreter)
-    steps: list[PlannedStep] = []
-    remove = [name for name, _, now in changed if now is not None]
-    if remove:
-        steps.append(PlannedStep(
-            "pip-uninstall", f"uninstall {', '.join(remove)}", "added or changed since the snapshot",
-            (uninstall_argv(pip, remove, PipSources(break_system_packages=sources.break_system_packages)),),
-        ))
-    wanted = [before[name] for name, was, _ in changed if was is not None]
-    plain = [d for d in wanted if not d.editable]
-    saved_names = {p.name for p in saved.glob("*.whl")} if saved.is_dir() else set()
-    links = tuple(dict.fromkeys(((str(saved),) if saved_names else ()) + snapshot.sources.find_links + sources.find_links))
-    undo_sources = PipSources(
-        find_links=links,
-        index_url=sources.index_url or snapshot.sources.index_url,
-        no_index=sources.no_index or snapshot.sources.no_index,
-        break_system_packages=sources.break_system_packages,
-    )
-    if plain:
-        requirements = []
-        for d in plain:
-            stem = re.sub(r"[^A-Za-z0-9.]+", "_", d.name) + "-" + re.sub(r"[^A-Za-z0-9.+]+", "_", d.version) + "-"
-            if d.url and not any(n.startswith(stem) for n in saved_names) and d.url.startswith(("file:", "https:")):
-                requirements.append(Requirement(f"{d.name} @ {d.url}"))
-            else:
-                requirements.append(Requirement(f"{d.name}=={d.version}"))
-        steps.append(PlannedStep(
-            "pip-install", f"reinstall {', '.join(d.line for d in plain)}", "as recorded before envcheck fix",
-            (install_argv(pip, requirements, sources=undo_sources, no_deps=True),),
-        ))
-    for d in wanted:
-        if d.editable:
-            steps.append(PlannedStep(
-                "pip-install", f"reinstall {d.name} editable from {d.editable}", "as recorded before envcheck fix",
-                (install_argv(pip, (), sources=undo_sources, editable=d.editable, no_deps=True),),
-            ))
-    checkout = snapshot.checkout
-    if checkout is not None and current_checkout is not None:
-        state_now = (current_checkout.exists, current_checkout.commit, current_checkout.branch, current_checkout.branch_tip)
-        state_then = (checkout.exists, checkout.commit, checkout.branch, checkout.branch_tip)
-        # A fix killed during its fetch leaves the half-made checkout beside the folder: undo removes it too.
-        stopped_fetch = not checkout.exists and os.path.lexists(partial_folder(checkout.path))
-        changed_checkout = state_now != state_then and (checkout.is_repo or not checkout.exists)
-        if changed_checkout or stopped_fetch:
-            steps.append(PlannedStep(
-                "checkout-restore",
-                f"put the CUTLASS checkout {checkout.path} back "
-                + (f"at {checkout.commit[:12]}" if checkout.commit else "(remove it: envcheck fetched it)")
-                if changed_checkout else f"remove {partial_folder(checkout.path)}, left by a fetch that was stopped",
-                "as recorded before envcheck fix",
-                params=(("path", checkout.path), ("state", json.dumps(checkout.to_json())),
-                        ("branch", snapshot.cutlass_branch), ("commit", snapshot.cutlass_commit)),
-            ))
-    for path in snapshot.created:
-        if os.path.exists(path):
-            steps.append(PlannedStep("remove-path", f"remove {path} unless something in it changed since",
-                                     "envcheck fix created it", params=(("path", path),)))
-    return Plan(python, tuple(steps))
 
 
 # --------------------------------------------------------------------------------------------------------------

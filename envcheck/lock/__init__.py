@@ -29,14 +29,13 @@ The lock is checked with `packaging.pylock` before it is written and again as re
   stack.py     the profile's roots and the walk along Requires-Dist through the target's installed distributions
   build.py     build_lock (live), build_resolved_lock (resolved): the lock's packages, sources and [tool.envcheck] table, validated with packaging.pylock
   toml.py      to_toml: the lock as TOML text (tomli-w; the standard library only reads TOML)
-  lockfile.py  write_lock and read_lock: the lock on disk, checked again as read back
+  lockfile.py  write_lock, read_lock: the lock on disk, checked again as read back; applies(package, environment)
   verify.py    verify and render_drift: a live environment against a lock
   export.py    requirements: a lock as a hash-pinned requirements file
   command.py   run_lock and run_verify: `envcheck lock` and `envcheck verify`
 """
 
-from .build import LockResult, StackMismatch, build_lock, build_resolved_lock, public_url
-from .command import run_lock, run_verify
+from .build import LockResult, StackMismatch, build_lock, build_resolved_lock
 from .export import requirements
 from .lockfile import read_lock, write_lock
 from .resolve import Resolution, Target, Wheel, resolve
@@ -69,7 +68,4 @@ __all__ = [
     "requirements",
     "parse_simple_json",
     "parse_simple_html",
-    "public_url",
-    "run_lock",
-    "run_verify",
 ]

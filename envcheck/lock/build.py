@@ -16,7 +16,7 @@ from .. import __version__, gitsafe, proc
 from ..errors import UsageError
 from ..model import Distribution, Interpreter, canonical_name
 from ..profile import Policy, driver_text, spec_text
-from ..redact import without_credentials as public_url  # an index token must never be written into a lock
+from ..redact import without_credentials  # an index token must never be written into a lock
 from ..shell import describe, unsafe_character
 from .sources import FileRecord, Index, Wheelhouse, hash_problem
 from .stack import stack_roots, walk
@@ -81,14 +81,14 @@ def _tool_table(policy: Policy, python: str, torch_cuda: str) -> dict:
         "compute-capabilities": supported,
         "compute-capability-floor": f"{policy.gpu_below.capability[0]}.{policy.gpu_below.capability[1]}",
         **({"cutlass": {
-            "url": public_url(policy.cutlass.url),
+            "url": without_credentials(policy.cutlass.url),
             "branch": policy.cutlass.branch,
             "commit": policy.cutlass.commit,
             "subdirectory": policy.cutlass.subdir,
             "distribution": canonical_name(policy.cutlass.distribution),
             "extras": list(policy.cutlass.extras),
         }} if policy.cutlass else {}),
-        "torch-index": public_url(policy.torch_index_url),
+        "torch-index": without_credentials(policy.torch_index_url),
         "python": python,
     }
 
@@ -97,7 +97,7 @@ def cutlass_vcs(policy: Policy) -> dict:
     """The lock's VCS source of the profile's CUTLASS checkout (cutlass_api has no wheel)."""
     return {
         "type": "git",
-        "url": public_url(policy.cutlass.url),
+        "url": without_credentials(policy.cutlass.url),
         "requested-revision": policy.cutlass.branch,
         "commit-id": policy.cutlass.commit,
         "subdirectory": policy.cutlass.subdir,
@@ -112,7 +112,7 @@ def _file_entry(record: FileRecord, lock_dir: Path) -> dict:
         except ValueError:
             entry["path"] = str(record.path)
     else:
-        entry["url"] = public_url(record.url or "")
+        entry["url"] = without_credentials(record.url or "")
     if record.size is not None:
         entry["size"] = record.size
     if record.upload_time is not None:
@@ -179,7 +179,7 @@ def build_lock(
                 unlocatable.append(f"{dist.name}=={dist.version}")
                 continue
             if index_url:
-                entry["index"] = public_url(index_url)
+                entry["index"] = without_credentials(index_url)
             sdists = [f for f in files if not f.is_wheel]
             wheels = [f for f in files if f.is_wheel]
             if sdists:
@@ -212,11 +212,21 @@ def build_lock(
     return LockResult(data, validate(data, "the new lock"), tuple(notes))
 
 
+def torch_cuda(version: Optional[str]) -> str:
+    """The CUDA of a torch build named in its local version (2.11.0+cu130 -> 13.0), else ""."""
+    if not version:
+        return ""
+    try:
+        local = Version(version).local or ""
+    except InvalidVersion:
+        return ""
+    found = re.fullmatch(r"cu(\d+)(\d)", local)
+    return f"{found.group(1)}.{found.group(2)}" if found else ""
+
+
 def build_resolved_lock(policy: Policy, resolution: "Resolution", without: Sequence[str] = ()) -> LockResult:
     """The lock of a resolution (resolve.py): the resolver's packages, the profile's CUTLASS checkout as a VCS
     package, and the same [tool.envcheck] table as a live lock, checked with packaging.pylock."""
-    from .resolve import torch_cuda
-
     notes: list[str] = []
     packages = [_with_index(dict(p), resolution.indexes) for p in resolution.packages]
     cutlass_name = canonical_name(policy.cutlass.distribution) if policy.cutlass else ""
@@ -253,7 +263,7 @@ def _with_index(package: dict, indexes: Sequence[str]) -> dict:
     for index in indexes:
         host = urllib.parse.urlsplit(index).hostname
         if host in hosts or (host == "pypi.org" and "files.pythonhosted.org" in hosts):
-            return {**package, "index": public_url(index)}
+            return {**package, "index": without_credentials(index)}
     return package
 
 

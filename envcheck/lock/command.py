@@ -11,10 +11,10 @@ from ..gitsafe import checked_index_url
 from ..userfile import write_text
 from .build import StackMismatch, build_lock
 from .export import requirements
-from .lockfile import read_lock, write_lock
+from .lockfile import applies, read_lock, write_lock
 from .resolve import Target
 from .sources import PYPI, Index, Wheelhouse
-from .verify import _applies, render_drift, verify
+from .verify import render_drift, verify
 
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def run_verify(lock_path: Path, python: Optional[str] = None, out: Optional[Call
     lock = read_lock(lock_path)
     interpreter = read_target(python)
     drift = verify(lock, interpreter)
-    locked = sum(1 for p in lock.packages if _applies(p, dict(interpreter.markers)))
+    locked = sum(1 for p in lock.packages if applies(p, dict(interpreter.markers)))
     from ..redact import Redactor
 
     (out or sys.stdout.write)(Redactor()(render_drift(drift, str(lock_path), interpreter.executable, locked)))

@@ -22,8 +22,8 @@ from packaging.pylock import Package, Pylock
 from .. import __version__, shell
 from ..errors import UsageError
 from ..gitsafe import checked_index_url
+from .lockfile import applies
 from .sources import PYPI
-from .verify import _applies
 
 _PIP_SPECIAL = re.compile(r"\$\{|(?:^|\s)#")  # pip expands ${NAME} and ends a line at ' #'
 _OPTION_LIKE = re.compile(r"(?:^|\s)-")  # a word pip would take for an option of the requirement line
@@ -62,7 +62,7 @@ def requirements(lock: Pylock, lock_dir: Path, environment: Optional[Mapping[str
     options: list[str] = []
     body: list[str] = []
     for index, package in enumerate(lock.packages):
-        if environment is not None and not _applies(package, environment):
+        if environment is not None and not applies(package, environment):
             continue
         where = f"{what}: packages[{index}] ({package.name})"
         if package.vcs is not None or package.directory is not None or package.archive is not None:

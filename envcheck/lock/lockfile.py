@@ -1,21 +1,17 @@
-"""The lock on disk: written with its header and read back through packaging.pylock, or read and validated."""
+"""The lock on disk: written with its header and read back through packaging.pylock, or read and validated; and
+which of its packages apply to an environment."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+from typing import Mapping
 
-from packaging.pylock import Pylock
+from packaging.pylock import Package, Pylock
 
 from .. import __version__
-from ..userfile import read_toml, write_text
+from ..userfile import read_toml, tomllib, write_text
 from .build import LockResult, validate
 from .toml import to_toml
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 
 HEADER = """\
@@ -52,3 +48,9 @@ def write_lock(result: LockResult, path: Path) -> str:
 def read_lock(path: Path, flag: str = "--lock") -> Pylock:
     """A lock file, validated. Every way it can be unusable is a UsageError naming the file."""
     return validate(read_toml(path, f"{flag} {path}"), f"{flag} {path}")
+
+
+def applies(package: Package, environment: Mapping[str, str]) -> bool:
+    """Whether a package of the lock is for this environment (PEP 508 markers: `python_version`, `sys_platform`...):
+    no marker, or its marker true there."""
+    return package.marker is None or package.marker.evaluate(dict(environment, extra=""))

@@ -32,20 +32,16 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from packaging.pylock import Pylock, PylockValidationError
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from .. import proc
 from ..errors import UsageError
 from ..model import canonical_name
 from ..profile import Policy
-from .build import public_url
+from ..redact import without_credentials
+from ..userfile import tomllib
 from .sources import PYPI
 from .stack import Root, stack_roots
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 __all__ = ["Target", "Wheel", "Resolution", "requirements_for", "resolve", "uv_binary"]
 
@@ -273,7 +269,7 @@ def resolve(
 def _public(package: dict) -> dict:
     """A package table with no credentials in any URL (an index token must never reach a lock)."""
     def clean(entry: dict) -> dict:
-        return {**entry, "url": public_url(entry["url"])} if "url" in entry else entry
+        return {**entry, "url": without_credentials(entry["url"])} if "url" in entry else entry
 
     out = dict(package)
     if "wheels" in out:
@@ -281,18 +277,5 @@ def _public(package: dict) -> dict:
     if "sdist" in out:
         out["sdist"] = clean(out["sdist"])
     if "index" in out:
-        out["index"] = public_url(out["index"])
+        out["index"] = without_credentials(out["index"])
     return out
-
-
-def torch_cuda(version: Optional[str]) -> str:
-    """The CUDA of a torch build named in its local version (2.11.0+cu130 -> 13.0), else ""."""
-    if not version:
-        return ""
-    try:
-        local = Version(version).local or ""
-    except InvalidVersion:
-        return ""
-    found = re.fullmatch(r"cu(\d+)(\d)", local)
-    return f"{found.group(1)}.{found.group(2)}" if found else ""
-

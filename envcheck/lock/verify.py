@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from packaging.pylock import Package, Pylock
 
 from ..model import Distribution, Interpreter
 from .build import installed_commit
+from .lockfile import applies
 from .sources import _same_version
 
 
@@ -27,10 +28,6 @@ class Drift:
         return self.kind != "unlocked"
 
 
-def _applies(package: Package, environment: Mapping[str, str]) -> bool:
-    return package.marker is None or package.marker.evaluate(dict(environment, extra=""))
-
-
 def _locked_text(package: Package) -> str:
     if package.vcs is not None:
         return f"{package.version or '?'} from {package.vcs.type} commit {package.vcs.commit_id[:12]}"
@@ -45,7 +42,7 @@ def verify(lock: Pylock, interpreter: Interpreter, commit_of: Callable[[Distribu
     drift: list[Drift] = []
     locked_names = set()
     for package in lock.packages:
-        if not _applies(package, environment):
+        if not applies(package, environment):
             continue
         locked_names.add(package.name)
         dist = interpreter.dist(package.name)

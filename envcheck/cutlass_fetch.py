@@ -1,4 +1,6 @@
-"""The CUTLASS checkout: a shallow, blob-filtered, sparse fetch of one commit with GitPython, and its undo.
+"""The CUTLASS checkout: a shallow, blob-filtered, sparse fetch of one commit with GitPython, and the checkout's state.
+fix fetches with it and records the state before (fix/undo.py puts the checkout back from it); bundle fetches the
+commit it packs.
 
 A new checkout is built in a sibling folder and renamed into place when it is complete, so a killed fetch never leaves
 a half-made checkout behind (the next run removes the leftover folder and starts again). An existing checkout is moved
@@ -22,24 +24,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
-from ..gather.checkout import changed_paths, status_entries
-from ..gitsafe import (FILE_UPLOAD_PACK, GIT_URL_SCHEMES, check_git_values, checked_url, configured, foreign_upload_pack,
-                       gitpython, init_repo, is_commit_id, is_plain_name, online, open_repo, upload_pack)
-from ..shell import describe, unsafe_character
-from ..gitsafe import PARTIAL as _PARTIAL, git_commands
+from .gather.checkout import changed_paths
+from .gitsafe import (FILE_UPLOAD_PACK, PARTIAL, check_git_values, checked_url, configured, foreign_upload_pack,
+                      gitpython, init_repo, is_plain_name, online, open_repo, upload_pack)
+from .shell import describe, unsafe_character
 
 __all__ = [
-    "GIT_URL_SCHEMES",
     "CheckoutRefused",
     "CheckoutState",
     "FetchResult",
-    "checked_url",
     "read_state",
     "fetch",
-    "restore",
     "partial_folder",
     "remove_partial",
-    "git_commands",
+    "install_byproduct",
+    "log_git",
+    "shown_paths",
 ]
 
 CUTLASS_MARKER = "include/cutlass/cutlass.h"  # in every CUTLASS commit's tree; readable without blobs
@@ -119,7 +119,6 @@ def _is_repo_root(path: Path) -> bool:
     return Path(repo.working_tree_dir or "").resolve() == path.resolve() == Path(top).resolve()
 
 
-
 def read_state(path: str | Path, branch: str) -> CheckoutState:
     folder = Path(path).expanduser().absolute()
     if not folder.exists():
@@ -187,9 +186,14 @@ class _GitProgress:
         )
 
     def write(self, line: str) -> None:
-        if self.log is not None and line.strip():
-            self.log.write(f"git: {line.rstrip()}\n")
-            self.log.flush()
+        log_git(self.log, line)
+
+
+def log_git(log: Optional[TextIO], output: str) -> None:
+    """What git printed, into the fix log (nothing without a log or an output)."""
+    if log is not None and output.strip():
+        log.write(f"git: {output.rstrip()}\n")
+        log.flush()
 
 
 def fetch(
@@ -251,7 +255,7 @@ def fetch(
 def partial_folder(dest: str | Path) -> Path:
     """The sibling folder a fresh fetch of dest builds in, renamed into place when it is complete."""
     dest = Path(dest)
-    return dest.parent / f"{dest.name}{_PARTIAL}"
+    return dest.parent / f"{dest.name}{PARTIAL}"
 
 
 def remove_partial(dest: str | Path) -> Optional[str]:
@@ -291,8 +295,8 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
     dirty = _dirty(repo)
     if dirty:
         raise CheckoutRefused(
-            f"{dest} has changes that are not committed ({_shown(dirty)}): envcheck does not touch a dirty checkout. "
-            f"Commit or stash them, or choose another folder with --cutlass-dir; then run `envcheck fix` again."
+            f"{dest} has changes that are not committed ({shown_paths(dirty)}): envcheck does not touch a dirty "
+            f"checkout. Commit or stash them, or choose another folder with --cutlass-dir; then run `envcheck fix` again."
         )
     if head is not None and not _tree_has(repo, head, CUTLASS_MARKER):
         raise CheckoutRefused(
@@ -349,87 +353,7 @@ def _tree_has(repo, commit: str, path: str) -> bool:
         return False
 
 
-def restore(state: CheckoutState, branch: str, log: Optional[TextIO] = None, commit: str = "") -> str:
-    """Put the checkout back as the snapshot found it, and say what was done.
-
-    Undo never loses work. A checkout fix fetched is removed only if nothing touched it since (`untouched_since_fetch`);
-    a checkout fix moved is moved back only if it is still where fix put it (`commit`, when known) and clean.
-    Otherwise it stays as it is and the text says why. Raises nothing for a checkout it keeps."""
-    folder = Path(state.path)
-    now = read_state(folder, branch)
-    if not state.exists:
-        try:  # a fetch of fix's that was stopped: the snapshot says fix was to make this checkout
-            partial = remove_partial(folder)
-        except CheckoutRefused as exc:
-            partial = str(exc)
-        if not now.exists:
-            return partial or f"{folder}: already absent"
-        reason = untouched_since_fetch(folder, branch) if now.is_repo else "it is no longer a git checkout"
-        if reason is None:
-            shutil.rmtree(folder)
-            return f"{folder}: removed (envcheck had fetched it, and nothing changed it since)"
-        return f"{folder}: kept, because {reason} (envcheck fetched it, but will not delete work)"
-    if not state.is_repo or not now.is_repo:
-        return f"{folder}: not a checkout envcheck changed"
-    if (now.commit, now.branch, now.branch_tip) == (state.commit, state.branch, state.branch_tip):
-        return f"{folder}: already at {state.commit[:12] if state.commit else 'its recorded state'}"
-    if now.dirty_files:
-        return f"{folder}: kept as it is, because it has changes that are not committed ({_shown(now.dirty_files)})"
-    if commit and now.commit != commit:
-        return (f"{folder}: kept as it is, because HEAD moved to {str(now.commit)[:12]} after envcheck put it at "
-                f"{commit[:12]}")
-    if not all(map(is_commit_id, filter(None, (state.commit, state.branch_tip)))) or not all(
-            map(is_plain_name, filter(None, (state.branch, branch)))):
-        return f"{folder}: kept as it is, because its recorded commit or branch is not one envcheck gives to git"
-    repo = _repo(folder)
-    handler = _GitProgress(None, log)
-    if state.commit:
-        handler.write(repo.git.checkout("--quiet", "--no-recurse-submodules", "--detach", state.commit, "--"))
-    if state.branch_tip:
-        handler.write(repo.git.branch("--force", "--", branch, state.branch_tip))
-    elif any(head.name == branch for head in repo.heads) and state.branch != branch:
-        handler.write(repo.git.branch("-D", "--", branch))
-    if state.branch:
-        handler.write(repo.git.checkout("--quiet", "--no-recurse-submodules", state.branch, "--"))
-    return f"{folder}: back at {state.commit[:12] if state.commit else '?'}" + (f" on {state.branch}" if state.branch else "")
-
-
-def untouched_since_fetch(folder: Path, branch: str) -> Optional[str]:
-    """None if the checkout is exactly what `fetch` made; else what changed, in words.
-
-    What fetch makes: the refs `refs/heads/<branch>` and `refs/remotes/origin/<branch>` at one commit, HEAD on that
-    branch, no other commit reachable from any ref or reflog, no other worktree, and no file beyond the tracked ones
-    except what the editable install writes (`_EXCLUDES`)."""
-    repo = _repo(folder)
-    try:
-        refs = dict(
-            line.split(" ", 1)[::-1]
-            for line in repo.git.for_each_ref("--format=%(objectname) %(refname)").splitlines() if line.strip()
-        )
-        expected = {f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"}
-        if set(refs) != expected:
-            extra = sorted(set(refs) - expected) or sorted(expected - set(refs))
-            return f"its refs are not the ones envcheck made ({', '.join(extra[:3])})"
-        if len(set(refs.values())) != 1:
-            return f"branch {branch} no longer points at the commit envcheck fetched"
-        if repo.head.is_detached or repo.head.ref.name != branch:
-            return f"HEAD is no longer on branch {branch}"
-        reachable = set(repo.git.rev_list("--all", "--reflog").split())
-        if reachable != set(refs.values()):
-            return f"it holds {len(reachable) - 1} commit(s) beyond the one envcheck fetched (new commits or a stash)"
-        if (Path(repo.git_dir) / "worktrees").is_dir() and any((Path(repo.git_dir) / "worktrees").iterdir()):
-            return "it has other worktrees"
-        status = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--ignored=traditional",
-                                 "--ignore-submodules=dirty")
-    finally:
-        repo.close()
-    changed = [path for code, path in status_entries(status) if not _install_byproduct(code, path)]
-    if changed:
-        return f"it has files that envcheck did not put there ({_shown(changed)})"
-    return None
-
-
-def _install_byproduct(code: str, path: str) -> bool:
+def install_byproduct(code: str, path: str) -> bool:
     """A `git status --porcelain` entry for a file the editable install wrote (untracked or ignored, never tracked)."""
     return code in ("??", "!!") and bool(_BYPRODUCT.search(path))
 
@@ -438,6 +362,7 @@ def _install_byproduct(code: str, path: str) -> bool:
 _BYPRODUCT = re.compile(r"(^|/)([^/]+\.egg-info|__pycache__)(/|$)|^python/[^/]+/build(/|$)")
 
 
-def _shown(paths) -> str:
+def shown_paths(paths) -> str:
+    """The first five paths, and how many more: for a message."""
     paths = list(paths)
     return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")

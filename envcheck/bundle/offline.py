@@ -13,11 +13,11 @@ from typing import Optional
 
 from packaging.utils import parse_wheel_filename
 
-from ..bundle import BundleError, OpenedBundle, check_platform, open_bundle
-from ..bundle.gitbundle import source_from_git_bundle
 from ..model import Interpreter
 from ..profile import Policy
-from .pip import PipSources
+from .gitbundle import source_from_git_bundle
+from .manifest import BundleError
+from .open import OpenedBundle, check_platform, open_bundle
 
 __all__ = ["Offline", "open_for_fix"]
 
@@ -25,16 +25,21 @@ __all__ = ["Offline", "open_for_fix"]
 @dataclass(frozen=True)
 class Offline:
     bundle: OpenedBundle
-    sources: PipSources  # --no-index --find-links <the bundle's wheels>
     cutlass_url: Optional[str]  # file:// of a local git source made from the bundle, or None without one
     locked: tuple[str, ...]  # name==version of every wheel the bundle carries from the lock
+
+    @property
+    def wheels(self) -> Path:
+        """The folder of the bundle's wheels: the plan's only package source (fix gives it to pip as --find-links,
+        with --no-index)."""
+        return self.bundle.wheels
 
     @property
     def summary(self) -> str:
         """One line for the log: what was checked, and where the plan's packages and CUTLASS come from."""
         manifest = self.bundle.manifest
         return (f"Bundle {self.bundle.name}: {len(manifest.files)} files checked against manifest.json (sha256) and the "
-                f"wheels against its lock, for {manifest.platform.text}; packages from {self.bundle.wheels} (no index)"
+                f"wheels against its lock, for {manifest.platform.text}; packages from {self.wheels} (no index)"
                 + (f", CUTLASS from {self.cutlass_url} (no remote)" if self.cutlass_url else ""))
 
     def check_target(self, interpreter: Interpreter) -> None:
@@ -61,4 +66,4 @@ def open_for_fix(path: Path, policy: Policy, cache: Path) -> Offline:
         git_file = next(f for f in manifest.files if f.path == entry.file)
         repo = source_from_git_bundle(opened.folder / entry.file, cache / "bundles" / f"cutlass-{git_file.sha256[:16]}.git", entry)
         cutlass_url = repo.absolute().as_uri()
-    return Offline(opened, PipSources(find_links=(str(opened.wheels),), no_index=True), cutlass_url, tuple(sorted(locked)))
+    return Offline(opened, cutlass_url, tuple(sorted(locked)))
