@@ -10,9 +10,9 @@ import shutil
 import textwrap
 from typing import Sequence
 
-from . import __version__, shell
-from .model import Report, SmokeResult, Status, plain
-from .terminal import paint
+from .. import __version__, shell
+from ..model import Report, SmokeResult, Status, plain
+from ..terminal import paint
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 
@@ -67,7 +67,7 @@ def bench_line(saved: dict) -> str:
 
 def smoke_lines(smoke: SmokeResult) -> list[str]:
     """The smoke result for people, as the smoke command prints it."""
-    from .smoke import render_text
+    from ..smoke import render_text
 
     return render_text(smoke).splitlines()
 
