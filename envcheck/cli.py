@@ -169,7 +169,7 @@ def bench(
     if compare or results:
         if not compare:
             raise UsageError(f"{results[0]}: saved results are read with --compare (envcheck bench --compare A.json B.json)")
-        from .bench.compare_command import compare_command
+        from .commands.bench import compare_command
 
         return compare_command(results or [], weights=weights, output_format=output_format, output=output, plot=plot)
     from .bench import bench_command

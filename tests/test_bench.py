@@ -15,8 +15,9 @@ import pytest
 
 import factsbuilder as fb
 from envcheck.bench import BenchOptions, last_bench, run_bench
-from envcheck.bench import child as bench_child
-from envcheck.bench import data, render
+from envcheck.inside import bench_child
+from envcheck.bench import data
+from envcheck.render import bench as render
 from envcheck.bench.run import SCHEMA_VERSION, save_last
 from envcheck.bench.shapes import Shape, parse_shapes
 from envcheck.errors import UsageError
@@ -183,9 +184,9 @@ def test_summarize_spread_is_the_interquartile_range_over_the_median():
 
 
 def test_classify_reads_real_inductor_code():
-    sys.path.insert(0, str(ROOT / "envcheck" / "smoke"))
+    sys.path.insert(0, str(ROOT / "envcheck" / "inside"))
     try:
-        import child as smoke_child  # the smoke child, as the bench child loads it beside itself
+        import smoke_child  # the smoke child, as the bench child loads it beside itself
     finally:
         sys.path.pop(0)
     nvgemm = (SMOKE_DATA / "nvgemm-output-code-h200.py.txt").read_text(encoding="utf-8")
@@ -280,7 +281,7 @@ def test_formats_and_the_saved_result(policy, tmp_path):
 
 def test_plot_needs_matplotlib_and_says_so():
     code = ("import sys; sys.modules['matplotlib'] = None\n"  # as if it were not installed
-            "from envcheck.bench import render\nrender.require_matplotlib()\n")
+            "from envcheck.render import bench as render\nrender.require_matplotlib()\n")
     done = subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert done.returncode != 0 and "pip install 'nvgemm-envcheck[plot]'" in done.stderr
 

@@ -12,11 +12,11 @@ import pytest
 
 import factsbuilder as fb
 from envcheck.bench import BenchOptions, analysis, run_bench
-from envcheck.bench import child as bench_child
+from envcheck.inside import bench_child
 from envcheck.bench.data import peak_for
 from envcheck.bench.shapes import Shape
 from envcheck.bench.weights import EQUAL
-from envcheck.child_process import result_lines
+from envcheck.runner import result_lines
 from envcheck.model import Status
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,9 +126,9 @@ def test_torch_without_a_visible_gpu_is_a_failure_with_its_reason(policy, tmp_pa
     ("ATEN", "ATEN", "cuBLAS (extern_kernels.mm)"),
 ])
 def test_classify_real_generated_code(backend, choice, kernel):
-    sys.path.insert(0, str(ROOT / "envcheck" / "smoke"))
+    sys.path.insert(0, str(ROOT / "envcheck" / "inside"))
     try:
-        import child as smoke_child
+        import smoke_child
     finally:
         sys.path.pop(0)
     code = (H200_1 / f"16x4096x4096-custom-{backend}.py.txt").read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.child_process import child_environment, new_run_dir, result_lines, KEEP_RUNS
+from envcheck.runner import child_environment, new_run_dir, result_lines, KEEP_RUNS
 
 
 @pytest.mark.parametrize("text, expected", [

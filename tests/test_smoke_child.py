@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.smoke import child as smoke_child
+from envcheck.inside import smoke_child
 from envcheck.smoke import parse_child_output
-from envcheck.smoke.child import PHASE_PREFIX, RESULT_PREFIX, RESULT_SCHEMA, find_kernel, within_tolerance
+from envcheck.inside.smoke_child import PHASE_PREFIX, RESULT_PREFIX, RESULT_SCHEMA, find_kernel, within_tolerance
 
 DATA = Path(__file__).parent / "data" / "smoke"
 CHILD = Path(smoke_child.__file__)

@@ -12,11 +12,11 @@ import pytest
 
 from envcheck.model import Status
 from envcheck.smoke import parse_child_output
-from envcheck.smoke.child import classify_library, imported_modules, loaded_libraries, mapped_files
+from envcheck.inside.smoke_child import classify_library, imported_modules, loaded_libraries, mapped_files
 from envcheck.model import LoadedLibrary, ProcessRecord
 from envcheck.smoke.forensics import judge_process, problems, process_from, summary
 
-CHILD = Path(__file__).parent.parent / "envcheck" / "smoke" / "child.py"
+CHILD = Path(__file__).parent.parent / "envcheck" / "inside" / "smoke_child.py"
 SITE = "/venv/lib/python3.12/site-packages"
 CU13 = f"{SITE}/nvidia/cu13/lib"
 
@@ -214,7 +214,7 @@ def test_a_real_child_records_what_it_loaded(tmp_path):
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux")
 def test_this_process_maps_are_read():
     """The real maps of this test process: the interpreter itself and its extension modules are there."""
-    from envcheck.smoke.child import read_maps
+    from envcheck.inside.smoke_child import read_maps
 
     files = mapped_files(read_maps())
     assert any(Path(f).name.startswith("python") or "libpython" in f for f in files)

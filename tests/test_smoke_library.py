@@ -19,8 +19,8 @@ import factsbuilder as fb
 from wheelfactory import build_wheel, install, make_venv
 
 from envcheck.model import Status
-from envcheck.smoke import library as library_module
-from envcheck.smoke.child import RESULT_PREFIX
+from envcheck.inside import library as library_module
+from envcheck.inside.smoke_child import RESULT_PREFIX
 from envcheck.smoke.run import library_module as profile_library, parse_child_output, render_text, run_smoke, write_child
 
 H200 = fb.gpu(capability=(9, 0), name="NVIDIA H200")
@@ -171,7 +171,7 @@ import cutlass
 
 
 def test_the_operators_profiles_patterns_find_the_kernel_in_torch_2_14_code(operators_policy):
-    from envcheck.smoke.child import find_kernel
+    from envcheck.inside.smoke_child import find_kernel
 
     call, kernel, fallbacks = find_kernel(CODE_2_14, operators_policy.smoke.call_pattern, operators_policy.smoke.kernel_pattern)
     assert call == "nv_universal_gemm_fused_mm_0" and kernel.startswith("cutedsl.Sm90StaticPersistentGemmOperator_")

@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
-from .. import child_process, paths, shell
+from .. import paths, runner, shell
 from ..atomic import replace_text
 from ..errors import UsageError
 from ..model import Status, Toolkit
 from ..userfile import emit
 from . import analysis
 from .autotune import AutotuneReport, autotune_report, mix_backends
-from .child import METHOD, PHASE_PREFIX, RESULT_PREFIX, ROW_PREFIX
+from ..inside.bench_child import METHOD, PHASE_PREFIX, RESULT_PREFIX, ROW_PREFIX
 from .data import Peak, peak_for
 from .shapes import Shape
 from .watch import GpuWatch
@@ -127,7 +127,7 @@ def run_bench(
     """Measure and decide. Never raises for anything the target does: every outcome is a BenchResult.
 
     child: the script to run (default envcheck/bench/child.py; tests pass others that replay captured output)."""
-    from ..smoke.causes import Evidence, context_from, diagnose, preflight
+    from ..causes import Evidence, context_from, diagnose, preflight
     from ..smoke.run import LOOKUP_MARKER, library_module, write_child
 
     base_env = dict(os.environ if env is None else env)
@@ -139,13 +139,13 @@ def run_bench(
     early = preflight(facts, policy, ctx)
     if early is not None:
         return _failed(early.text, early.id, **common)
-    run_dir, _ = child_process.prepare_run(cache_root, "bench", fresh=options.fresh, env=base_env,
+    run_dir, _ = runner.prepare_run(cache_root, "bench", fresh=options.fresh, env=base_env,
                                            named=cache_dir is not None)
     code_dir = run_dir / "code"
     code_dir.mkdir()
     write_child(run_dir)  # smoke_child.py and smoke_library.py, which the bench child imports from beside itself
     library = library_module(policy) if options.library else None
-    script = child_process.copy_script(run_dir, "bench_child.py", "envcheck.bench", "child.py", child)
+    script = runner.copy_script(run_dir, "bench_child.py", "envcheck.inside", "bench_child.py", child)
     plan = {
         "shapes": [s.to_dict() for s in options.shapes],
         "dtype": options.dtype,
@@ -187,7 +187,7 @@ def run_bench(
             watch.session = pid
 
         try:
-            end = child_process.run_child(argv, child_process.child_environment(base_env, cache_root, settings),
+            end = runner.run_child(argv, runner.child_environment(base_env, cache_root, settings),
                                           run_dir, log, timeout, started=started)
         except OSError as exc:
             watch.stop()
@@ -197,8 +197,8 @@ def run_bench(
     samples = watch.stop()
     follower.join(timeout=2)
     text = log_path.read_text(encoding="utf-8", errors="replace")
-    rows = child_process.result_lines(text, ROW_PREFIX)
-    results = child_process.result_lines(text, RESULT_PREFIX)
+    rows = runner.result_lines(text, ROW_PREFIX)
+    results = runner.result_lines(text, RESULT_PREFIX)
     result = results[-1] if results else None
     gpu = (result or {}).get("gpu") or {}
     peak = peak_for(gpu.get("name") or ctx.gpu or "")
@@ -217,7 +217,7 @@ def run_bench(
         gpu_after=analysis.gpu_state(mine[-1:]),
         busy_before=tuple(sorted({p for s in before for p in s.foreign + s.unknown})),
         watch_error=watch.error,
-        versions=child_process.versions_of(result),
+        versions=runner.versions_of(result),
         elapsed_s=end.elapsed_s,
     )
     trusted = [m for m in found if m.trusted]
@@ -331,7 +331,7 @@ def bench_command(
 ) -> int:
     """`envcheck bench`: 0 when it measured and decided, 1 when it proved nothing (no GPU, nothing ran). The report
     goes to `output` (-o FILE, written whole) or standard output; the plot to `plot` (--plot FILE)."""
-    from . import render
+    from ..render import bench as render
     from .shapes import parse_shapes
     from .weights import read_weights
     from ..target import resolve_python

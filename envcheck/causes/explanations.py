@@ -16,7 +16,7 @@ from ..judge.cuda import driver_remedy
 from ..judge.cutlass import fetch_remedy
 from ..model import Facts, Failure, Interpreter, Remedy, Status, Step
 from ..profile import Policy
-from .signatures import SignatureRow, load_signatures
+from .table import SignatureRow, load_signatures
 
 __all__ = [
     "Cause", "Context", "Evidence", "Signature", "SIGNATURES", "context_from", "diagnose", "explain_match", "preflight",

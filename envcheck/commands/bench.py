@@ -18,11 +18,11 @@ def compare_command(files: Sequence[Path], *, weights: Optional[Path] = None, ou
                     output: Optional[Path] = None, plot: Optional[Path] = None, out=None, err=None) -> int:
     """0 when the results were read and compared; every unusable input is a UsageError (exit 2) naming it."""
     from ..redact import Redactor
-    from . import render
-    from .compare import compare
-    from .compare_render import FORMATS, render_comparison
-    from .results import read_result
-    from .weights import EQUAL, read_weights
+    from ..render import bench as render
+    from ..bench.compare import compare
+    from ..render.bench_compare import FORMATS, render_comparison
+    from ..bench.results import read_result
+    from ..bench.weights import EQUAL, read_weights
 
     out = out or sys.stdout
     err = err or sys.stderr
@@ -36,7 +36,7 @@ def compare_command(files: Sequence[Path], *, weights: Optional[Path] = None, ou
     counts = read_weights(weights) if weights is not None else EQUAL
     comparison = compare([read_result(Path(f)) for f in files], counts)
     if plot is not None:  # first: a plot that cannot be written is exit 2 with nothing printed
-        from .plot import plot_comparison
+        from ..render.bench_plot import plot_comparison
 
         plot_comparison(comparison, plot)
         print(f"envcheck: plot written to {plot}", file=err, flush=True)

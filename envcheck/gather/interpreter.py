@@ -14,7 +14,7 @@ __all__ = ["Probe", "gather_interpreter", "probe_source"]
 
 ISOLATED = ("-I", "-S")  # how the probe's interpreter runs: nothing of the target's executes
 
-_PROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe.py")
+_PROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "inside", "probe.py")
 
 
 def probe_source() -> str:

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..errors import UsageError
-from .classes import CLASSES, describe, shape_class
-from .compare import CUBLAS, against_cublas, by_shape, gemm
-from .shapes import Shape
+from ..bench.classes import CLASSES, describe, shape_class
+from ..bench.compare import CUBLAS, against_cublas, by_shape, gemm
+from ..bench.shapes import Shape
 
 if TYPE_CHECKING:
-    from .compare import Comparison
-    from .run import BenchResult
+    from ..bench.compare import Comparison
+    from ..bench.run import BenchResult
 
 __all__ = ["Series", "order", "plot_result", "plot_comparison"]
 

@@ -21,13 +21,13 @@ from typing import Callable, Mapping, Optional, TextIO
 
 from packaging.version import InvalidVersion, Version
 
-from .. import child_process, paths, shell
-from ..child_process import ChildEnd, run_child
+from .. import paths, runner, shell
+from ..runner import ChildEnd, run_child
 from ..userfile import emit
 from ..model import Facts, Remedy, SmokeResult, Status, Toolkit
 from ..profile import Policy
-from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
-from .child import PHASE_PREFIX, RESULT_PREFIX
+from ..causes import Cause, Context, Evidence, context_from, diagnose, preflight
+from ..inside.smoke_child import PHASE_PREFIX, RESULT_PREFIX
 from .forensics import process_from, summary
 
 __all__ = [
@@ -71,7 +71,7 @@ def smoke_backends(policy: Policy, capability: Optional[tuple[int, int]]) -> str
 
 def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) -> dict[str, str]:
     """The child's environment: the caller's, less what would change the measurement, plus envcheck's caches."""
-    return child_process.child_environment(base, cache_root, {
+    return runner.child_environment(base, cache_root, {
         "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "1",
         "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": backends,
         # One GEMM needs no pool of compile workers (each would import torch); Inductor compiles in-process.
@@ -81,7 +81,7 @@ def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) 
 
 def parse_child_output(text: str) -> tuple[Optional[dict], Optional[str]]:
     """(the result line's JSON or None, the last phase the child reached) from the child's log."""
-    results = child_process.result_lines(text, RESULT_PREFIX)
+    results = runner.result_lines(text, RESULT_PREFIX)
     result = results[-1] if results else None
     phase = None
     for line in text.splitlines():
@@ -134,7 +134,7 @@ def run_smoke(
                                  "there is nothing to call directly.", Remedy(text="Run `envcheck smoke` without --library.")),
                            **common)
 
-    run_dir, warm_before = child_process.prepare_run(cache_root, "smoke", fresh=fresh, env=base_env,
+    run_dir, warm_before = runner.prepare_run(cache_root, "smoke", fresh=fresh, env=base_env,
                                                      named=cache_dir is not None)
     log_path = run_dir / "smoke.log"
     script = write_child(run_dir, child)
@@ -177,14 +177,14 @@ def run_smoke(
     return _from_cause(cause, **{**common, **measured})
 
 
-CHILD_FILES = (("child.py", "smoke_child.py"), ("library.py", "smoke_library.py"))
+CHILD_FILES = (("smoke_child.py", "smoke_child.py"), ("library.py", "smoke_library.py"))
 
 
 def write_child(run_dir: Path, child: Optional[Path] = None) -> Path:
     """Copy the child script (smoke_child.py, the name logs and users know) and the library adapters it imports
     (smoke_library.py) into run_dir; return the script's path. child: another script in place of child.py (tests)."""
     for source, name in CHILD_FILES:
-        child_process.copy_script(run_dir, name, "envcheck.smoke", source, child if source == "child.py" else None)
+        runner.copy_script(run_dir, name, "envcheck.inside", source, child if source == "smoke_child.py" else None)
     return run_dir / CHILD_FILES[0][1]
 
 
@@ -210,8 +210,8 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
     result = result or {}
     gpu = result.get("gpu") or {}
     capability = gpu.get("capability") or []
-    versions = child_process.versions_of(result)
-    warm = child_process.warm_compile(result.get("cache"))
+    versions = runner.versions_of(result)
+    warm = runner.warm_compile(result.get("cache"))
     tolerance = result.get("tolerance")
     return {
         "kernel": result.get("kernel"),
