@@ -14,8 +14,11 @@ import pytest
 import factsbuilder as fb
 from processes import gone_soon
 from envcheck.model import Failure, Status
-from envcheck.smoke import (LOOKUP_MARKER, SmokeResult, child_environment, render_text, run_smoke, smoke_backends,
-                            smoke_command)
+from envcheck.runner import LOOKUP_MARKER
+from envcheck.model import SmokeResult
+from envcheck.smoke import child_environment, run_smoke, smoke_backends
+from envcheck.render.smoke import render_text
+from envcheck.commands.smoke import smoke_command
 
 DATA = Path(__file__).parent / "data" / "smoke"
 H200 = fb.gpu(capability=(9, 0), name="NVIDIA H200")

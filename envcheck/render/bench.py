@@ -11,7 +11,7 @@ from .bench_autotune import autotune_lines
 from .bench_text import columns
 
 if TYPE_CHECKING:
-    from ..bench.run import BenchResult
+    from ..bench.result import BenchResult
 
 __all__ = ["FORMATS", "render", "table_rows", "check_plot", "plot"]
 

@@ -23,7 +23,7 @@ from ..bench.shapes import Shape
 
 if TYPE_CHECKING:
     from ..bench.compare import Comparison
-    from ..bench.run import BenchResult
+    from ..bench.result import BenchResult
 
 __all__ = ["Series", "order", "plot_result", "plot_comparison"]
 

@@ -11,7 +11,7 @@ import os
 from typing import Optional
 
 from ..model import Finding, Interpreter, LoadedLibrary, ProcessRecord, Remedy, Report, SmokeResult, Status
-from ..inside.smoke_child import _CUDA_FAMILY as CUDA_FAMILY  # the child reads the versions of these; one list
+from ..inside.loaded import CUDA_FAMILY  # the child reads the versions of these; one list
 
 __all__ = ["process_from", "judge_process", "libraries_finding", "CHECK_ID"]
 
