@@ -165,7 +165,7 @@ def test_the_variants_draw_every_kind_of_remedy_command(policy, tmp_path):
 # The same, through the real commands on a real virtual environment under $HOME, in a folder of that hostile name:
 # doctor redacts the home folder to ~, and a printed command leaves that ~ to the shell.
 
-SAMPLES = {  # one line of a log per signature of envcheck/smoke/signatures.toml
+SAMPLES = {  # one line of a log per signature of envcheck/causes/signatures.toml
     "dsl-too-new": "AttributeError: module 'cutlass.cute.nvgpu.tcgen05' has no attribute 'ProxyKind'",
     "tvm-ffi-too-old": "TypeError: make_kwargs_wrapper() got an unexpected keyword argument 'map_dataclass_to_tuple'",
     "dsl-libs-missing": "RuntimeError: No CTK flavor installed: expected one or more of _cutlass_ir.cu{N}.so",

@@ -1,7 +1,7 @@
 """What the smoke child really loaded, and whether that is one consistent CUDA stack: `smoke.libraries`.
 
 The child records the shared libraries mapped into it (libcuda, the CUDA runtime, cuBLAS, NVRTC, the DSL's own
-.so files) and the files the stack's modules were imported from (envcheck/smoke/child.py, process_record). Here
+.so files) and the files the stack's modules were imported from (envcheck/inside/loaded.py, process_record). Here
 that record is read back from the result line (untrusted JSON: anything malformed is left out) and judged. Pure.
 """
 
