@@ -17,6 +17,7 @@ import factsbuilder as fb
 from envcheck.bench.result import BenchOptions
 from envcheck.bench import last_bench, run_bench
 from envcheck.inside import bench_child, protocol, timing
+from envcheck.inside.protocol import result_lines
 from envcheck.bench import data
 from envcheck.render import bench as render
 from envcheck.bench.run import SCHEMA_VERSION, save_last
@@ -342,6 +343,17 @@ def test_real_child_figure_above_peak_is_refused(policy, tmp_path):
     assert nvgemm[0].status == "refused" and "5476.0 TF/s is above" in nvgemm[0].reason
     assert result.status is Status.WARN and result.verdicts[0].verdict == "refused"
     assert "refused" in result.summary and not result.decision.wins
+
+
+def test_real_child_on_a_torch_that_sees_no_gpu_fails_with_smokes_error_named_bare(policy, tmp_path):
+    """The bench child raises the smoke run's no-CUDA error (envcheck/inside/gemm.py), named as the smoke child names
+    it in its result line, so that the one table of failure signatures explains both."""
+    result = on_fake_gpu(policy, tmp_path, SQUARE, FAKE_NO_CUDA="1")
+    assert result.status is Status.FAIL and result.cause_id == "no-cuda" and not result.measurements
+    assert "torch sees no CUDA device" in result.cause
+    (line,) = result_lines(Path(result.log).read_text(encoding="utf-8"), protocol.BENCH_RESULT)
+    assert line["phase"] == "cuda" and line["error"]["type"] == "SmokeNoCuda"
+    assert line["error"]["message"].startswith("torch 2.11.0+fake (CUDA build 13.0) sees no CUDA device")
 
 
 def test_real_child_out_of_budget_measures_nothing_and_says_why(policy, tmp_path):
