@@ -65,7 +65,7 @@ def run_bench(
     if early is not None:
         return _failed(early.text, early.id, **common)
     run_dir, _ = runner.prepare_run(cache_root, "bench", fresh=options.fresh, env=base_env,
-                                           named=cache_dir is not None)
+                                    named=cache_dir is not None)
     code_dir = run_dir / "code"
     code_dir.mkdir()
     script = runner.write_scripts(run_dir, BENCH_SCRIPTS, child)
@@ -112,7 +112,7 @@ def run_bench(
 
         try:
             end = runner.run_child(argv, runner.child_environment(base_env, cache_root, settings),
-                                          run_dir, log, timeout, started=started)
+                                   run_dir, log, timeout, started=started)
         except OSError as exc:
             watch.stop()
             return _failed(f"could not start {python}: {exc.strerror or exc}", "interpreter", **common)

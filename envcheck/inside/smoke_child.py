@@ -46,11 +46,11 @@ RESULT_SCHEMA = (
     "versions",  # {"torch", "torch_cuda", "nvidia-cutlass-dsl", "cutlass_api", ...}
     "timings",  # [[phase, seconds since start], ...]
     "code",  # where the generated code was written, or null
-    "kernel_lookup",  # "inductor": cutlass_api enumerated in full; "seeded": from a verified marker (see below)
+    "kernel_lookup",  # "inductor": cutlass_api enumerated in full; "seeded": from a verified marker (lookup.py)
     "library",  # --library runs: the module called directly (no Inductor), else null
     "tried",  # --library runs: [{"kernel", "error"}] for each candidate that failed before the one that ran
     "error",  # null, or {"type", "message", "traceback"}
-    "process",  # what the process really loaded: {"libraries": [LIBRARY...], "modules": {name: file}} (below)
+    "process",  # what the process really loaded: {"libraries": [LIBRARY...], "modules": {name: file}} (loaded.py)
 )
 
 
@@ -254,7 +254,6 @@ def parse_args(argv):
     parser.add_argument("--library", default=None, help="call this kernel library directly instead of Inductor")
     parser.add_argument("--tries", type=int, default=4, help="--library: candidates tried before giving up")
     return parser.parse_args(argv)
-
 
 
 def main(argv=None):

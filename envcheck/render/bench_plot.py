@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
-from ..errors import UsageError
 from ..bench.classes import CLASSES, describe, shape_class
 from ..bench.compare import CUBLAS, against_cublas, by_shape, gemm
 from ..bench.shapes import Shape
+from ..errors import UsageError
 
 if TYPE_CHECKING:
     from ..bench.compare import Comparison

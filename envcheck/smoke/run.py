@@ -131,7 +131,7 @@ def run_smoke(
                            **common)
 
     run_dir, warm_before = runner.prepare_run(cache_root, "smoke", fresh=fresh, env=base_env,
-                                                     named=cache_dir is not None)
+                                              named=cache_dir is not None)
     log_path = run_dir / "smoke.log"
     script = write_child(run_dir, child)
     argv = [
