@@ -23,6 +23,14 @@ def get_device_properties(device=None):
     return _Props()
 
 
+def get_device_name(device=None):
+    return _Props.name
+
+
+def get_device_capability(device=None):
+    return (_Props.major, _Props.minor)
+
+
 def _sleep(cycles):
     advance(cycles / CYCLES_PER_MS)
 
