@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # The same call as `envcheck smoke`, for a checkout whose CLI cannot start (it should; the table says which ran).
 _DIRECT = (
-    "import sys; from envcheck.smoke import smoke_command; "
+    "import sys; from envcheck.commands.smoke import smoke_command; "
     "sys.exit(smoke_command(sys.argv[1], None, timeout=float(sys.argv[2]), fresh=sys.argv[3] == '1', as_json=True))"
 )
 

@@ -125,7 +125,7 @@ def smoke(
     ),
 ) -> int:
     """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
-    from .smoke import smoke_command
+    from .commands.smoke import smoke_command
 
     return smoke_command(python, policy, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip, output=output,
                          library=library)
@@ -169,10 +169,10 @@ def bench(
     if compare or results:
         if not compare:
             raise UsageError(f"{results[0]}: saved results are read with --compare (envcheck bench --compare A.json B.json)")
-        from .bench.compare_command import compare_command
+        from .commands.bench import compare_command
 
         return compare_command(results or [], weights=weights, output_format=output_format, output=output, plot=plot)
-    from .bench import bench_command
+    from .commands.bench import bench_command
 
     return bench_command(python, policy, shapes=shapes, dtype=dtype, budget=budget, timeout=timeout,
                          output_format=output_format, output=output, plot=plot, fresh=fresh, library=library, weights=weights)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .model import Facts, ProfileChoice, Report
     from .profile import Candidates, Policy
 
-__all__ = ["diagnose", "diagnose_selected", "gather_selected"]
+__all__ = ["diagnose", "diagnose_selected", "gather_selected", "run_facts"]
 
 
 def diagnose(
@@ -63,6 +63,16 @@ def gather_selected(
     if policy.cutlass is None:
         facts = replace(facts, checkout=None)
     return policy, choice, facts
+
+
+def run_facts(python: str, candidates: Candidates) -> tuple[Policy, ProfileChoice, Facts]:
+    """What a run in the target needs (smoke, bench): the interpreter and the GPUs, and the profile among
+    `candidates` that covers its torch. nvcc and the CUTLASS checkout are doctor's business: not gathered."""
+    from .gather import Gatherers
+    from .model import Toolkit
+
+    return gather_selected(python, None, candidates,
+                           gatherers=Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None))
 
 
 def _torch_version(facts: Facts) -> Optional[str]:

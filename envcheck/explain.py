@@ -144,7 +144,7 @@ def scan(reader: LogReader, ctx) -> tuple[Found, ...]:
 
     A block of lines is searched whole first, and line by line only for a signature that may match in it: most
     blocks of a big log hold no known failure."""
-    from .smoke.causes import SIGNATURES, explain_match
+    from .causes import SIGNATURES, explain_match
 
     first: dict[str, Found] = {}
     for block in reader.blocks():
@@ -229,7 +229,7 @@ def run_explain(
     stdin: Optional[IO[bytes]] = None, out: Optional[TextIO] = None,
 ) -> int:
     from . import profile as policy_module
-    from .smoke.causes import Context, context_from
+    from .causes import Context, context_from
 
     out = out or sys.stdout
     chosen = policy_module.resolve(policy_file)

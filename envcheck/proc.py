@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
-__all__ = ["Child", "Finished", "run", "kill_group"]
+__all__ = ["Child", "Finished", "run", "kill_group", "stop_group"]
 
 MAX_OUTPUT = 16 << 20  # bytes kept per stream; the rest is drained and dropped
 DRAIN_S = 0.5  # after the program ends or is told to: how long to wait for what is left in the pipes
@@ -39,6 +39,19 @@ def kill_group(pid: int, how: int = signal.SIGKILL) -> None:
         os.killpg(pid, how)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def stop_group(process: subprocess.Popen, grace: float) -> None:
+    """End a program started in a session of its own: SIGTERM to its group, `grace` seconds to exit, then SIGKILL;
+    then whatever it left behind in the group is killed too."""
+    if process.poll() is None:
+        kill_group(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            kill_group(process.pid)
+    process.wait()
+    kill_group(process.pid)  # whatever it left behind
 
 
 class Child:
@@ -128,14 +141,7 @@ class Child:
                     except subprocess.TimeoutExpired:
                         timed_out = True
             finally:
-                if process.poll() is None:  # interrupted, or out of time: TERM, a grace period, then KILL
-                    kill_group(process.pid, signal.SIGTERM)
-                    try:
-                        process.wait(timeout=GRACE_S)
-                    except subprocess.TimeoutExpired:
-                        kill_group(process.pid)
-                process.wait()
-                kill_group(process.pid)  # whatever it left behind
+                stop_group(process, GRACE_S)  # interrupted, or out of time: TERM, a grace period, then KILL
                 for stream in (process.stdin, process.stdout, process.stderr):
                     if stream is not None and not stream.closed:
                         stream.close()

@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 
 import factsbuilder as fb
-from envcheck.bench import BenchOptions, last_bench, run_bench
-from envcheck.bench import child as bench_child
-from envcheck.bench import data, render
+from envcheck.bench.result import BenchOptions
+from envcheck.bench import last_bench, run_bench
+from envcheck.inside import bench_child, protocol, timing
+from envcheck.inside.protocol import result_lines
+from envcheck.bench import data
+from envcheck.render import bench as render
 from envcheck.bench.run import SCHEMA_VERSION, save_last
 from envcheck.bench.shapes import Shape, parse_shapes
 from envcheck.errors import UsageError
@@ -37,9 +40,9 @@ def script(tmp_path: Path, body: str) -> Path:
 
 
 def replaying(tmp_path: Path, rows: list[dict], result: dict | None = None, tail: str = "") -> Path:
-    lines = [bench_child.ROW_PREFIX + json.dumps(r) for r in rows]
+    lines = [protocol.BENCH_ROW + json.dumps(r) for r in rows]
     if result is not None:
-        lines.append(bench_child.RESULT_PREFIX + json.dumps(result))
+        lines.append(protocol.BENCH_RESULT + json.dumps(result))
     return script(tmp_path, f"import sys, time\nsys.stdout.write({chr(10).join(lines) + chr(10)!r})\nsys.stdout.flush()\n{tail}\n")
 
 
@@ -117,7 +120,9 @@ def test_real_child_without_torch_is_a_named_failure_with_a_log(policy, tmp_path
     log = Path(result.log).read_text(encoding="utf-8")
     assert "ModuleNotFoundError" in log and "bench_child.py" in log
     run_dir = Path(result.log).parent
-    assert (run_dir / "smoke_child.py").is_file() and json.loads((run_dir / "plan.json").read_text())["backends"][2]["name"] == "NVGEMM"
+    assert {p.name for p in run_dir.glob("*.py")} == {"bench_child.py", "envcheck_protocol.py", "envcheck_gemm.py",
+                                                      "envcheck_lookup.py", "envcheck_timing.py", "envcheck_library.py"}
+    assert json.loads((run_dir / "plan.json").read_text())["backends"][2]["name"] == "NVGEMM"
 
 
 def test_replayed_rows_become_measurements_verdicts_and_a_decision(policy, tmp_path):
@@ -173,32 +178,27 @@ def test_budget_skips_are_reported_not_hidden(policy, tmp_path):
     ([1.0, 2.0, 3.0, 4.0], 0.75, 3.25),
 ])
 def test_quantile_matches_numpy_linear(values, q, expected):
-    assert bench_child.quantile(values, q) == pytest.approx(expected)
+    assert timing.quantile(values, q) == pytest.approx(expected)
 
 
 def test_summarize_spread_is_the_interquartile_range_over_the_median():
-    summary = bench_child.summarize([1.0, 1.0, 1.0, 1.1, 0.9])
+    summary = timing.summarize([1.0, 1.0, 1.0, 1.1, 0.9])
     assert summary["median"] == 1.0 and summary["spread"] == pytest.approx(0.0) and summary["reps"] == 5
-    assert bench_child.summarize([0.9, 1.0, 1.1, 1.2, 0.8])["spread"] == pytest.approx(0.2)
+    assert timing.summarize([0.9, 1.0, 1.1, 1.2, 0.8])["spread"] == pytest.approx(0.2)
 
 
 def test_classify_reads_real_inductor_code():
-    sys.path.insert(0, str(ROOT / "envcheck" / "smoke"))
-    try:
-        import child as smoke_child  # the smoke child, as the bench child loads it beside itself
-    finally:
-        sys.path.pop(0)
     nvgemm = (SMOKE_DATA / "nvgemm-output-code-h200.py.txt").read_text(encoding="utf-8")
-    choice, kernel = bench_child.classify(nvgemm, "NVGEMM", smoke_child.find_kernel)
+    choice, kernel = bench_child.classify(nvgemm, "NVGEMM")
     assert choice == "NVGEMM" and kernel.startswith("cutedsl.Sm80TensorOpGemmKernel")
     aten = "buf0 = empty_strided_cuda((16, 4096), (4096, 1), torch.bfloat16)\nextern_kernels.mm(arg0_1, arg1_1, out=buf0)\n"
-    assert bench_child.classify(aten, "NVGEMM", smoke_child.find_kernel) == ("ATEN", "cuBLAS (extern_kernels.mm)")
+    assert bench_child.classify(aten, "NVGEMM") == ("ATEN", "cuBLAS (extern_kernels.mm)")
     triton = ("triton_tem_fused_mm_0 = async_compile.triton('triton_tem_fused_mm_0', '''\n"
               "@triton_heuristics.template(num_stages=3, num_warps=8)\n'''\n")
-    assert bench_child.classify(triton, "NVGEMM", smoke_child.find_kernel) == ("TRITON", "triton_tem_fused_mm_0")
+    assert bench_child.classify(triton, "NVGEMM") == ("TRITON", "triton_tem_fused_mm_0")
     split = ("triton_red_fused_sum_0 = async_compile.triton('triton_red_fused_sum_0', \"\"\"\n\"\"\")\n"
              "extern_kernels.bmm(reinterpret_tensor(arg0_1, (4, 16, 1024)), arg1_1, out=buf0)\n")
-    assert bench_child.classify(split, "NVGEMM", smoke_child.find_kernel) == (
+    assert bench_child.classify(split, "NVGEMM") == (
         "decompose-k", "extern_kernels.bmm + triton_red_fused_sum_0")
 
 
@@ -280,7 +280,7 @@ def test_formats_and_the_saved_result(policy, tmp_path):
 
 def test_plot_needs_matplotlib_and_says_so():
     code = ("import sys; sys.modules['matplotlib'] = None\n"  # as if it were not installed
-            "from envcheck.bench import render\nrender.require_matplotlib()\n")
+            "from envcheck.render import bench as render\nrender.require_matplotlib()\n")
     done = subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert done.returncode != 0 and "pip install 'nvgemm-envcheck[plot]'" in done.stderr
 
@@ -343,6 +343,17 @@ def test_real_child_figure_above_peak_is_refused(policy, tmp_path):
     assert nvgemm[0].status == "refused" and "5476.0 TF/s is above" in nvgemm[0].reason
     assert result.status is Status.WARN and result.verdicts[0].verdict == "refused"
     assert "refused" in result.summary and not result.decision.wins
+
+
+def test_real_child_on_a_torch_that_sees_no_gpu_fails_with_smokes_error_named_bare(policy, tmp_path):
+    """The bench child raises the smoke run's no-CUDA error (envcheck/inside/gemm.py), named as the smoke child names
+    it in its result line, so that the one table of failure signatures explains both."""
+    result = on_fake_gpu(policy, tmp_path, SQUARE, FAKE_NO_CUDA="1")
+    assert result.status is Status.FAIL and result.cause_id == "no-cuda" and not result.measurements
+    assert "torch sees no CUDA device" in result.cause
+    (line,) = result_lines(Path(result.log).read_text(encoding="utf-8"), protocol.BENCH_RESULT)
+    assert line["phase"] == "cuda" and line["error"]["type"] == "SmokeNoCuda"
+    assert line["error"]["message"].startswith("torch 2.11.0+fake (CUDA build 13.0) sees no CUDA device")
 
 
 def test_real_child_out_of_budget_measures_nothing_and_says_why(policy, tmp_path):

@@ -1,7 +1,7 @@
 """envcheck.bench.analysis: refusals, noise, winners, the decision and its config snippet, over tables of rows.
 
-The rows are the child's protocol (envcheck/bench/child.py ROW_SCHEMA); each table varies one thing from a baseline
-taken from the anchors of issue 9 (H200, bf16: 4096^3 cuBLAS 0.175 ms, Triton 0.193, NVGEMM 0.55)."""
+The rows are the child's protocol (envcheck/inside/bench_child.py ROW_SCHEMA); each table varies one thing from a
+baseline taken from the anchors of issue 9 (H200, bf16: 4096^3 cuBLAS 0.175 ms, Triton 0.193, NVGEMM 0.55)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.bench import autotune, render
+from envcheck.bench import autotune
+from envcheck.render import bench as render
 from envcheck.bench.autotune import autotune_report
 from envcheck.bench.classes import shape_class
 from envcheck.bench.results import parse_result, read_result
@@ -107,7 +108,7 @@ def test_the_pick_against_the_fastest_single_backend(mix_ms, verdict):
     rows = [row(backend="ATEN", ms=0.175, call=0.2), row(backend="TRITON", ms=0.193, call=0.2),
             row(backend="mix", ms=mix_ms, call=0.2)]
     cost = judge(rows)[1][0].mix_cost
-    from envcheck.bench.autotune_text import _verdict
+    from envcheck.render.bench_autotune import _verdict
 
     assert (_verdict(cost) or "same") == verdict
     excess = cost.excess()

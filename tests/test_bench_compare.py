@@ -13,7 +13,7 @@ import pytest
 
 from envcheck.bench import noise
 from envcheck.bench.compare import compare, labels
-from envcheck.bench.compare_render import render_comparison
+from envcheck.render.bench_compare import render_comparison
 from envcheck.bench.results import parse_result, read_result
 from envcheck.bench.shapes import llm_shapes
 from envcheck.errors import UsageError
@@ -273,7 +273,7 @@ def test_a_failed_bench_is_refused_with_what_it_said():
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])
 def test_the_compare_plot_draws_each_stack_against_its_own_cublas(tmp_path, suffix, magic):
     pytest.importorskip("matplotlib")
-    from envcheck.bench.plot import plot_comparison
+    from envcheck.render.bench_plot import plot_comparison
 
     found = compare([read_result(RECIPE), read_result(OPERATORS)])
     path = tmp_path / f"compare{suffix}"

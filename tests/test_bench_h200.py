@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 import factsbuilder as fb
-from envcheck.bench import BenchOptions, analysis, run_bench
-from envcheck.bench import child as bench_child
+from envcheck.bench.result import BenchOptions
+from envcheck.bench import analysis, run_bench
+from envcheck.inside import bench_child, protocol
 from envcheck.bench.data import peak_for
 from envcheck.bench.shapes import Shape
 from envcheck.bench.weights import EQUAL
-from envcheck.child_process import result_lines
+from envcheck.inside.protocol import result_lines
 from envcheck.model import Status
 
-ROOT = Path(__file__).resolve().parents[1]
 H200_1 = Path(__file__).parent / "data" / "bench" / "h200-1"
 H200_3 = Path(__file__).parent / "data" / "bench" / "h200-3"  # the sustained-state timing (README: h200-3)
 GOOD = fb.facts(driver=fb.driver(gpus=[fb.gpu(capability=(9, 0), name="NVIDIA H200")]))
@@ -37,7 +37,7 @@ def replay(policy, tmp_path: Path, log: Path, shapes=ANCHORS, budget=150.0, weig
 
 
 def rows(log: str, capture: Path = H200_1) -> list[dict]:
-    return result_lines((capture / log).read_text(encoding="utf-8"), bench_child.ROW_PREFIX)
+    return result_lines((capture / log).read_text(encoding="utf-8"), protocol.BENCH_ROW)
 
 
 def by_shape(result) -> dict:
@@ -126,13 +126,8 @@ def test_torch_without_a_visible_gpu_is_a_failure_with_its_reason(policy, tmp_pa
     ("ATEN", "ATEN", "cuBLAS (extern_kernels.mm)"),
 ])
 def test_classify_real_generated_code(backend, choice, kernel):
-    sys.path.insert(0, str(ROOT / "envcheck" / "smoke"))
-    try:
-        import child as smoke_child
-    finally:
-        sys.path.pop(0)
     code = (H200_1 / f"16x4096x4096-custom-{backend}.py.txt").read_text(encoding="utf-8")
-    assert bench_child.classify(code, "NVGEMM", smoke_child.find_kernel) == (choice, kernel)
+    assert bench_child.classify(code, "NVGEMM") == (choice, kernel)
 
 
 # --------------------------------------------------------------------------------------------------------------

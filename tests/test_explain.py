@@ -15,8 +15,9 @@ import pytest
 from envcheck.cli import main
 from envcheck.explain import LogReader, clean_line, scan
 from envcheck.profile import PolicyError
-from envcheck.smoke.causes import EXPLANATIONS, SIGNATURES, Context
-from envcheck.smoke.signatures import load_signatures, parse_signatures
+from envcheck.causes import SIGNATURES, Context
+from envcheck.causes.explanations import EXPLANATIONS
+from envcheck.causes.table import load_signatures, parse_signatures
 
 DATA = Path(__file__).parent / "data" / "smoke"
 
@@ -259,7 +260,7 @@ def test_the_whole_block_search_never_misses_a_line_match():
     import re
 
     from envcheck.explain import _alternatives, _whole_block_patterns
-    from envcheck.smoke.signatures import SignatureRow
+    from envcheck.causes.table import SignatureRow
 
     assert _alternatives("a|b(c|d)|[|]|\\\\|x") == ["a", "b(c|d)", "[|]", "\\\\", "x"]
     assert _alternatives("[]|]x|y") == ["[]|]x", "y"] and _alternatives("[^]|]|z") == ["[^]|]", "z"]

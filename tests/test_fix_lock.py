@@ -450,7 +450,7 @@ def test_a_crash_log_is_never_written_through_a_link_nor_into_a_folder_others_ca
 @pytest.mark.parametrize("planted", ["smoke", "inductor"])
 def test_smoke_and_bench_refuse_run_and_compiler_cache_folders_others_can_write(tmp_path, planted):
     """Inductor loads the compiled code it finds in its cache: a cache others can write is their code in the run."""
-    from envcheck.child_process import prepare_run
+    from envcheck.runner import prepare_run
 
     cache = tmp_path / "cache"
     (cache / planted).mkdir(parents=True)

@@ -24,7 +24,7 @@ from envcheck.fix.plan import make_plan
 from envcheck.fix.steps import PlanOptions
 from envcheck.model import Failure, ProfileChoice, Report, Status
 from envcheck.render import render
-from envcheck.smoke.causes import SIGNATURES, Evidence, context_from, diagnose
+from envcheck.causes import SIGNATURES, Evidence, context_from, diagnose
 
 OLD = fb.driver(version="570.86.10", cuda="12.8", gpus=[fb.gpu((9, 0), "NVIDIA H200")])
 CONSUMER = fb.driver(version="570.86.10", cuda="12.8", gpus=[fb.gpu((12, 0), "NVIDIA GeForce RTX 5090")])
@@ -70,7 +70,7 @@ def test_a_lead_sentence_comes_first(policy):
 
 def test_doctor_and_smoke_give_the_git_commands_fix_runs(policy):
     from envcheck.gitsafe import git_commands
-    from envcheck.smoke.causes import preflight
+    from envcheck.causes import preflight
 
     source = policy.cutlass
     facts = fb.facts(checkout=None, interpreter=fb.interpreter(modules={"cutlass_api": None},
@@ -165,7 +165,7 @@ def test_the_variants_draw_every_kind_of_remedy_command(policy, tmp_path):
 # The same, through the real commands on a real virtual environment under $HOME, in a folder of that hostile name:
 # doctor redacts the home folder to ~, and a printed command leaves that ~ to the shell.
 
-SAMPLES = {  # one line of a log per signature of envcheck/smoke/signatures.toml
+SAMPLES = {  # one line of a log per signature of envcheck/causes/signatures.toml
     "dsl-too-new": "AttributeError: module 'cutlass.cute.nvgpu.tcgen05' has no attribute 'ProxyKind'",
     "tvm-ffi-too-old": "TypeError: make_kwargs_wrapper() got an unexpected keyword argument 'map_dataclass_to_tuple'",
     "dsl-libs-missing": "RuntimeError: No CTK flavor installed: expected one or more of _cutlass_ir.cu{N}.so",

@@ -1,9 +1,11 @@
-"""run_smoke and the smoke command, with real child processes: the real child in an interpreter without torch, and
-small children that pass (replaying the H200's output), hang, or crash with a signal."""
+"""run_smoke and the smoke command, with real child processes: the real child in an interpreter without torch and on a
+simulated GPU (tests/data/bench/fake_gpu), and small children that pass (replaying the H200's output), hang, or crash
+with a signal."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 import time
@@ -13,11 +15,14 @@ import pytest
 
 import factsbuilder as fb
 from processes import gone_soon
-from envcheck.model import Failure, Status
-from envcheck.smoke import (LOOKUP_MARKER, SmokeResult, child_environment, render_text, run_smoke, smoke_backends,
-                            smoke_command)
+from envcheck.commands.smoke import smoke_command
+from envcheck.model import Failure, SmokeResult, Status
+from envcheck.render.smoke import render_text
+from envcheck.runner import LOOKUP_MARKER
+from envcheck.smoke import child_environment, run_smoke, smoke_backends
 
 DATA = Path(__file__).parent / "data" / "smoke"
+FAKE_GPU = Path(__file__).parent / "data" / "bench" / "fake_gpu"  # torch, cutlass and cutlass_api on a simulated GPU
 H200 = fb.gpu(capability=(9, 0), name="NVIDIA H200")
 GOOD = fb.facts(driver=fb.driver(gpus=[H200]))  # the facts say "go": whatever the child finds is the outcome
 PY = sys.executable  # the dev venv: Python 3.11, no torch
@@ -88,6 +93,42 @@ def test_real_child_without_torch_is_a_named_failure_with_a_log(policy, tmp_path
 def test_an_interpreter_that_does_not_exist(policy, tmp_path):
     result = run_smoke(str(tmp_path / "no-python"), GOOD, policy, timeout=60, cache_dir=cache(tmp_path))
     assert result.status is Status.FAIL and result.cause_id == "interpreter"
+
+
+def on_fake_gpu(policy, tmp_path, library=False, **env):
+    return run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), library=library,
+                     env={**os.environ, "PYTHONPATH": str(FAKE_GPU), **env})
+
+
+def test_real_child_on_a_simulated_gpu_proves_the_kernel_and_seeds_the_lookup_the_second_time(policy, tmp_path):
+    """The whole run of the real child from its run folder: CUDA, the imports, the compile under Inductor's settings,
+    the kernel read from the generated code, the check against the fp32 reference, the timed calls, the marker of
+    the full kernel enumeration; the second run on the same stack fills the lookup from it."""
+    first = on_fake_gpu(policy, tmp_path)
+    assert first.status is Status.PASS, (first.summary, Path(first.log).read_text())
+    assert (first.kernel, first.call) == ("cutedsl.Sm80TensorOpGemmKernel_fake", "nv_universal_gemm_fused_mm_0")
+    assert first.gpu == "NVIDIA H200 (9.0)" and first.max_error == 0 and first.kernel_lookup == "inductor"
+    assert [phase for phase, _ in first.timings] == ["import-torch", "cuda", "import-cutlass", "inputs", "kernel-lookup",
+                                                     "compile", "check", "run", "done"]
+    assert first.warm is False and first.run_s > 0  # the fake's counters: one FX graph compiled
+    assert (cache(tmp_path) / "inductor" / LOOKUP_MARKER).is_file()
+    code = (Path(first.log).parent / "output_code.py").read_text(encoding="utf-8")
+    assert "async_compile.nv_universal_gemm('nv_universal_gemm_fused_mm_0'" in code
+    second = on_fake_gpu(policy, tmp_path)
+    assert second.status is Status.PASS and second.kernel_lookup == "seeded"
+
+
+def test_real_child_on_a_simulated_gpu_with_a_wrong_kernel_fails_naming_it(policy, tmp_path):
+    result = on_fake_gpu(policy, tmp_path, FAKE_WRONG="1")
+    assert result.status is Status.FAIL and result.cause_id == "wrong-result"
+    assert result.evidence.startswith("SmokeWrongResult: max |out - ref| = 100 exceeds bfloat16's tolerance")
+
+
+def test_real_child_on_a_simulated_gpu_calls_the_library_directly(policy, tmp_path):
+    result = on_fake_gpu(policy, tmp_path, library=True)
+    assert result.status is Status.PASS, (result.summary, Path(result.log).read_text())
+    assert result.library == "cutlass_api" and result.kernel == "cutedsl.Sm80TensorOpGemmKernel_fake_tile128x128x32"
+    assert result.call is None and result.max_error == 0 and result.tried == ()
 
 
 # --------------------------------------------------------------------------------------------------------------

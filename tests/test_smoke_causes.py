@@ -12,7 +12,7 @@ import pytest
 import factsbuilder as fb
 from envcheck.model import Failure, Status
 from envcheck.smoke import parse_child_output
-from envcheck.smoke.causes import SIGNATURES, Context, Evidence, context_from, diagnose, preflight
+from envcheck.causes import SIGNATURES, Context, Evidence, context_from, diagnose, preflight
 
 DATA = Path(__file__).parent / "data" / "smoke"
 H200 = fb.gpu(capability=(9, 0), name="NVIDIA H200")

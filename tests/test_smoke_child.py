@@ -11,41 +11,59 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.smoke import child as smoke_child
+from envcheck.inside import lookup, protocol, smoke_child
 from envcheck.smoke import parse_child_output
-from envcheck.smoke.child import PHASE_PREFIX, RESULT_PREFIX, RESULT_SCHEMA, find_kernel, within_tolerance
+from envcheck.smoke.run import write_child
+from envcheck.inside.protocol import SMOKE_PHASE, SMOKE_RESULT
+from envcheck.inside.smoke_child import RESULT_SCHEMA
+from envcheck.inside.gemm import find_kernel, within_tolerance
 
 DATA = Path(__file__).parent / "data" / "smoke"
-CHILD = Path(smoke_child.__file__)
+INSIDE = Path(smoke_child.__file__).parent
 
 
-def test_child_imports_only_the_standard_library_at_module_level():
-    tree = ast.parse(CHILD.read_text(encoding="utf-8"))
-    top = set()
+def _module_level(tree):
+    """The statements that run when a module is imported: its body, and the branches of a top-level try (the shim
+    that imports the siblings as envcheck.inside.x or as the envcheck_x copy)."""
     for node in tree.body:
+        yield node
+        if isinstance(node, ast.Try):
+            yield from node.body + [n for handler in node.handlers for n in handler.body] + node.orelse + node.finalbody
+
+
+@pytest.mark.parametrize("path", sorted(INSIDE.glob("*.py")), ids=lambda path: path.name)
+def test_inside_imports_only_the_standard_library_and_its_siblings_at_module_level(path):
+    siblings = {p.stem for p in INSIDE.glob("*.py")} - {"__init__"}
+    top = set()
+    for node in _module_level(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             top |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level:  # from . import x, from .x import y: a sibling
+            named = [node.module] if node.module else [alias.name for alias in node.names]
+            top |= {"envcheck_" + name for name in named}
         elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
             top.add(node.module.split(".")[0])
-    assert top <= set(sys.stdlib_module_names), top - set(sys.stdlib_module_names)
+    allowed = set(sys.stdlib_module_names) | {"envcheck_" + name for name in siblings}
+    assert top <= allowed, top - allowed
 
 
 def test_child_without_torch_prints_one_result_line_naming_the_error(tmp_path):
-    """The dev venv has no torch: a real failure, reported in the protocol, not as a crash."""
+    """The dev venv has no torch: a real failure, reported in the protocol, not as a crash. The child runs from a
+    run folder, as envcheck runs it: beside the copies of its helpers."""
     done = subprocess.run(
-        [sys.executable, str(CHILD), "--code-out", str(tmp_path / "code.py")],
+        [sys.executable, str(write_child(tmp_path)), "--code-out", str(tmp_path / "code.py")],
         capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
     )
     assert done.returncode == 1
-    lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    lines = [line for line in done.stdout.splitlines() if line.startswith(SMOKE_RESULT)]
     assert len(lines) == 1
-    result = json.loads(lines[0][len(RESULT_PREFIX):])
+    result = json.loads(lines[0][len(SMOKE_RESULT):])
     assert set(result) == set(RESULT_SCHEMA)
-    assert result["ok"] is False and result["protocol"] == smoke_child.PROTOCOL
+    assert result["ok"] is False and result["protocol"] == protocol.PROTOCOL
     assert result["phase"] == "import-torch"
     assert result["error"]["type"] == "ModuleNotFoundError"
     assert result["error"]["message"] == "No module named 'torch'"
-    assert f"{PHASE_PREFIX}import-torch" in done.stderr
+    assert f"{SMOKE_PHASE}import-torch" in done.stderr
     assert "Traceback" in done.stderr  # the full traceback goes to the log too
 
 
@@ -61,9 +79,9 @@ def test_parse_child_output_without_a_result_keeps_the_last_phase():
     assert parse_child_output(text) == (None, "compile")
 
 
-@pytest.mark.parametrize("line", [RESULT_PREFIX + "{not json", RESULT_PREFIX + "[1, 2]", RESULT_PREFIX.strip()])
+@pytest.mark.parametrize("line", [SMOKE_RESULT + "{not json", SMOKE_RESULT + "[1, 2]", SMOKE_RESULT.strip()])
 def test_parse_child_output_ignores_a_broken_result_line(line):
-    assert parse_child_output(f"{PHASE_PREFIX}inputs +1.0\n{line}\n") == (None, "inputs")
+    assert parse_child_output(f"{SMOKE_PHASE}inputs +1.0\n{line}\n") == (None, "inputs")
 
 
 def test_find_kernel_in_code_generated_on_the_h200():
@@ -113,19 +131,19 @@ def test_stack_key_follows_versions_and_every_cutlass_api_source_file(tmp_path, 
     (package / "providers" / "gemm.py").write_text("A = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     versions = {"torch": "2.11.0", "nvidia-cutlass-dsl": "4.3.5"}
-    first = smoke_child.stack_key(versions)
-    assert smoke_child.stack_key(dict(versions)) == first
-    assert smoke_child.stack_key({**versions, "nvidia-cutlass-dsl": "4.4.0"}) != first
+    first = lookup.stack_key(versions)
+    assert lookup.stack_key(dict(versions)) == first
+    assert lookup.stack_key({**versions, "nvidia-cutlass-dsl": "4.4.0"}) != first
     (package / "providers" / "gemm.py").write_text("A = 22\n")  # an edited checkout, same version
-    assert smoke_child.stack_key(versions) != first
+    assert lookup.stack_key(versions) != first
 
 
 @pytest.mark.parametrize("capability", [(10, 0), (12, 0)])
 def test_the_kernel_lookup_is_never_seeded_at_or_above_cc_10(tmp_path, capability):
     marker = tmp_path / "marker.json"
     marker.write_text(json.dumps({"key": "anything"}))
-    assert smoke_child._seed_kernel_lookup(capability, str(marker), {}) == "inductor"
+    assert lookup.seed_kernel_lookup(capability, str(marker), {}) == "inductor"
 
 
 def test_the_kernel_lookup_is_not_seeded_without_a_marker(tmp_path):
-    assert smoke_child._seed_kernel_lookup((9, 0), str(tmp_path / "none.json"), {}) == "inductor"
+    assert lookup.seed_kernel_lookup((9, 0), str(tmp_path / "none.json"), {}) == "inductor"

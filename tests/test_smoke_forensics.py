@@ -12,11 +12,11 @@ import pytest
 
 from envcheck.model import Status
 from envcheck.smoke import parse_child_output
-from envcheck.smoke.child import classify_library, imported_modules, loaded_libraries, mapped_files
+from envcheck.smoke.run import write_child
+from envcheck.inside.loaded import classify_library, imported_modules, loaded_libraries, mapped_files
 from envcheck.model import LoadedLibrary, ProcessRecord
 from envcheck.smoke.forensics import judge_process, problems, process_from, summary
 
-CHILD = Path(__file__).parent.parent / "envcheck" / "smoke" / "child.py"
 SITE = "/venv/lib/python3.12/site-packages"
 CU13 = f"{SITE}/nvidia/cu13/lib"
 
@@ -187,17 +187,18 @@ def _shared_library(path: Path, soname: str, tmp: Path) -> Path:
 
 @pytest.mark.skipif(shutil.which("gcc") is None or not Path("/proc/self/maps").exists(), reason="needs gcc and Linux")
 def test_a_real_child_records_what_it_loaded(tmp_path):
-    """The child script, run by path as envcheck runs it, after loading two CUDA runtimes of different majors (one
-    inside the environment, one outside): it fails at `import torch` (there is none here) and its result line still
-    carries the process record, which the judge turns into both findings."""
+    """The child script, run by path from its run folder as envcheck runs it, after loading two CUDA runtimes of
+    different majors (one inside the environment, one outside): it fails at `import torch` (there is none here) and
+    its result line still carries the process record, which the judge turns into both findings."""
+    child = write_child(tmp_path)
     site = tmp_path / "env" / "site-packages"
     inside = _shared_library(site / "nvidia" / "cu13" / "lib" / "libcudart.so.13", "libcudart.so.13", tmp_path)
     outside = _shared_library(tmp_path / "cuda-12.8" / "lib64" / "libcudart.so.12", "libcudart.so.12", tmp_path)
     loader = (
         "import ctypes, runpy, sys\n"
         f"ctypes.CDLL({str(inside)!r}); ctypes.CDLL({str(outside)!r})\n"
-        f"sys.argv = [{str(CHILD)!r}]\n"
-        f"runpy.run_path({str(CHILD)!r}, run_name='__main__')\n"
+        f"sys.argv = [{str(child)!r}]\n"
+        f"runpy.run_path({str(child)!r}, run_name='__main__')\n"
     )
     done = subprocess.run([sys.executable, "-c", loader], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     result, _ = parse_child_output(done.stdout)
@@ -214,7 +215,7 @@ def test_a_real_child_records_what_it_loaded(tmp_path):
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux")
 def test_this_process_maps_are_read():
     """The real maps of this test process: the interpreter itself and its extension modules are there."""
-    from envcheck.smoke.child import read_maps
+    from envcheck.inside.loaded import read_maps
 
     files = mapped_files(read_maps())
     assert any(Path(f).name.startswith("python") or "libpython" in f for f in files)
@@ -230,7 +231,7 @@ def test_doctor_turns_the_record_into_a_finding_with_the_targets_environment():
     import factsbuilder as fb
     from envcheck.smoke.forensics import libraries_finding
     from envcheck.model import Report
-    from envcheck.smoke.run import SmokeResult
+    from envcheck.model import SmokeResult
 
     site = fb.SITE
     record = ProcessRecord((

@@ -19,9 +19,10 @@ import factsbuilder as fb
 from wheelfactory import build_wheel, install, make_venv
 
 from envcheck.model import Status
-from envcheck.smoke import library as library_module
-from envcheck.smoke.child import RESULT_PREFIX
-from envcheck.smoke.run import library_module as profile_library, parse_child_output, render_text, run_smoke, write_child
+from envcheck.inside import library as library_module
+from envcheck.inside.protocol import SMOKE_RESULT
+from envcheck.smoke.run import library_module as profile_library, parse_child_output, run_smoke, write_child
+from envcheck.render.smoke import render_text
 
 H200 = fb.gpu(capability=(9, 0), name="NVIDIA H200")
 GOOD = fb.facts(driver=fb.driver(gpus=[H200]))
@@ -61,14 +62,16 @@ def run_library_child(python: Path, run_dir: Path, *args: str) -> tuple[subproce
 def test_the_run_directory_holds_the_child_and_the_library_adapters(tmp_path):
     script = write_child(tmp_path)
     assert script.name == "smoke_child.py"
-    assert (tmp_path / "smoke_library.py").read_text() == Path(library_module.__file__).read_text()
+    assert (tmp_path / "envcheck_library.py").read_text() == Path(library_module.__file__).read_text()
+    assert {p.name for p in tmp_path.iterdir()} == {"smoke_child.py", "envcheck_protocol.py", "envcheck_gemm.py",
+                                                    "envcheck_lookup.py", "envcheck_loaded.py", "envcheck_library.py"}
 
 
 def test_library_child_without_a_gpu_fails_fast_naming_the_cause(no_device_python, tmp_path):
     done, result, seconds = run_library_child(no_device_python, tmp_path)
     assert done.returncode == 1
     assert seconds < 10
-    assert done.stdout.count(RESULT_PREFIX) == 1
+    assert done.stdout.count(SMOKE_RESULT) == 1
     assert result["ok"] is False and result["library"] == "cutlass.operators"
     assert result["phase"] == "cuda"
     assert result["error"]["type"] == "SmokeNoCuda"
@@ -171,7 +174,7 @@ import cutlass
 
 
 def test_the_operators_profiles_patterns_find_the_kernel_in_torch_2_14_code(operators_policy):
-    from envcheck.smoke.child import find_kernel
+    from envcheck.inside.gemm import find_kernel
 
     call, kernel, fallbacks = find_kernel(CODE_2_14, operators_policy.smoke.call_pattern, operators_policy.smoke.kernel_pattern)
     assert call == "nv_universal_gemm_fused_mm_0" and kernel.startswith("cutedsl.Sm90StaticPersistentGemmOperator_")

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
-from ..child_process import warm_compile
+from ..runner import warm_compile
 from .autotune import MIX, MixCost, mix_cost
 from .data import Peak
 from .noise import NOISE_FLOOR, call_noise, differs, noise

@@ -24,7 +24,7 @@ from .analysis import Measurement, best_per_backend
 from .autotune import AutotuneReport, autotune_report, mix_backends
 from .classes import CLASSES, describe, shape_class
 from .results import SavedRun
-from .run import BenchResult
+from .result import BenchResult
 from .shapes import Shape
 from .weights import EQUAL, Weights
 

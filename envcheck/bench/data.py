@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from dataclasses import dataclass
 from importlib import resources
 from typing import Optional
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from ..userfile import tomllib
 
 __all__ = ["Peak", "Model", "peaks", "peak_for", "models", "llm_sizes", "square_sizes", "DTYPES"]
 

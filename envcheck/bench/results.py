@@ -22,7 +22,7 @@ from ..model import Status
 from ..userfile import read_text
 from . import analysis
 from .data import DTYPES, Peak
-from .run import BenchResult
+from .result import BenchResult
 from .shapes import MAX_DIM, Shape
 
 __all__ = ["SCHEMAS", "SavedRun", "read_result", "parse_result"]

@@ -1,112 +1,37 @@
-"""`envcheck bench`: time each GEMM backend through Inductor in the target interpreter, and decide.
+"""The bench run: time each GEMM backend through Inductor in the target interpreter, and decide.
 
-The flow: NVML first (no GPU: exit 1 with one line, within a second or two, nothing started), the target's facts
-and smoke's preflight (no torch, a CPU build, no cutlass_api: the same causes and remedies as smoke), then the child
-(envcheck/bench/child.py, beside smoke's child) run with child_process's machinery under a timeout of the budget
-plus a start-up allowance, while a thread samples NVML; then analysis (pure) and the result, saved as the last
-bench under the cache (doctor --bench embeds it).
+The flow: NVML first (no GPU: commands/bench.py says so within a second or two, nothing started), the target's facts
+and the preflight smoke uses too (no torch, a CPU build, no cutlass_api: the same causes and remedies, causes/), then
+the child (envcheck/inside/bench_child.py and its helpers, through runner.py) under a timeout of the budget plus a
+start-up allowance, while a thread samples NVML; then analysis (pure) and the result, saved as the last bench under
+the cache (doctor --bench embeds it).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
-from .. import child_process, paths, shell
+from .. import paths, runner, shell
 from ..atomic import replace_text
-from ..errors import UsageError
-from ..model import Status, Toolkit
-from ..userfile import emit
+from ..inside.protocol import BENCH_PHASE, BENCH_RESULT, BENCH_ROW, phase_of, result_lines
+from ..model import Status
+from ..runner import BENCH_SCRIPTS, LOOKUP_MARKER
 from . import analysis
-from .autotune import AutotuneReport, autotune_report, mix_backends
-from .child import METHOD, PHASE_PREFIX, RESULT_PREFIX, ROW_PREFIX
-from .data import Peak, peak_for
-from .shapes import Shape
+from .autotune import autotune_report, mix_backends
+from .data import peak_for
+from .result import BenchOptions, BenchResult
 from .watch import GpuWatch
-from .weights import EQUAL, Weights
 
-__all__ = ["BenchOptions", "BenchResult", "run_bench", "bench_command", "last_bench", "SCHEMA_VERSION"]
+__all__ = ["run_bench", "last_bench", "save_last", "no_gpu_reason", "SCHEMA_VERSION", "DTYPE_FLAGS"]
 
 SCHEMA_VERSION = 1
 STARTUP_S = 180.0  # beyond the budget: interpreter start, imports, the first NVGEMM kernel lookup
-NOISE_TARGET = 0.02
-TIME_CAP_S = 0.5
 DTYPE_FLAGS = {"bf16": "bfloat16", "fp16": "float16"}
 LAST = "last.json"
-
-
-@dataclass(frozen=True)
-class BenchOptions:
-    shapes: tuple[Shape, ...]
-    dtype: str = "bfloat16"
-    budget_s: float = 600.0
-    fresh: bool = False
-    noise_target: float = NOISE_TARGET
-    time_cap_s: float = TIME_CAP_S
-    library: bool = False  # time the profile's kernel library directly (every candidate) beside cuBLAS
-    timeout_s: Optional[float] = None  # kill the child after this long (default: the budget plus STARTUP_S)
-    weights: Weights = EQUAL  # how often each shape runs, for the total cost of Inductor's own pick
-
-
-@dataclass(frozen=True)
-class BenchResult:
-    status: Status
-    summary: str
-    backend: str = "NVGEMM"
-    dtype: str = "bfloat16"
-    gpu: Optional[str] = None
-    capability: Optional[tuple[int, int]] = None
-    peak: Optional[Peak] = None
-    measurements: tuple[analysis.Measurement, ...] = ()
-    verdicts: tuple[analysis.ShapeVerdict, ...] = ()
-    decision: Optional[analysis.Decision] = None
-    autotune: Optional[AutotuneReport] = None  # what Inductor's own pick (mix) cost
-    gpu_before: dict = field(default_factory=dict)
-    gpu_after: dict = field(default_factory=dict)
-    busy_before: tuple[int, ...] = ()  # processes on the GPU before the child started
-    watch_error: Optional[str] = None
-    method: str = METHOD
-    versions: tuple[tuple[str, str], ...] = ()
-    elapsed_s: Optional[float] = None
-    budget_s: Optional[float] = None
-    cause: Optional[str] = None
-    cause_id: Optional[str] = None
-    log: Optional[str] = None
-    cache_dir: Optional[str] = None
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.status.is_problem else 0
-
-    def to_dict(self) -> dict:
-        peak = self.peak
-        return {
-            "status": self.status.value,
-            "summary": self.summary,
-            "backend": self.backend,
-            "dtype": self.dtype,
-            "gpu": {"name": self.gpu, "capability": list(self.capability) if self.capability else None,
-                    "before": self.gpu_before, "after": self.gpu_after, "busy_before": list(self.busy_before),
-                    "watch_error": self.watch_error},
-            "peak": None if peak is None else {"name": peak.name, "tflops": peak.for_dtype(self.dtype), "source": peak.source},
-            "method": self.method,
-            "measurements": [m.to_dict() for m in self.measurements],
-            "verdicts": [v.to_dict() for v in self.verdicts],
-            "decision": None if self.decision is None else self.decision.to_dict(),
-            "autotune": None if self.autotune is None else self.autotune.to_dict(),
-            "versions": dict(self.versions),
-            "elapsed_s": self.elapsed_s,
-            "budget_s": self.budget_s,
-            "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause},
-            "log": self.log,
-            "cache_dir": self.cache_dir,
-        }
 
 
 def _failed(summary: str, cause_id: str, **fields) -> BenchResult:
@@ -126,9 +51,9 @@ def run_bench(
 ) -> BenchResult:
     """Measure and decide. Never raises for anything the target does: every outcome is a BenchResult.
 
-    child: the script to run (default envcheck/bench/child.py; tests pass others that replay captured output)."""
-    from ..smoke.causes import Evidence, context_from, diagnose, preflight
-    from ..smoke.run import LOOKUP_MARKER, library_module, write_child
+    child: the script to run (default envcheck/inside/bench_child.py; tests pass others that replay captured
+    output)."""
+    from ..causes import Evidence, context_from, diagnose, preflight
 
     base_env = dict(os.environ if env is None else env)
     cache_root = Path(cache_dir) if cache_dir is not None else paths.cache_dir(base_env)
@@ -139,13 +64,12 @@ def run_bench(
     early = preflight(facts, policy, ctx)
     if early is not None:
         return _failed(early.text, early.id, **common)
-    run_dir, _ = child_process.prepare_run(cache_root, "bench", fresh=options.fresh, env=base_env,
-                                           named=cache_dir is not None)
+    run_dir, _ = runner.prepare_run(cache_root, "bench", fresh=options.fresh, env=base_env,
+                                    named=cache_dir is not None)
     code_dir = run_dir / "code"
     code_dir.mkdir()
-    write_child(run_dir)  # smoke_child.py and smoke_library.py, which the bench child imports from beside itself
-    library = library_module(policy) if options.library else None
-    script = child_process.copy_script(run_dir, "bench_child.py", "envcheck.bench", "child.py", child)
+    script = runner.write_scripts(run_dir, BENCH_SCRIPTS, child)
+    library = policy.smoke.library if options.library else None
     plan = {
         "shapes": [s.to_dict() for s in options.shapes],
         "dtype": options.dtype,
@@ -187,8 +111,8 @@ def run_bench(
             watch.session = pid
 
         try:
-            end = child_process.run_child(argv, child_process.child_environment(base_env, cache_root, settings),
-                                          run_dir, log, timeout, started=started)
+            end = runner.run_child(argv, runner.child_environment(base_env, cache_root, settings),
+                                   run_dir, log, timeout, started=started)
         except OSError as exc:
             watch.stop()
             return _failed(f"could not start {python}: {exc.strerror or exc}", "interpreter", **common)
@@ -197,8 +121,8 @@ def run_bench(
     samples = watch.stop()
     follower.join(timeout=2)
     text = log_path.read_text(encoding="utf-8", errors="replace")
-    rows = child_process.result_lines(text, ROW_PREFIX)
-    results = child_process.result_lines(text, RESULT_PREFIX)
+    rows = result_lines(text, BENCH_ROW)
+    results = result_lines(text, BENCH_RESULT)
     result = results[-1] if results else None
     gpu = (result or {}).get("gpu") or {}
     peak = peak_for(gpu.get("name") or ctx.gpu or "")
@@ -217,7 +141,7 @@ def run_bench(
         gpu_after=analysis.gpu_state(mine[-1:]),
         busy_before=tuple(sorted({p for s in before for p in s.foreign + s.unknown})),
         watch_error=watch.error,
-        versions=child_process.versions_of(result),
+        versions=runner.versions_of(result),
         elapsed_s=end.elapsed_s,
     )
     trusted = [m for m in found if m.trusted]
@@ -266,8 +190,9 @@ def _follow(path: Path, progress: Callable[[str], None], stop: threading.Event) 
         except OSError:
             return
         for line in chunk.splitlines():
-            if line.startswith(PHASE_PREFIX):
-                progress(line[len(PHASE_PREFIX):])
+            said = phase_of(line, BENCH_PHASE)
+            if said is not None:
+                progress(said)
             elif line.startswith("envcheck-bench: row "):
                 progress("  " + line[len("envcheck-bench: row "):])
         if done:
@@ -295,7 +220,7 @@ def last_bench(cache_root: Optional[Path] = None) -> Optional[dict]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# The command
+# Before anything starts
 
 
 def no_gpu_reason() -> Optional[str]:
@@ -309,77 +234,3 @@ def no_gpu_reason() -> Optional[str]:
     except Exception as exc:  # noqa: BLE001 - NVML itself misbehaving is also "no GPU to bench on"
         return f"NVML failed: {exc}"
     return None if driver.gpus else "the NVIDIA driver reports no GPU"
-
-
-def bench_command(
-    python: Optional[str] = None,
-    policy_file: Optional[Path] = None,
-    *,
-    shapes: str = "llm",
-    dtype: str = "bf16",
-    budget: float = 600.0,
-    timeout: Optional[float] = None,
-    output_format: str = "table",
-    output: Optional[Path] = None,
-    plot: Optional[Path] = None,
-    fresh: bool = False,
-    library: bool = False,
-    weights: Optional[Path] = None,
-    cache_dir: Optional[Path] = None,
-    out=None,
-    err=None,
-) -> int:
-    """`envcheck bench`: 0 when it measured and decided, 1 when it proved nothing (no GPU, nothing ran). The report
-    goes to `output` (-o FILE, written whole) or standard output; the plot to `plot` (--plot FILE)."""
-    from . import render
-    from .shapes import parse_shapes
-    from .weights import read_weights
-    from ..target import resolve_python
-
-    out = out or sys.stdout
-    err = err or sys.stderr
-    if dtype not in DTYPE_FLAGS:
-        raise UsageError(f"--dtype {dtype!r}: expected one of {', '.join(DTYPE_FLAGS)}")
-    if output_format not in render.FORMATS:
-        raise UsageError(f"--format {output_format!r}: expected one of {', '.join(render.FORMATS)}")
-    if plot is not None:
-        render.check_plot(plot)
-    parsed = parse_shapes(shapes)
-    counts = read_weights(weights) if weights is not None else EQUAL
-    target = resolve_python(python)
-    reason = no_gpu_reason()
-    if reason is not None:
-        message = f"no GPU to measure on: {reason}"
-        print(f"envcheck bench: {message}", file=err)
-        if output_format == "json":  # JSON on standard output whatever happens (envcheck/jsonfailure.py)
-            from ..jsonfailure import failure_json
-
-            emit(failure_json("bench", 1, message, status="skip", target=target), output, out)
-        return 1
-
-    from .. import profile as policy_module
-    from ..gather import Gatherers, Sources, gather
-
-    chosen = policy_module.resolve(policy_file)
-    facts = gather(Sources.for_policy(target, chosen), Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None))
-
-    def say(message: str) -> None:
-        print(f"envcheck: {message}", file=err, flush=True)
-
-    began = time.monotonic()
-    options = BenchOptions(shapes=parsed, dtype=DTYPE_FLAGS[dtype], budget_s=float(budget), fresh=fresh, library=library,
-                           timeout_s=timeout, weights=counts)
-    result = run_bench(target, facts, chosen, options, cache_dir=cache_dir, progress=say)  # None: says which variable chose it
-    from .. import __version__
-
-    data = {"schema_version": SCHEMA_VERSION, "envcheck_version": __version__, "profile": chosen.id, "target": target,
-            "wall_s": round(time.monotonic() - began, 3), "bench": result.to_dict()}
-    if result.measurements:
-        save_last(Path(cache_dir) if cache_dir is not None else paths.cache_dir(), data)
-    from ..redact import Redactor
-
-    emit(Redactor()(render.render(result, data, output_format)), output, out)
-    if plot is not None and result.measurements:
-        render.plot(result, plot)
-        say(f"plot written to {plot}")
-    return result.exit_code

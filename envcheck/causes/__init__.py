@@ -1,3 +1,17 @@
-"""Known failures, shared by smoke, bench and explain: the signature table (`signatures.toml`), the explanation of
-each known cause with its remedy, why a child run failed, and what a log shows.
+"""Known failures, shared by smoke, bench and explain.
+
+  signatures.toml  the table: each known failure as it shows in output, in priority order
+  table.py         that table read once, validated
+  explanations.py  what each signature means for a target: a sentence and a remedy built from the profile
+  context.py       what is known of the target (Context), how a child run ended (Evidence), the outcome (Cause)
+  child.py         why a child run failed (diagnose), and what is known before one starts (preflight)
+
+The modules of this package import each other directly, never this __init__, which re-exports what the rest of
+envcheck uses.
 """
+
+from .child import diagnose, preflight
+from .context import Cause, Context, Evidence, context_from
+from .explanations import SIGNATURES, explain_match
+
+__all__ = ["Cause", "Context", "Evidence", "context_from", "diagnose", "preflight", "explain_match", "SIGNATURES"]

@@ -14,12 +14,17 @@ __all__ = ["Probe", "gather_interpreter", "probe_source"]
 
 ISOLATED = ("-I", "-S")  # how the probe's interpreter runs: nothing of the target's executes
 
-_PROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "probe.py")
+_INSIDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "inside")
+_PROBE = ("search_path.py", "probe.py")  # one source, in this order: the probe uses what search_path defines
 
 
 def probe_source() -> str:
-    with open(_PROBE, encoding="utf-8") as handle:
-        return handle.read()
+    """The probe as the target runs it (`python -I -S -c SOURCE`): envcheck/inside/search_path.py, then probe.py."""
+    parts = []
+    for name in _PROBE:
+        with open(os.path.join(_INSIDE, name), encoding="utf-8") as handle:
+            parts.append(handle.read())
+    return "\n".join(parts)
 
 
 class Probe:

@@ -1,35 +1,12 @@
 """smoke: prove the stack by compiling and running one CuteDSL GEMM in the target interpreter.
 
-  run.py     the orchestration: preflight, the child process and its log, the result read back, `envcheck smoke`
-  causes.py  why a run failed and what to do about it: failure signatures -> causes and remedies (pure)
-  child.py   the script run in the target interpreter: standard library only at module level; read as a file and
-             copied into each run directory, not imported there
+  run.py        the run: preflight, the child process and its log (through runner.py), the result read back
+  forensics.py  what the child really loaded, judged (smoke.libraries)
+
+The child itself is envcheck/inside/smoke_child.py; why a run failed, envcheck/causes/; the command,
+commands/smoke.py; its text, render/smoke.py.
 """
 
-from .run import (
-    DEFAULT_TIMEOUT,
-    LOOKUP_MARKER,
-    SmokeResult,
-    SmokeShape,
-    child_environment,
-    parse_child_output,
-    render_text,
-    run_child,
-    run_smoke,
-    smoke_backends,
-    smoke_command,
-)
+from .run import DEFAULT_TIMEOUT, SmokeShape, child_environment, parse_child_output, run_smoke, smoke_backends
 
-__all__ = [
-    "SmokeResult",
-    "SmokeShape",
-    "run_smoke",
-    "smoke_command",
-    "child_environment",
-    "parse_child_output",
-    "smoke_backends",
-    "DEFAULT_TIMEOUT",
-    "LOOKUP_MARKER",
-    "render_text",
-    "run_child",
-]
+__all__ = ["run_smoke", "SmokeShape", "smoke_backends", "child_environment", "parse_child_output", "DEFAULT_TIMEOUT"]

@@ -1,7 +1,7 @@
 """What the smoke child really loaded, and whether that is one consistent CUDA stack: `smoke.libraries`.
 
 The child records the shared libraries mapped into it (libcuda, the CUDA runtime, cuBLAS, NVRTC, the DSL's own
-.so files) and the files the stack's modules were imported from (envcheck/smoke/child.py, process_record). Here
+.so files) and the files the stack's modules were imported from (envcheck/inside/loaded.py, process_record). Here
 that record is read back from the result line (untrusted JSON: anything malformed is left out) and judged. Pure.
 """
 
@@ -11,7 +11,7 @@ import os
 from typing import Optional
 
 from ..model import Finding, Interpreter, LoadedLibrary, ProcessRecord, Remedy, Report, SmokeResult, Status
-from .child import _CUDA_FAMILY as CUDA_FAMILY  # the child reads the versions of these; one list
+from ..inside.loaded import CUDA_FAMILY  # the child reads the versions of these; one list
 
 __all__ = ["process_from", "judge_process", "libraries_finding", "CHECK_ID"]
 

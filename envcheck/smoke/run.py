@@ -1,10 +1,10 @@
-"""`envcheck smoke`: prove the stack by compiling and running one CuteDSL GEMM in the target interpreter.
+"""The smoke run: prove the stack by compiling and running one CuteDSL GEMM in the target interpreter.
 
 The flow: preflight from the gathered facts (no GPU: skip; no cutlass_api, no torch: fail within seconds, without a
-compile), then the child (envcheck/smoke/child.py, copied into the run directory as smoke_child.py and run by path in
-the target interpreter, in a process group of its own, with a clean environment and a timeout), then its one result
-line read back and every failure mapped to a cause and a remedy (envcheck/smoke/causes.py). The child's whole output
-goes to a log whose path the result names.
+compile), then the child (envcheck/inside/smoke_child.py, copied into the run directory with its helpers and run by
+path in the target interpreter, in a process group of its own, with a clean environment and a timeout: runner.py),
+then its one result line read back and every failure mapped to a cause and a remedy (envcheck/causes/). The child's
+whole output goes to a log whose path the result names. `envcheck smoke` itself is commands/smoke.py.
 
 Inductor's caches live in a directory envcheck owns (paths.cache_dir()/inductor, with triton/ and cutedsl/ beside
 it), so that a second smoke run is warm; --fresh empties them first.
@@ -12,38 +12,34 @@ it), so that a second smoke run is warm; --fresh empties them first.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Mapping, Optional, TextIO
+from typing import Callable, Mapping, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from .. import child_process, paths, shell
-from ..child_process import ChildEnd, run_child
-from ..userfile import emit
-from ..model import Facts, Remedy, SmokeResult, Status, Toolkit
+from .. import paths, runner, shell
+from ..causes import Cause, Context, Evidence, context_from, diagnose, preflight
+from ..inside.protocol import SMOKE_PHASE, SMOKE_RESULT, phase_of, result_lines
+from ..model import Facts, Remedy, SmokeResult, Status
 from ..profile import Policy
-from .causes import Cause, Context, Evidence, context_from, diagnose, preflight
-from .child import PHASE_PREFIX, RESULT_PREFIX
-from .forensics import process_from, summary
+from ..runner import LOOKUP_MARKER, SMOKE_SCRIPTS, ChildEnd, run_child
+from .forensics import process_from
 
 __all__ = [
-    "SmokeResult",
     "SmokeShape",
     "run_smoke",
-    "smoke_command",
     "child_environment",
     "parse_child_output",
     "smoke_backends",
+    "write_child",
     "DEFAULT_TIMEOUT",
+    "SCHEMA_VERSION",
 ]
 
 SCHEMA_VERSION = 1
 DEFAULT_TIMEOUT = 300.0
-LOOKUP_MARKER = "envcheck-kernel-lookup.json"  # the stack on which Inductor's full kernel enumeration worked
 
 @dataclass(frozen=True)
 class SmokeShape:
@@ -71,7 +67,7 @@ def smoke_backends(policy: Policy, capability: Optional[tuple[int, int]]) -> str
 
 def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) -> dict[str, str]:
     """The child's environment: the caller's, less what would change the measurement, plus envcheck's caches."""
-    return child_process.child_environment(base, cache_root, {
+    return runner.child_environment(base, cache_root, {
         "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "1",
         "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": backends,
         # One GEMM needs no pool of compile workers (each would import torch); Inductor compiles in-process.
@@ -81,12 +77,12 @@ def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) 
 
 def parse_child_output(text: str) -> tuple[Optional[dict], Optional[str]]:
     """(the result line's JSON or None, the last phase the child reached) from the child's log."""
-    results = child_process.result_lines(text, RESULT_PREFIX)
+    results = result_lines(text, SMOKE_RESULT)
     result = results[-1] if results else None
     phase = None
     for line in text.splitlines():
-        if line.startswith(PHASE_PREFIX):
-            phase = line[len(PHASE_PREFIX):].split()[0] if line[len(PHASE_PREFIX):].split() else phase
+        words = (phase_of(line, SMOKE_PHASE) or "").split()
+        phase = words[0] if words else phase
     if result is not None and result.get("phase"):
         phase = result["phase"]
     return result, phase
@@ -114,9 +110,9 @@ def run_smoke(
     """Prove the stack with one GEMM. Never raises for anything the target does: every outcome is a SmokeResult.
 
     cache_dir: envcheck's cache root (default paths.cache_dir()); Inductor's cache is cache_dir/inductor.
-    child: the script to run (default envcheck/smoke/child.py; tests pass others). backends: override the
+    child: the script to run (default envcheck/inside/smoke_child.py; tests pass others). backends: override the
     backends the policy and the GPU imply (used to capture failures). library: call the profile's kernel library
-    directly (smoke/library.py) instead of going through Inductor.
+    directly (inside/library.py) instead of going through Inductor.
     """
     base_env = dict(os.environ if env is None else env)
     cache_root = Path(cache_dir) if cache_dir is not None else paths.cache_dir(base_env)
@@ -134,8 +130,8 @@ def run_smoke(
                                  "there is nothing to call directly.", Remedy(text="Run `envcheck smoke` without --library.")),
                            **common)
 
-    run_dir, warm_before = child_process.prepare_run(cache_root, "smoke", fresh=fresh, env=base_env,
-                                                     named=cache_dir is not None)
+    run_dir, warm_before = runner.prepare_run(cache_root, "smoke", fresh=fresh, env=base_env,
+                                              named=cache_dir is not None)
     log_path = run_dir / "smoke.log"
     script = write_child(run_dir, child)
     argv = [
@@ -177,15 +173,10 @@ def run_smoke(
     return _from_cause(cause, **{**common, **measured})
 
 
-CHILD_FILES = (("child.py", "smoke_child.py"), ("library.py", "smoke_library.py"))
-
-
 def write_child(run_dir: Path, child: Optional[Path] = None) -> Path:
-    """Copy the child script (smoke_child.py, the name logs and users know) and the library adapters it imports
-    (smoke_library.py) into run_dir; return the script's path. child: another script in place of child.py (tests)."""
-    for source, name in CHILD_FILES:
-        child_process.copy_script(run_dir, name, "envcheck.smoke", source, child if source == "child.py" else None)
-    return run_dir / CHILD_FILES[0][1]
+    """Copy the child script (smoke_child.py, the name logs and users know) and the helpers it imports into run_dir;
+    return the script's path. child: another script in place of smoke_child.py (tests)."""
+    return runner.write_scripts(run_dir, SMOKE_SCRIPTS, child)
 
 
 def library_module(policy: Policy) -> str:
@@ -210,8 +201,8 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
     result = result or {}
     gpu = result.get("gpu") or {}
     capability = gpu.get("capability") or []
-    versions = child_process.versions_of(result)
-    warm = child_process.warm_compile(result.get("cache"))
+    versions = runner.versions_of(result)
+    warm = runner.warm_compile(result.get("cache"))
     tolerance = result.get("tolerance")
     return {
         "kernel": result.get("kernel"),
@@ -289,86 +280,3 @@ def _from_cause(cause: Cause, **fields) -> SmokeResult:
         evidence=cause.evidence,
         **fields,
     )
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The command
-
-
-def smoke_command(
-    python: Optional[str] = None,
-    policy_file: Optional[Path] = None,
-    *,
-    profile: Optional[str] = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    fresh: bool = False,
-    as_json: bool = False,
-    allow_skip: bool = False,
-    cache_dir: Optional[Path] = None,
-    library: bool = False,
-    out: Optional[TextIO] = None,
-    err: Optional[TextIO] = None,
-    output: Optional[Path] = None,
-) -> int:
-    """`envcheck smoke`: gather, run, print (or write `output` atomically). 0 pass or warn; 1 fail, or skipped
-    (no GPU) unless allow_skip. library: `--library`, the profile's kernel library called directly, not Inductor."""
-    err = err or sys.stderr
-    from ..diagnose import gather_selected
-    from ..gather import Gatherers
-    from ..profile import candidates
-    from ..target import require_interpreter, resolve_python
-
-    target = resolve_python(python)  # a bad --python is a usage error, GPU or not
-    # The profile that covers the installed torch, unless one is named. The smoke run needs the interpreter and the
-    # GPUs; nvcc and the CUTLASS checkout are doctor's business.
-    chosen, choice, facts = gather_selected(
-        target, None, candidates(policy_file, profile),
-        gatherers=Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None),
-    )
-    require_interpreter(target, facts.interpreter)  # not Python, or hung: nothing to prove anything in (exit 2)
-    err.write(f"envcheck: profile {choice.id}: {choice.reason}\n")
-
-    def say(message: str) -> None:
-        print(f"envcheck: {message}", file=err, flush=True)
-
-    result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, library=library, progress=say)
-    if as_json:
-        data = {"schema_version": SCHEMA_VERSION, "profile": chosen.id, "target": target, "smoke": result.to_dict()}
-        emit(json.dumps(data, indent=2) + "\n", output, out)
-    else:
-        emit(render_text(result) + "\n", output, out)
-    if allow_skip and result.status is Status.SKIP:
-        return 0
-    return result.exit_code
-
-
-def render_text(result: SmokeResult) -> str:
-    """The result for people: a status line, then what was proved or what to do."""
-    lines = [f"smoke  {result.status.value.upper():5}  {result.summary}"]
-    if result.status in (Status.PASS, Status.WARN) and result.library:
-        lines.append(f"  kernel    {result.kernel}")
-        lines.append(f"  library   {result.library} (called directly, no Inductor)")
-        lines.append(f"  gpu       {result.gpu}")
-        lines.append(f"  compile   {result.compile_s:.2f} s (the library's JIT compile of this kernel)")
-        lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape})")
-        lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
-    elif result.status in (Status.PASS, Status.WARN):
-        lines.append(f"  kernel    {result.kernel}")
-        lines.append(f"  call      {result.call}")
-        lines.append(f"  gpu       {result.gpu}")
-        lookup = ", kernel lookup seeded from a verified full enumeration" if result.kernel_lookup == "seeded" else ""
-        lines.append(f"  compile   {result.compile_s:.2f} s ({'warm' if result.warm else 'cold'} cache {result.cache_dir}{lookup})")
-        lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape}, {result.backends})")
-        lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
-    for kernel, error in result.tried:
-        lines.append(f"  tried     {kernel}: {error}")
-    if result.process is not None and result.process.libraries:
-        lines.append(f"  loaded    {summary(result.process)}")
-    if result.evidence:
-        lines.append(f"  seen      {result.evidence}")
-    if result.remedy is not None:
-        lines.append(f"  fix       {result.remedy.text}")
-        lines.extend(f"            $ {shell.line(command)}" for command in result.remedy.commands)
-    if result.log:
-        lines.append(f"  log       {result.log}")
-    return "\n".join(lines)

@@ -3,8 +3,9 @@
     python tests/data/smoke/capture_child.py smoke OUT.json [--fresh] [--timeout S] [--backends B] [--python PY]
     python tests/data/smoke/capture_child.py raw OUT.log [child arguments...]      (target: $CAPTURE_PYTHON)
 
-`smoke` is `envcheck smoke --json` (preflight included) and adds the wall time; `raw` runs envcheck/smoke/child.py
-directly in the environment the smoke run gives it, without a preflight, so that the child's own failure is seen.
+`smoke` is `envcheck smoke --json` (preflight included) and adds the wall time; `raw` runs the smoke child
+(envcheck/inside/smoke_child.py, from a run folder with its helpers) directly in the environment the smoke run gives
+it, without a preflight, so that the child's own failure is seen.
 """
 
 import argparse
@@ -19,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
 from envcheck import paths  # noqa: E402
-from envcheck.smoke import child_environment, run_child, run_smoke  # noqa: E402
+from envcheck.runner import run_child  # noqa: E402
+from envcheck.smoke import child_environment, run_smoke  # noqa: E402
+from envcheck.smoke.run import write_child  # noqa: E402
 
 
 def smoke(argv):
@@ -49,7 +52,8 @@ def raw(argv):
     backends = child_args[child_args.index("--backends") + 1] if "--backends" in child_args else "NVGEMM"
     env = child_environment(os.environ, paths.cache_dir(), backends)
     with tempfile.TemporaryDirectory() as cwd, open(out, "w", encoding="utf-8") as log:
-        end = run_child([python, str(ROOT / "envcheck" / "smoke" / "child.py"), *child_args], env, Path(cwd), log, 300)
+        script = write_child(Path(cwd))
+        end = run_child([python, str(script), *child_args], env, Path(cwd), log, 300)
     print(out, end)
 
 

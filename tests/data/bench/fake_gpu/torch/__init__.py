@@ -1,4 +1,5 @@
-"""A stand-in for torch on a machine without a GPU (see ../README.md): only what envcheck's bench child calls."""
+"""A stand-in for torch on a machine without a GPU (see ../README.md): only what envcheck's bench and smoke children
+call."""
 
 import contextlib
 import os
@@ -94,12 +95,11 @@ def compile(fn, fullgraph=False, dynamic=None):
     from ._inductor.graph import GraphLowering
     from ._dynamo.utils import counters
 
-    chosen = config.max_autotune_gemm_backends.split(",")[-1]
-    state = {"compiled": False}
+    state = {}
 
     def compiled(x, y):
-        if not state["compiled"]:
-            state["compiled"] = True
+        if not state:  # the first call compiles, under the settings in force then (as Inductor does)
+            state["chosen"] = chosen = config.max_autotune_gemm_backends.split(",")[-1]
             counters["inductor"]["fxgraph_cache_miss"] += 1
             code = {
                 "ATEN": "extern_kernels.mm(arg0_1, arg1_1, out=buf0)\n",
@@ -107,6 +107,12 @@ def compile(fn, fullgraph=False, dynamic=None):
             }.get(chosen, "nv_universal_gemm_fused_mm_0 = async_compile.nv_universal_gemm('nv_universal_gemm_fused_mm_0', "
                           "'''_GEMM_KERNEL_NAME = \"cutedsl.Sm80TensorOpGemmKernel_fake\"''')\n")
             GraphLowering.save_output_code(code)
+            if "nv_universal_gemm" in code:  # the generated code's kernel lookup enumerates every kernel once
+                from ._inductor.codegen.nv_universal_gemm import kernel_cache
+
+                if kernel_cache._kernel_by_name_cache is None:
+                    kernel_cache._kernel_by_name_cache = {"cutedsl.Sm80TensorOpGemmKernel_fake": "kernel"}
+        chosen = state["chosen"]
         _backend[0] = chosen
         if chosen in HOST_MS:
             import time
@@ -114,6 +120,9 @@ def compile(fn, fullgraph=False, dynamic=None):
             until = time.perf_counter() + HOST_MS[chosen] / 1e3
             while time.perf_counter() < until:
                 pass
-        return fn(x, y)
+        out = fn(x, y)
+        if os.environ.get("FAKE_WRONG") == "1":  # a miscompiled kernel: every element off
+            out.value += 100.0
+        return out
 
     return compiled

@@ -1,5 +1,7 @@
 """The simulated device: a clock that GEMMs, flushes and the sleep kernel advance; events read it."""
 
+import os
+
 CYCLES_PER_MS = 1980000.0
 _clock = [0.0]
 
@@ -9,7 +11,7 @@ def advance(ms):
 
 
 def is_available():
-    return True
+    return os.environ.get("FAKE_NO_CUDA") != "1"  # FAKE_NO_CUDA=1: a CUDA build of torch that sees no device
 
 
 class _Props:
@@ -19,6 +21,14 @@ class _Props:
 
 def get_device_properties(device=None):
     return _Props()
+
+
+def get_device_name(device=None):
+    return _Props.name
+
+
+def get_device_capability(device=None):
+    return (_Props.major, _Props.minor)
 
 
 def _sleep(cycles):

@@ -3,9 +3,9 @@ weighted total; the config that pins a better backend. The same lines in bench's
 
 from __future__ import annotations
 
-from .autotune import AutotuneReport, MixCost
-from .classes import describe
-from .text import columns, percent
+from ..bench.autotune import AutotuneReport, MixCost
+from ..bench.classes import describe
+from .bench_text import columns, percent
 
 __all__ = ["autotune_lines"]
 

@@ -5,8 +5,8 @@ own: above 1 is faster), on a log scale, with the noise band around 1 (inside it
 absolute TF/s against the GPU's dense peak, on a log scale so that decode's few TF/s show beside prefill's hundreds.
 Shapes are grouped decode | prefill, then by model layer (shapes.toml's labels), M along each group.
 
-matplotlib is the optional extra `plot`; it is imported only here, when a plot is drawn (render.require_matplotlib
-says how to install it first).
+matplotlib is the optional extra `plot`; it is imported only here, when a plot is drawn (render/bench.py's
+require_matplotlib says how to install it first).
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
+from ..bench.classes import CLASSES, describe, shape_class
+from ..bench.compare import CUBLAS, against_cublas, by_shape, gemm
+from ..bench.shapes import Shape
 from ..errors import UsageError
-from .classes import CLASSES, describe, shape_class
-from .compare import CUBLAS, against_cublas, by_shape, gemm
-from .shapes import Shape
 
 if TYPE_CHECKING:
-    from .compare import Comparison
-    from .run import BenchResult
+    from ..bench.compare import Comparison
+    from ..bench.result import BenchResult
 
 __all__ = ["Series", "order", "plot_result", "plot_comparison"]
 

@@ -1,42 +1,47 @@
-"""Running a script of envcheck's in the target interpreter, as smoke and bench do.
+"""Running a script of envcheck/inside/ in the target interpreter, as smoke and bench do.
 
 The script is copied into a run directory of its own under envcheck's cache (logs and generated code stay there;
-the newest KEEP_RUNS are kept), run by path with no shell, in a session of its own (so a timeout kills its whole
-process group, Inductor's compile workers included), with an environment that drops what would change the run and
-points Inductor's, Triton's and CuteDSL's caches into envcheck's cache (so a second run is warm). The script speaks a
-line protocol: `PREFIX {json}` lines on stdout, which result_lines() reads back from the log.
+the newest KEEP_RUNS are kept), with the helpers it imports beside it (write_scripts), run by path with no shell, in
+a session of its own (so a timeout kills its whole process group, Inductor's compile workers included), with an
+environment that drops what would change the run and points Inductor's, Triton's and CuteDSL's caches into
+envcheck's cache (so a second run is warm). The script speaks envcheck/inside/protocol.py: `PREFIX {json}` lines on
+stdout, which protocol.result_lines reads back from the log.
 """
 
 from __future__ import annotations
 
 import datetime
-import json
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from typing import Mapping, Optional, TextIO
+from typing import Mapping, Optional, Sequence, TextIO
 
 from . import paths
-from .proc import kill_group
+from .proc import kill_group, stop_group
 
 __all__ = [
+    "BENCH_SCRIPTS",
     "ChildEnd",
     "KEEP_RUNS",
+    "LOOKUP_MARKER",
+    "SMOKE_SCRIPTS",
     "cache_dirs",
     "child_environment",
-    "copy_script",
     "new_run_dir",
-    "result_lines",
     "run_child",
+    "write_scripts",
 ]
 
 KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for the child's process group
 KEEP_RUNS = 20  # run directories kept under the cache (logs, generated code)
+LOOKUP_MARKER = "envcheck-kernel-lookup.json"  # the stack on which Inductor's full kernel enumeration worked
+INSIDE = Path(__file__).resolve().parent / "inside"  # read as files: nothing of it is imported here
+# What a child needs in its run folder: the script (first), then the envcheck/inside/ helpers it imports.
+SMOKE_SCRIPTS = ("smoke_child", "protocol", "gemm", "lookup", "loaded", "library")
+BENCH_SCRIPTS = ("bench_child", "protocol", "gemm", "lookup", "timing", "library")
 
 # Variables of the caller's environment that would change what a child run measures; the child gets its own.
 _DROPPED = (
@@ -104,12 +109,20 @@ def prepare_run(cache_root: Path, kind: str, *, fresh: bool, env: Mapping[str, s
     return new_run_dir(cache_root, kind), warm
 
 
-def copy_script(run_dir: Path, name: str, package: str, resource: str, source: Optional[Path] = None) -> Path:
-    """Copy a child script (a resource of an envcheck package, or `source`) into run_dir under the name logs use."""
-    script = run_dir / name
-    text = source.read_text(encoding="utf-8") if source else resources.files(package).joinpath(resource).read_text(encoding="utf-8")
-    script.write_text(text, encoding="utf-8")
-    return script
+def _copied_name(scripts: Sequence[str], name: str) -> str:
+    """The file name of an envcheck/inside/ module in a run folder: the script (scripts[0]) under its own name, the
+    one logs and users know; each helper as envcheck_<name>.py, so that it shadows no top-level module torch, Triton
+    or the DSL imports (the run folder is sys.path[0] of the child)."""
+    return f"{name}.py" if name == scripts[0] else f"envcheck_{name}.py"
+
+
+def write_scripts(run_dir: Path, scripts: Sequence[str], source: Optional[Path] = None) -> Path:
+    """Copy a child script of envcheck/inside/ and the helpers it imports (SMOKE_SCRIPTS, BENCH_SCRIPTS) into
+    run_dir; return the script's path. source: another script in place of scripts[0] (tests)."""
+    for name in scripts:
+        origin = source if source is not None and name == scripts[0] else INSIDE / f"{name}.py"
+        (run_dir / _copied_name(scripts, name)).write_text(origin.read_text(encoding="utf-8"), encoding="utf-8")
+    return run_dir / _copied_name(scripts, scripts[0])
 
 
 @dataclass(frozen=True)
@@ -138,17 +151,12 @@ def run_child(argv: list[str], env: Mapping[str, str], cwd: Path, log: TextIO, t
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        kill_group(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=KILL_GRACE)
-        except subprocess.TimeoutExpired:
-            kill_group(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_group(process, KILL_GRACE)
     finally:
         if process.poll() is None:  # interrupted while waiting: take the child down with us
-            kill_group(process.pid, signal.SIGKILL)
+            kill_group(process.pid)
             process.wait()
-        kill_group(process.pid, signal.SIGKILL)  # helpers it left behind (Inductor's compile workers)
+        kill_group(process.pid)  # helpers it left behind (Inductor's compile workers)
     return ChildEnd(None if timed_out else process.returncode, timed_out, round(time.monotonic() - began, 3), process.pid)
 
 
@@ -165,16 +173,3 @@ def versions_of(result: Optional[Mapping]) -> tuple[tuple[str, str], ...]:
     """The (distribution, version) pairs a child's result names, sorted; the ones it could not read left out."""
     return tuple(sorted((str(k), str(v)) for k, v in ((result or {}).get("versions") or {}).items() if v))
 
-
-def result_lines(text: str, prefix: str) -> list[dict]:
-    """Every `PREFIX {json object}` line of a child's output, in order; a torn or foreign line is skipped."""
-    found = []
-    for line in text.splitlines():
-        if line.startswith(prefix):
-            try:
-                loaded = json.loads(line[len(prefix):])
-            except ValueError:
-                continue
-            if isinstance(loaded, dict):
-                found.append(loaded)
-    return found

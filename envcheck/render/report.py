@@ -10,9 +10,9 @@ import shutil
 import textwrap
 from typing import Sequence
 
-from . import __version__, shell
-from .model import Report, SmokeResult, Status, plain
-from .terminal import paint
+from .. import __version__, shell
+from ..model import Report, SmokeResult, Status, plain
+from ..terminal import paint
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ..errors import UsageError
-from .autotune_text import autotune_lines
-from .text import columns
+from .bench_autotune import autotune_lines
+from .bench_text import columns
 
 if TYPE_CHECKING:
-    from .run import BenchResult
+    from ..bench.result import BenchResult
 
 __all__ = ["FORMATS", "render", "table_rows", "check_plot", "plot"]
 
@@ -133,6 +133,6 @@ def require_matplotlib() -> None:
 
 
 def plot(result: "BenchResult", path: Path) -> None:
-    from .plot import plot_result
+    from .bench_plot import plot_result
 
     plot_result(result, path)

@@ -7,10 +7,10 @@ import string
 from typing import Optional
 
 from .. import __version__
-from .autotune_text import autotune_lines
-from .classes import CLASSES, describe
-from .compare import Comparison, Environment, Row, Speedup
-from .text import columns, markdown_table, number, percent, times
+from ..bench.classes import CLASSES, describe
+from ..bench.compare import Comparison, Environment, Row, Speedup
+from .bench_autotune import autotune_lines
+from .bench_text import columns, markdown_table, number, percent, times
 
 __all__ = ["FORMATS", "SCHEMA_VERSION", "render_comparison", "to_dict"]
 

@@ -1,24 +1,19 @@
 """The known-failure table (signatures.toml beside this file): read once, validated, in priority order.
 
-Data only: what each signature means for a target (its cause sentence and remedy) is code in causes.py, keyed by
-the same id. `envcheck smoke` and `envcheck explain` both read this one table.
+Data only: what each signature means for a target (its cause sentence and remedy) is code in explanations.py, keyed
+by the same id. `envcheck smoke`, `envcheck bench` and `envcheck explain` all read this one table.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
 from ..profile import PolicyError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from ..userfile import tomllib
 
 __all__ = ["SignatureRow", "load_signatures", "parse_signatures", "TABLE"]
 

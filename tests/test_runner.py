@@ -1,4 +1,5 @@
-"""envcheck.child_process: the line protocol read back from a child's log, and the environment it gets."""
+"""envcheck.runner and the parent's side of envcheck.inside.protocol: the line protocol read back from a child's log,
+the environment it gets, its run folders."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.child_process import child_environment, new_run_dir, result_lines, KEEP_RUNS
+from envcheck.runner import child_environment, new_run_dir, KEEP_RUNS
+from envcheck.inside.protocol import result_lines
 
 
 @pytest.mark.parametrize("text, expected", [

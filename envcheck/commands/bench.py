@@ -1,0 +1,117 @@
+"""`envcheck bench`: time each GEMM backend on this GPU and decide (bench/run.py), or, with --compare A.json B.json
+[...], saved results side by side (bench/compare.py); as a table, markdown or JSON (-o FILE: to a file), with the plot
+(--plot FILE.png|.svg). The comparison needs no GPU and no target interpreter: only the files."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .. import paths
+from ..errors import UsageError, check_choice
+from ..userfile import emit, progress
+
+__all__ = ["bench_command", "compare_command"]
+
+
+def bench_command(
+    python: Optional[str] = None,
+    policy_file: Optional[Path] = None,
+    *,
+    shapes: str = "llm",
+    dtype: str = "bf16",
+    budget: float = 600.0,
+    timeout: Optional[float] = None,
+    output_format: str = "table",
+    output: Optional[Path] = None,
+    plot: Optional[Path] = None,
+    fresh: bool = False,
+    library: bool = False,
+    weights: Optional[Path] = None,
+    cache_dir: Optional[Path] = None,
+    out=None,
+    err=None,
+) -> int:
+    """`envcheck bench`: 0 when it measured and decided, 1 when it proved nothing (no GPU, nothing ran). The report
+    goes to `output` (-o FILE, written whole) or standard output; the plot to `plot` (--plot FILE)."""
+    from ..bench.result import BenchOptions
+    from ..bench.run import DTYPE_FLAGS, SCHEMA_VERSION, no_gpu_reason, run_bench, save_last
+    from ..bench.shapes import parse_shapes
+    from ..bench.weights import EQUAL, read_weights
+    from ..render import bench as render
+    from ..target import resolve_python
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    check_choice("--dtype", dtype, tuple(DTYPE_FLAGS))
+    check_choice("--format", output_format, render.FORMATS)
+    if plot is not None:
+        render.check_plot(plot)
+    parsed = parse_shapes(shapes)
+    counts = read_weights(weights) if weights is not None else EQUAL
+    target = resolve_python(python)
+    reason = no_gpu_reason()
+    if reason is not None:
+        message = f"no GPU to measure on: {reason}"
+        print(f"envcheck bench: {message}", file=err)
+        if output_format == "json":  # JSON on standard output whatever happens (envcheck/jsonfailure.py)
+            from ..jsonfailure import failure_json
+
+            emit(failure_json("bench", 1, message, status="skip", target=target), output, out)
+        return 1
+
+    from ..diagnose import run_facts
+    from ..profile import Candidates, resolve
+
+    # The profile named, else the default one whatever torch is installed (doctor, smoke and fix pick by torch).
+    chosen, _, facts = run_facts(target, Candidates((resolve(policy_file),)))
+    say = progress(err)
+    began = time.monotonic()
+    options = BenchOptions(shapes=parsed, dtype=DTYPE_FLAGS[dtype], budget_s=float(budget), fresh=fresh, library=library,
+                           timeout_s=timeout, weights=counts)
+    result = run_bench(target, facts, chosen, options, cache_dir=cache_dir, progress=say)  # None: says which variable chose it
+    from .. import __version__
+
+    data = {"schema_version": SCHEMA_VERSION, "envcheck_version": __version__, "profile": chosen.id, "target": target,
+            "wall_s": round(time.monotonic() - began, 3), "bench": result.to_dict()}
+    if result.measurements:
+        save_last(Path(cache_dir) if cache_dir is not None else paths.cache_dir(), data)
+    from ..redact import Redactor
+
+    emit(Redactor()(render.render(result, data, output_format)), output, out)
+    if plot is not None and result.measurements:
+        render.plot(result, plot)
+        say(f"plot written to {plot}")
+    return result.exit_code
+
+
+def compare_command(files: Sequence[Path], *, weights: Optional[Path] = None, output_format: str = "table",
+                    output: Optional[Path] = None, plot: Optional[Path] = None, out=None, err=None) -> int:
+    """`envcheck bench --compare`: 0 when the results were read and compared; every unusable input is a UsageError
+    (exit 2) naming it."""
+    from ..bench.compare import compare
+    from ..bench.results import read_result
+    from ..bench.weights import EQUAL, read_weights
+    from ..redact import Redactor
+    from ..render import bench as render
+    from ..render.bench_compare import FORMATS, render_comparison
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if len(files) < 2:
+        raise UsageError(f"--compare: expected two or more bench results (`envcheck bench --json > FILE`), "
+                         f"got {len(files)}")
+    check_choice("--format", output_format, FORMATS)
+    if plot is not None:
+        render.check_plot(plot)
+    counts = read_weights(weights) if weights is not None else EQUAL
+    comparison = compare([read_result(Path(f)) for f in files], counts)
+    if plot is not None:  # first: a plot that cannot be written is exit 2 with nothing printed
+        from ..render.bench_plot import plot_comparison
+
+        plot_comparison(comparison, plot)
+        progress(err)(f"plot written to {plot}")
+    emit(Redactor()(render_comparison(comparison, output_format)), output, out)
+    return 0

@@ -1,0 +1,54 @@
+"""`envcheck smoke`: gather what the run needs, prove the stack with one GEMM (smoke/), print the result."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional, TextIO
+
+from ..model import Status
+from ..render.smoke import render_text
+from ..smoke.run import DEFAULT_TIMEOUT, SCHEMA_VERSION, run_smoke
+from ..userfile import emit, progress
+
+__all__ = ["smoke_command"]
+
+
+def smoke_command(
+    python: Optional[str] = None,
+    policy_file: Optional[Path] = None,
+    *,
+    profile: Optional[str] = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    fresh: bool = False,
+    as_json: bool = False,
+    allow_skip: bool = False,
+    cache_dir: Optional[Path] = None,
+    library: bool = False,
+    out: Optional[TextIO] = None,
+    err: Optional[TextIO] = None,
+    output: Optional[Path] = None,
+) -> int:
+    """`envcheck smoke`: gather, run, print (or write `output` atomically). 0 pass or warn; 1 fail, or skipped
+    (no GPU) unless allow_skip. library: `--library`, the profile's kernel library called directly, not Inductor."""
+    err = err or sys.stderr
+    from ..diagnose import run_facts
+    from ..profile import candidates
+    from ..target import require_interpreter, resolve_python
+
+    target = resolve_python(python)  # a bad --python is a usage error, GPU or not
+    # The profile that covers the installed torch, unless one is named.
+    chosen, choice, facts = run_facts(target, candidates(policy_file, profile))
+    require_interpreter(target, facts.interpreter)  # not Python, or hung: nothing to prove anything in (exit 2)
+    err.write(f"envcheck: profile {choice.id}: {choice.reason}\n")
+    result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, library=library,
+                       progress=progress(err))
+    if as_json:
+        data = {"schema_version": SCHEMA_VERSION, "profile": chosen.id, "target": target, "smoke": result.to_dict()}
+        emit(json.dumps(data, indent=2) + "\n", output, out)
+    else:
+        emit(render_text(result) + "\n", output, out)
+    if allow_skip and result.status is Status.SKIP:
+        return 0
+    return result.exit_code

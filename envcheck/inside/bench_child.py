@@ -1,0 +1,365 @@
+"""The bench run itself: compiles each GEMM through Inductor's max-autotune once per backend, in the target
+interpreter, and times what Inductor produced.
+
+Copied into the run directory as bench_child.py, beside its helpers (envcheck_protocol.py, envcheck_gemm.py,
+envcheck_lookup.py, envcheck_timing.py, envcheck_library.py: envcheck/runner.py copies them), and run by path; never
+imported by envcheck itself except by tests. So: standard library only at module level, Python 3.8 syntax.
+
+    python bench_child.py --plan plan.json [--code-dir DIR] [--lookup-marker FILE]
+
+plan.json: {"shapes": [{"m", "n", "k", "label"}], "dtype", "backends": [{"name", "backends"}], "budget_s",
+"noise_target", "time_cap_s", "seed"}.
+
+It speaks envcheck/inside/protocol.py: `envcheck-bench: phase NAME +SECONDS` progress lines on stderr; on stdout one
+`ENVCHECK-BENCH-ROW {json}` line per (shape, backend) as soon as it is measured (ROW_SCHEMA), so that a run killed by
+its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end (RESULT_SCHEMA).
+How a kernel is timed: envcheck/inside/timing.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+import traceback
+import types
+
+try:  # imported as envcheck.inside.bench_child by envcheck's own process (tests)
+    from . import gemm, library, lookup, protocol, timing
+except ImportError:  # run by path in its run folder, beside the envcheck_*.py copies (envcheck/runner.py)
+    import envcheck_gemm as gemm, envcheck_library as library, envcheck_lookup as lookup
+    import envcheck_protocol as protocol, envcheck_timing as timing
+
+RESULT_SCHEMA = (
+    "protocol",
+    "ok",  # bool: the child ran to the end (rows say what each measurement proved)
+    "phase",  # the last phase reached
+    "gpu",  # {"name", "capability": [major, minor], "index", "uuid", "sm_count"}
+    "versions",  # {"torch", "torch_cuda", "triton", ...}
+    "method",  # how kernel times were taken: a sentence naming the anchor
+    "sleep_cycles_per_ms",  # the calibration of the blocking kernel
+    "kernel_lookup",  # "inductor" or "seeded" (lookup.py)
+    "timings",  # [[phase, seconds since start], ...]
+    "error",  # null or {"type", "message", "traceback"}
+)
+
+ROW_SCHEMA = (
+    "shape",  # {"m", "n", "k", "label"}
+    "backend",  # the name shown: "ATEN", "TRITON", "NVGEMM", "mix"
+    "backends",  # what max_autotune_gemm_backends was set to
+    "repeat",  # true: a second measurement of an already measured backend, for run-to-run noise
+    "status",  # "ok", "error", "wrong-result", "skipped"
+    "reason",  # why not ok: a sentence
+    "error",  # null or {"type", "message"}
+    "compile_s",  # first call of the compiled function: Dynamo, Inductor, autotuning, the kernel's JIT
+    "cache",  # Inductor's counters that moved during the compile ({"fxgraph_cache_hit": 1, ...})
+    "choice",  # which backend Inductor's code calls: "ATEN", "TRITON", the CuteDSL backend, or "unknown"
+    "kernel",  # the kernel named in the generated code
+    "device_kernels",  # kernel names the CUDA profiler saw during one call (ENVCHECK_BENCH_PROFILE_KERNELS=1)
+    "code",  # where the generated code was written
+    "max_error",  # max |out - ref| against the fp32 reference
+    "max_ref",  # max |ref|
+    "tolerance",  # {"atol", "rtol"}
+    "kernel_ms",  # {"median", "q25", "q75", "min", "spread", "reps", "mode", "rounds", "redone", "gaps", ...}
+    "call_ms",  # wall time per call through the compiled function, calls back to back
+    "call_spread",  # (max - min) / median of call_ms over its three rounds
+    "host_ms",  # CPU time to launch one call
+    "do_bench_ms",  # triton.testing.do_bench(median) on the same compiled function
+    "window",  # [time.time() at the start, at the end] of the timed part: matched with NVML samples
+)
+
+
+_TRITON_KERNEL = re.compile(r"async_compile\.triton\(\s*['\"]([A-Za-z0-9_]+)['\"]")
+
+
+def classify(code, backend):
+    """(choice, kernel) from Inductor's generated code: which backend it calls, and the kernel it names.
+
+    The CuteDSL call and kernel are read as the smoke run reads them (gemm.find_kernel). A Triton GEMM is a template
+    kernel (triton_tem_*); cuBLAS is extern_kernels.mm; Inductor's decompose-k choice is a batched GEMM
+    (extern_kernels.bmm) and a Triton reduction."""
+    call, kernel, fallbacks = gemm.find_kernel(code)
+    if call is not None:
+        return backend, kernel or call
+    kernels = _TRITON_KERNEL.findall(code)
+    templates = [name for name in kernels if "_tem_" in name]
+    if templates:
+        return "TRITON", templates[0]
+    if "extern_kernels.mm(" in code:
+        return "ATEN", "cuBLAS (extern_kernels.mm)"
+    if "extern_kernels.bmm(" in code and kernels:  # Inductor's decompose-k: K split into a batch, then summed
+        return "decompose-k", "extern_kernels.bmm + " + kernels[0]
+    return "unknown", (fallbacks[0] if fallbacks else None)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# One measurement
+
+
+def fresh_gemm(torch, tag):
+    """out = x @ y as a function with a code object of its own: Dynamo caches compiled code per code object, so
+    the backends of one shape must not share one (the second would reuse the first's)."""
+
+    def gemm(x, y):
+        return torch.mm(x, y)
+
+    code = gemm.__code__.replace(co_name="gemm_" + "".join(c if c.isalnum() else "_" for c in tag))
+    return types.FunctionType(code, gemm.__globals__, code.co_name, None, gemm.__closure__)
+
+
+def compile_gemm(torch, backends, a, b):
+    """(compiled function, its first output, Inductor's generated code, seconds, cache counters that moved).
+
+    The code is caught the way torch._inductor.utils.run_and_get_code catches it (GraphLowering.save_output_code),
+    without its torch._dynamo.reset(), which would drop the backends compiled before."""
+    from unittest import mock
+
+    from torch._inductor import config as inductor_config
+    from torch._inductor.graph import GraphLowering
+
+    settings = gemm.inductor_settings(backends, **{"triton.cudagraphs": False})
+    codes = []
+
+    def save_output_code(code):
+        codes.append(code)
+
+    before = gemm.counters()
+    began = time.perf_counter()
+    with inductor_config.patch(settings), mock.patch.object(GraphLowering, "save_output_code", save_output_code):
+        compiled = torch.compile(fresh_gemm(torch, backends), fullgraph=True, dynamic=False)
+        out = compiled(a, b)
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - began
+    after = gemm.counters()
+    moved = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+    return compiled, out, "\n".join(codes), seconds, moved
+
+
+def inductor_gemm(torch, ctx, shape, name, backends, a, b):
+    """prepare() for a backend through Inductor: compile, keep the generated code, name the kernel."""
+    compiled, out, code, seconds, moved = compile_gemm(torch, backends, a, b)
+    fields = {"compile_s": round(seconds, 3), "cache": moved}
+    if ctx["code_dir"]:
+        stem = "%dx%dx%d-%s-%s" % (shape["m"], shape["n"], shape["k"], shape["label"], name)
+        path = os.path.join(ctx["code_dir"], re.sub(r"[^A-Za-z0-9_.-]+", "_", stem) + ".py")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(code)
+        fields["code"] = path
+    fields["choice"], fields["kernel"] = classify(code, ctx["cutedsl_backend"])
+    return (lambda: compiled(a, b)), out, fields
+
+
+def library_kernel(torch, kernel, module, out):
+    """prepare() for one kernel of the library called directly: compile it, run it once into a poisoned output."""
+    began = time.perf_counter()
+    compiled = kernel.compile()
+    seconds = time.perf_counter() - began
+    out.fill_(float("nan"))  # an element the kernel does not write fails the check
+
+    def call():
+        kernel.run(compiled)
+        return out
+
+    call()
+    torch.cuda.synchronize()
+    return call, out, {"compile_s": round(seconds, 3), "choice": module, "kernel": kernel.name}
+
+
+def measure(torch, ctx, shape, name, backends, inputs, prepare, repeat=False):
+    """One row: prepare() (compile, or the function already measured, for a repeat), check, time.
+
+    prepare() returns (call, the first output to check or None, row fields). Errors become the row's status.
+    Returns (row, call or None)."""
+    row = dict.fromkeys(ROW_SCHEMA)
+    row.update(shape=shape, backend=name, backends=backends, repeat=repeat, status="error")
+    a, b, reference, max_ref = inputs
+    atol, rtol = gemm.TOLERANCES[ctx["dtype"]]
+    call = None
+    try:
+        call, out, fields = prepare()
+        row.update(fields)
+        if out is not None:
+            max_error, ok = gemm.compare(out, reference, max_ref, ctx["dtype"])
+            row.update(max_error=max_error, max_ref=max_ref, tolerance={"atol": atol, "rtol": rtol})
+            del out
+            if not ok:
+                row["status"] = "wrong-result"
+                row["reason"] = "max |out - ref| = %.4g exceeds atol %g + rtol %g * max|ref| (%.4g)" % (
+                    max_error, atol, rtol, max_ref)
+                return row, None
+        row["window"] = [time.time(), None]
+        row["kernel_ms"] = timing.kernel_time(torch, call, ctx["flush"], ctx["cycles_per_ms"], ctx["time_cap_s"],
+                                              ctx["noise_target"])
+        if not repeat:
+            if ctx["do_bench"] is not None:  # right after, so that the GPU is in the state it was timed in
+                row["do_bench_ms"] = ctx["do_bench"](call, warmup=25, rep=100, return_mode="median")
+            row["call_ms"], row["host_ms"], row["call_spread"] = timing.call_time(torch, call)
+        row["window"][1] = time.time()
+        if not repeat and ctx["profile_kernels"]:
+            try:
+                row["device_kernels"] = timing.device_kernels(torch, call)
+            except Exception as exc:  # the profiler is a witness, not the measurement
+                row["device_kernels"] = ["(profiler failed: %s)" % str(exc)[:200]]
+        row["status"] = "ok"
+    except Exception as exc:  # noqa: BLE001 - one backend's failure is that row's result, the run goes on
+        row["reason"] = "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:500] if str(exc) else "")
+        row["error"] = {"type": type(exc).__module__ + "." + type(exc).__qualname__, "message": str(exc)[:4000]}
+        sys.stderr.write(traceback.format_exc())
+        call = None
+    return row, call
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The run
+
+
+def bench(plan, args, run):
+    result = run.result
+    run.phase("import-torch")
+    import torch
+
+    result["versions"] = gemm.versions(torch)
+    run.phase("cuda")
+    gemm.require_cuda(torch)  # smoke's exception, so that the table of failure signatures explains it
+    device = torch.device("cuda", 0)
+    props = torch.cuda.get_device_properties(device)
+    result["gpu"] = {
+        "index": 0,
+        "name": props.name,
+        "capability": [props.major, props.minor],
+        "uuid": str(getattr(props, "uuid", "")) or None,
+        "sm_count": props.multi_processor_count,
+    }
+    cutedsl = plan["cutedsl_backend"]
+    uses_cutedsl = any(cutedsl in b["backends"].split(",") for b in plan["backends"])
+    result["kernel_lookup"] = "inductor"
+    if uses_cutedsl and args.lookup_marker:
+        run.phase("kernel-lookup")
+        result["kernel_lookup"] = lookup.seed_kernel_lookup(tuple(result["gpu"]["capability"]), args.lookup_marker,
+                                                            result["versions"])
+    run.phase("calibrate")
+    try:
+        from triton.testing import do_bench
+    except Exception:  # no Triton: no cross-check, the rest stands
+        do_bench = None
+    flush = torch.empty(timing.FLUSH_BYTES // 4, dtype=torch.int32, device=device)
+    flush.zero_()  # loads the fill kernel (CUDA loads modules lazily): not inside the first row's estimate
+    ctx = {
+        "dtype": plan["dtype"],
+        "cutedsl_backend": cutedsl,
+        "code_dir": args.code_dir,
+        "flush": flush,
+        "cycles_per_ms": timing.calibrate_sleep(torch),
+        "time_cap_s": float(plan["time_cap_s"]),
+        "noise_target": float(plan["noise_target"]),
+        "do_bench": do_bench,
+        "capability": result["gpu"]["capability"],
+        # The CUDA profiler names the kernels that really ran (cuBLAS's too), but it may leave CUPTI hooked into
+        # every later launch, which would inflate host_ms: opt-in, ENVCHECK_BENCH_PROFILE_KERNELS=1.
+        "profile_kernels": os.environ.get("ENVCHECK_BENCH_PROFILE_KERNELS") == "1",
+    }
+    result["sleep_cycles_per_ms"] = round(ctx["cycles_per_ms"])
+    result["method"] = timing.METHOD
+    dtype = getattr(torch, plan["dtype"])
+    generator = torch.Generator(device=device).manual_seed(int(plan.get("seed", 0)))
+    budget = float(plan["budget_s"])
+    calls = {}  # backend name -> the function its first row timed (for the repeat)
+    for index, shape in enumerate(plan["shapes"]):
+        run.phase("shape %d/%d %s" % (index + 1, len(plan["shapes"]), shape["label"]))
+        backends = list(plan["backends"])
+        if run.elapsed() >= budget:
+            for backend in backends:
+                _skip(run, shape, backend, "the time budget (%g s) ran out before this shape" % budget)
+            continue
+        a, b = gemm.operands(torch, shape["m"], shape["n"], shape["k"], dtype, device, generator)
+        reference = a.float() @ b.float()
+        inputs = (a, b, reference, reference.abs().max().item())
+        for backend, prepare in _plan_rows(torch, ctx, plan, shape, a, b, calls):
+            if run.elapsed() >= budget:
+                if not backend.get("repeat"):
+                    _skip(run, shape, backend, "the time budget (%g s) ran out" % budget)
+                continue
+            row, call = measure(torch, ctx, shape, backend["name"], backend["backends"], inputs, prepare,
+                                repeat=backend.get("repeat", False))
+            if call is not None:
+                calls.setdefault(backend["name"], call)
+            run.emit(protocol.BENCH_ROW, row)
+            sys.stderr.write("envcheck-bench: row %s %s %s %s %s\n" % (
+                shape["label"], backend["name"] + (" (repeat)" if backend.get("repeat") else ""),
+                row.get("kernel") or "", row["status"],
+                "%.4f ms" % row["kernel_ms"]["median"] if row.get("kernel_ms") else row.get("reason") or ""))
+        del a, b, reference, inputs
+        calls.clear()
+        torch._dynamo.reset()
+        torch.cuda.empty_cache()
+    if uses_cutedsl and args.lookup_marker and result["kernel_lookup"] == "inductor":
+        lookup.record_full_lookup(args.lookup_marker, result["versions"])
+    result["ok"] = True
+    run.phase("done")
+
+
+def _plan_rows(torch, ctx, plan, shape, a, b, calls):
+    """(backend, prepare) for each row of a shape, in order, ending with the repeat of the first one measured.
+
+    Through Inductor: each backend of the plan. With plan["library"]: cuBLAS called directly (torch.mm into a
+    buffer), then every candidate kernel the library offers for this GEMM (library.candidates)."""
+    if plan.get("library"):
+        module = plan["library"]
+        out = torch.empty(shape["m"], shape["n"], device=a.device, dtype=a.dtype)
+        cublas = {"name": "cuBLAS", "backends": "torch.mm"}
+
+        def direct():
+            call = lambda: torch.mm(a, b, out=out)  # noqa: E731
+            call()
+            return call, out, {"choice": "cuBLAS", "kernel": "torch.mm (cuBLAS)"}
+
+        yield cublas, direct
+        try:
+            kernels = library.candidates(module, a, b, out, tuple(ctx["capability"]))
+        except Exception as exc:  # noqa: BLE001 - the library itself failed: one row says so
+            def failing(exc=exc):
+                raise exc
+            yield {"name": module, "backends": module}, failing
+            kernels = []
+        for kernel in kernels:
+            yield {"name": module, "backends": module}, (lambda kernel=kernel: library_kernel(torch, kernel, module, out))
+        first = cublas
+    else:
+        for backend in plan["backends"]:
+            yield backend, (lambda backend=backend: inductor_gemm(
+                torch, ctx, shape, backend["name"], backend["backends"], a, b))
+        first = plan["backends"][0]
+    if calls.get(first["name"]) is not None:  # the same function again, after the others: run-to-run drift
+        yield dict(first, repeat=True), (lambda: (calls[first["name"]], None, {}))
+
+
+def _skip(run, shape, backend, reason):
+    row = dict.fromkeys(ROW_SCHEMA)
+    row.update(shape=shape, backend=backend["name"], backends=backend["backends"], repeat=False, status="skipped",
+               reason=reason)
+    run.emit(protocol.BENCH_ROW, row)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="envcheck's bench run (GEMMs through Inductor, per backend).")
+    parser.add_argument("--plan", required=True)
+    parser.add_argument("--code-dir", default=None)
+    parser.add_argument("--lookup-marker", default=None)
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    run = protocol.Recorder(RESULT_SCHEMA, protocol.BENCH_PHASE, versions={})
+
+    def body():
+        with open(args.plan, encoding="utf-8") as handle:
+            plan = json.load(handle)
+        bench(plan, args, run)
+
+    protocol.run_guarded(body, run)
+    run.emit(protocol.BENCH_RESULT, run.result)
+    return 0 if run.result["ok"] else 1
+
+
+if __name__ == "__main__":
+    protocol.exit_now(main())  # skip torch's and the DSL's teardown; envcheck ends what this process leaves in its group

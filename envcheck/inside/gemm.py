@@ -1,0 +1,119 @@
+"""What the smoke and bench children both do with torch: the numerics check against the fp32 reference, the reading
+of Inductor's generated code, the settings a GEMM is compiled under, and what they record of the stack.
+
+Standard library only at module level, Python 3.8 syntax (copied into the run folder as envcheck_gemm.py); torch is
+passed in, or imported inside a function.
+"""
+
+from __future__ import annotations
+
+import re
+
+try:  # imported as envcheck.inside.gemm by envcheck's own process (tests)
+    from . import protocol
+except ImportError:  # run in its run folder, beside the envcheck_*.py copies (envcheck/runner.py)
+    import envcheck_protocol as protocol
+
+# Tolerances against the fp32 reference. Inputs are rounded to the dtype before the reference is taken, and the
+# kernels accumulate in fp32, so what is left is the rounding of the output (2^-8 for bf16, 2^-11 for fp16) plus
+# the order of summation.
+TOLERANCES = {"bfloat16": (1e-2, 1.6e-2), "float16": (1e-2, 2e-3)}  # dtype: (atol, rtol)
+
+_CALL = re.compile(r"async_compile\.nv_universal_gemm\(\s*['\"]([A-Za-z0-9_]+)['\"]")
+_NAME_VAR = re.compile(r"_[A-Z0-9_]*KERNEL_NAME\s*=\s*['\"]([^'\"]+)['\"]")
+_CUTEDSL = re.compile(r"\bcutedsl\.[A-Za-z0-9_]+")
+_FALLBACKS = (
+    ("extern_kernels.mm", "cuBLAS (extern_kernels.mm)"),
+    ("extern_kernels.addmm", "cuBLAS (extern_kernels.addmm)"),
+    ("extern_kernels.bmm", "cuBLAS (extern_kernels.bmm)"),
+    ("async_compile.triton(", "Triton"),
+)
+# What the result lines name of the stack, by distribution (the ones not installed are left out).
+_DISTRIBUTIONS = ("torch", "triton", "nvidia-cutlass-dsl", "cutlass_api", "nvidia-cutlass-operators", "apache-tvm-ffi",
+                  "nvidia-matmul-heuristics")
+
+
+def find_kernel(code, call_pattern=None, kernel_pattern=None):
+    """(call, kernel, fallbacks) named in Inductor's generated code. Pure: the tests feed it real generated code.
+
+    call: the name passed to async_compile.nv_universal_gemm; kernel: the library's kernel name the generated
+    module looks up (the `_GEMM_KERNEL_NAME = "cutedsl..."` assignment, else any cutedsl.* name); fallbacks: what
+    else computes a GEMM there (cuBLAS, Triton). A profile may give its own patterns: call_pattern's group 1 is the
+    call, kernel_pattern's group 1 (or the whole match when it has no group) is the kernel.
+    """
+    call = re.compile(call_pattern).search(code) if call_pattern else _CALL.search(code)
+    kernel = None
+    if kernel_pattern:
+        named = re.compile(kernel_pattern).search(code)
+        if named is not None:
+            kernel = named.group(1) if named.re.groups else named.group(0)
+    else:
+        named = _NAME_VAR.search(code) or _CUTEDSL.search(code)
+        if named is not None:
+            kernel = named.group(1) if named.re is _NAME_VAR else named.group(0)
+    fallbacks = [label for needle, label in _FALLBACKS if needle in code]
+    return (call.group(1) if call else None), kernel, fallbacks
+
+
+def within_tolerance(max_error, max_ref, dtype):
+    """Whether an error is acceptable for dtype: |out - ref| <= atol + rtol * |ref| at the worst element."""
+    atol, rtol = TOLERANCES[dtype]
+    return max_error <= atol + rtol * max_ref
+
+
+def compare(out, reference, max_ref, dtype):
+    """(max |out - reference|, whether that is within dtype's tolerance): NaN is not."""
+    max_error = (out.float() - reference).abs().max().item()
+    return max_error, max_error == max_error and within_tolerance(max_error, max_ref, dtype)
+
+
+def operands(torch, m, n, k, dtype, device, generator):
+    """The inputs of one GEMM: a (m x k) and b (k x n), random normal from the generator."""
+    a = torch.randn(m, k, device=device, dtype=dtype, generator=generator)
+    b = torch.randn(k, n, device=device, dtype=dtype, generator=generator)
+    return a, b
+
+
+def versions(torch):
+    """{distribution: version} of the stack as installed, and torch's CUDA build as "torch_cuda"."""
+    from importlib import metadata
+
+    found = {}
+    for name in _DISTRIBUTIONS:
+        try:
+            found[name] = metadata.version(name)
+        except Exception:  # not installed: leave it out
+            pass
+    found["torch_cuda"] = torch.version.cuda
+    return found
+
+
+def require_cuda(torch):
+    """SmokeNoCuda when torch sees no CUDA device (the one message smoke's and bench's causes explain)."""
+    if not torch.cuda.is_available():
+        raise protocol.SmokeNoCuda(
+            "torch %s (CUDA build %s) sees no CUDA device (torch.cuda.is_available() is False)"
+            % (torch.__version__, torch.version.cuda)
+        )
+
+
+def counters():
+    """Inductor's cache and autotune counters: {"fxgraph_cache_hit": 1, ...} ({} where torch has none)."""
+    try:
+        from torch._dynamo.utils import counters as found
+    except Exception:
+        return {}
+    return {key: int(value) for key, value in found.get("inductor", {}).items() if "cache" in key or "autotune" in key}
+
+
+def inductor_settings(backends, **more):
+    """Inductor's settings for a GEMM through max-autotune on `backends`, its caches on, plus `more`; the knobs not
+    every torch has are set where it has them."""
+    from torch._inductor import config as inductor_config
+
+    settings = {"max_autotune": True, "max_autotune_gemm_backends": backends, "fx_graph_cache": True}
+    settings.update(more)
+    for optional, value in (("autotune_local_cache", True), ("autotune_fallback_to_aten", False)):
+        if hasattr(inductor_config, optional):  # not every torch has every knob
+            settings[optional] = value
+    return settings

@@ -1,0 +1,42 @@
+"""A smoke result for people: the status line, then what was proved or what to do (`envcheck smoke`, and the smoke
+lines of doctor's table, markdown and JUnit)."""
+
+from __future__ import annotations
+
+from .. import shell
+from ..model import SmokeResult, Status
+from ..smoke.forensics import summary
+
+__all__ = ["render_text"]
+
+
+def render_text(result: SmokeResult) -> str:
+    """The result for people: a status line, then what was proved or what to do."""
+    lines = [f"smoke  {result.status.value.upper():5}  {result.summary}"]
+    if result.status in (Status.PASS, Status.WARN) and result.library:
+        lines.append(f"  kernel    {result.kernel}")
+        lines.append(f"  library   {result.library} (called directly, no Inductor)")
+        lines.append(f"  gpu       {result.gpu}")
+        lines.append(f"  compile   {result.compile_s:.2f} s (the library's JIT compile of this kernel)")
+        lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape})")
+        lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
+    elif result.status in (Status.PASS, Status.WARN):
+        lines.append(f"  kernel    {result.kernel}")
+        lines.append(f"  call      {result.call}")
+        lines.append(f"  gpu       {result.gpu}")
+        lookup = ", kernel lookup seeded from a verified full enumeration" if result.kernel_lookup == "seeded" else ""
+        lines.append(f"  compile   {result.compile_s:.2f} s ({'warm' if result.warm else 'cold'} cache {result.cache_dir}{lookup})")
+        lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape}, {result.backends})")
+        lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
+    for kernel, error in result.tried:
+        lines.append(f"  tried     {kernel}: {error}")
+    if result.process is not None and result.process.libraries:
+        lines.append(f"  loaded    {summary(result.process)}")
+    if result.evidence:
+        lines.append(f"  seen      {result.evidence}")
+    if result.remedy is not None:
+        lines.append(f"  fix       {result.remedy.text}")
+        lines.extend(f"            $ {shell.line(command)}" for command in result.remedy.commands)
+    if result.log:
+        lines.append(f"  log       {result.log}")
+    return "\n".join(lines)

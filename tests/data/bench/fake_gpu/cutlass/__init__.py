@@ -1,0 +1,1 @@
+"""A stand-in for CuTeDSL's `cutlass`: the smoke child imports it first."""

@@ -1,0 +1,1 @@
+from . import kernel_cache  # noqa: F401
