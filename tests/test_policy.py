@@ -48,7 +48,7 @@ EXTENDS = f'extends = "{DEFAULT_PROFILE}"\n'
     ('[cuda]\ndriver-cuda = "thirteen"\n', "cuda.driver-cuda", "CUDA version"),
     ('[cuda]\ntoolkit-level = "sometimes"\n', "cuda.toolkit-level", "'required' or 'recommended'"),
     ('[[packages]]\nname = "--index-url=evil"\n', "packages[3].name", "distribution name"),
-    ('[[packages]]\nname = "ok"\nlevel = "optional"\n', "packages[3].level", "'required' or 'recommended'"),
+    ('[[packages]]\nname = "ok"\nlevel = "sometimes"\n', "packages[3].level", "'required', 'recommended' or 'optional'"),
     ('[[packages]]\nname = "ok"\ncolour = "red"\n', "packages[3].colour", "no such key"),
     ('[[gpu]]\ncapability = "9"\nstatus = "pass"\nkernels = "x"\n', "gpu[7].capability", "compute capability"),
     ('[[gpu]]\ncapability = "9.0"\nstatus = "great"\nkernels = "x"\n', "gpu[3].status", "'pass', 'warn' or 'fail'"),
