@@ -23,7 +23,8 @@ def test_the_default_profile_holds_the_published_recipe(policy):
     assert policy.cutlass.commit == "e594def95e1c73ad9d5517ab28b80d691127dd1c" and policy.cutlass.branch == "cutlass_api"
     assert {p.name: str(p.specifier) for p in policy.packages}["apache-tvm-ffi"] == "==0.1.7"
     assert {p.name: p.level for p in policy.packages}["nvidia-matmul-heuristics"] == "recommended"
-    assert [f"{g.capability[0]}.{g.capability[1]}" for g in policy.gpus] == ["8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0"]
+    assert [f"{g.capability[0]}.{g.capability[1]}" for g in policy.gpus] == ["8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "10.7",
+                                                                                     "11.0", "12.0", "12.1"]
 
 
 def _write(tmp_path: Path, text: str, name: str = "profile.toml") -> Path:
@@ -50,7 +51,7 @@ EXTENDS = f'extends = "{DEFAULT_PROFILE}"\n'
     ('[[packages]]\nname = "--index-url=evil"\n', "packages[3].name", "distribution name"),
     ('[[packages]]\nname = "ok"\nlevel = "sometimes"\n', "packages[3].level", "'required', 'recommended' or 'optional'"),
     ('[[packages]]\nname = "ok"\ncolour = "red"\n', "packages[3].colour", "no such key"),
-    ('[[gpu]]\ncapability = "9"\nstatus = "pass"\nkernels = "x"\n', "gpu[7].capability", "compute capability"),
+    ('[[gpu]]\ncapability = "9"\nstatus = "pass"\nkernels = "x"\n', "gpu[10].capability", "compute capability"),
     ('[[gpu]]\ncapability = "9.0"\nstatus = "great"\nkernels = "x"\n', "gpu[3].status", "'pass', 'warn' or 'fail'"),
     ('[[conflicts]]\nwhy = "neither"\n', "conflicts[2].name", "exactly one of"),
     ('surprise = 1\n', "surprise", "no such key"),
