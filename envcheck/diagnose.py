@@ -13,7 +13,7 @@ from .target import resolve_python
 
 if TYPE_CHECKING:
     from .gather import Gatherers, Sources
-    from .model import Facts, ProfileChoice, Report
+    from .model import Facts, ProfileChoice, Report, Run
     from .profile import Candidates, Policy
 
 __all__ = ["diagnose", "diagnose_selected", "gather_selected", "run_facts"]
@@ -38,15 +38,17 @@ def diagnose(
 def diagnose_selected(
     python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, no_gpu: bool = False,
     gatherers: Optional[Gatherers] = None, strict: bool = False, gpu_capabilities: tuple[tuple[int, int], ...] = (),
+    runs: tuple[Run, ...] = (),
 ) -> tuple[Policy, Report]:
-    """Gather once, pick the profile among `candidates` that covers the torch found, and judge by it."""
+    """Gather once, pick the profile among `candidates` that covers the torch found, and judge by it (`runs`: recorded
+    runs the user contributed, beside the profile's own evidence)."""
     from .judge import judge
     from .model import Report
 
     policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers,
                                             gpu_capabilities=gpu_capabilities)
     target = getattr(facts.interpreter, "executable", resolve_python(python))
-    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict)
+    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict, runs=runs)
     return policy, Report(profile=choice, target=target, findings=findings, facts=facts)
 
 

@@ -101,8 +101,14 @@ def _date(text: str, what: str, key: str) -> str:
 
 
 def read_run(path: Path, what: str, *, date: Optional[str] = None, source: Optional[str] = None) -> Run:
-    """The run a result file records (`envcheck smoke --json`, `doctor --smoke --json`, `envcheck bench --json`)."""
+    """The run a result file records (`envcheck smoke --json`, `doctor --smoke --json`, `envcheck bench --json`);
+    dated by the result itself, else `date`, else the file's modification day."""
     text = read_text(path, what)
+    if date is None:
+        import datetime
+        import os
+
+        date = datetime.date.fromtimestamp(os.stat(path).st_mtime).isoformat()
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
