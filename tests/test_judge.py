@@ -132,7 +132,7 @@ def test_cuda_toolkit_nothing_found(policy):
 @pytest.mark.parametrize("capability, status, words", [
     ((7, 5), Status.FAIL, "none"), ((8, 0), Status.WARN, "SM80"), ((8, 6), Status.WARN, "SM80"),
     ((8, 7), Status.WARN, "not verified"), ((8, 9), Status.WARN, "SM80"), ((9, 0), Status.WARN, "no Hopper kernels"),
-    ((10, 0), Status.PASS, "full"), ((10, 3), Status.WARN, "untested"), ((10, 7), Status.WARN, "no sm_107"),
+    ((10, 0), Status.PASS, "full"), ((10, 3), Status.WARN, "untested"), ((10, 7), Status.FAIL, "no sm_107"),
     ((11, 0), Status.WARN, "not verified"), ((12, 0), Status.WARN, "fails to compile"), ((12, 1), Status.WARN, "not verified"),
 ])
 def test_gpu_compute_capability(policy, capability, status, words):
