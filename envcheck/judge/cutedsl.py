@@ -8,7 +8,7 @@ from typing import Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ..model import Distribution, Finding, Interpreter, PthImport, Remedy, Status
+from ..model import Distribution, Finding, Interpreter, PthImport, Remedy, Status, canonical_name
 from ..profile import RECIPE, RUNTIME, Conflict, PackageRule, Policy, on_capabilities, spec_text
 from ._common import Context, basis_text, interpreter_error, pip_install, pip_uninstall, satisfies, source_lines, worst
 from .evidence import DSL_BUILD, recorded
@@ -83,14 +83,7 @@ def conflicting(policy: Policy, interpreter: Interpreter) -> tuple[tuple[Distrib
 
     A rule applies only to installed versions in its `version`, beside a torch built for a CUDA in its `torch_cuda`,
     and not when its `unless` distribution is installed too."""
-    dsl = interpreter.dist(policy.cutedsl.name)
-    needed = set()
-    if dsl is not None:
-        for text in dsl.requires:
-            try:
-                needed.add(Requirement(text).name.lower().replace("_", "-"))
-            except InvalidRequirement:
-                continue
+    needed = _required_by(interpreter, policy.cutedsl.name)
     torch_cuda = interpreter.torch.cuda if interpreter.torch else None
 
     def applies(conflict: Conflict, dist: Distribution) -> bool:
@@ -108,6 +101,26 @@ def conflicting(policy: Policy, interpreter: Interpreter) -> tuple[tuple[Distrib
         if rule is not None:
             found.append((dist, rule))
     return tuple(found)
+
+
+def _required_by(interpreter: Interpreter, name: str) -> set[str]:
+    """The distributions a distribution names in its requirements (its extras' too: [cu13] names -libs-cu13), followed
+    through those installed (the DSL's meta package needs -libs-base, which needs -libs-core from 4.6): none of them
+    is a stale split package."""
+    needed: set[str] = set()
+    todo = [name]
+    while todo:
+        dist = interpreter.dist(todo.pop())
+        for text in dist.requires if dist is not None else ():
+            try:
+                requirement = Requirement(text)
+            except InvalidRequirement:
+                continue
+            key = canonical_name(requirement.name)
+            if key not in needed:
+                needed.add(key)
+                todo.append(key)
+    return needed
 
 
 def _conflict_remedy(python: str, conflicts, fallback: Optional[Remedy]) -> Remedy:

@@ -23,7 +23,8 @@ def python_version(ctx: Context) -> Finding:
     interpreter, policy = ctx.interpreter, ctx.policy
     torch = _installed_torch(ctx)
     wanted_range, ranges = policy.python_for(torch)
-    wanted = f"Python {spec_text(wanted_range)}" + (f" (beside torch {torch})" if ranges else "")
+    shown = " and ".join(spec_text(r.version) for r in ranges) if ranges else spec_text(wanted_range)
+    wanted = f"Python {shown}" + (f" (beside torch {torch})" if ranges else "")
     why = " ".join([policy.python_why, *(r.why for r in ranges)]).strip()
     details = source_lines(("python", policy.python_source), *((f"torch {spec_text(r.torch)}", r.source) for r in ranges))
     version = interpreter.version_text
@@ -42,7 +43,7 @@ def python_version(ctx: Context) -> Finding:
                  + ", ".join(spec_text(r.torch) for r in ranges) + ".")
     return Finding(
         "python.version", title, Status.FAIL,
-        f"Python {version} ({interpreter.executable})" + (f": torch {torch} requires Python {spec_text(wanted_range)}" if ranges else ""),
+        f"Python {version} ({interpreter.executable})" + (f": torch {torch} requires Python {shown}" if ranges else ""),
         wanted, why,
         Remedy(text=text,
                commands=((f"python{lowest}", "-m", "venv", "nvgemm-venv"), ("envcheck", "fix", "--python", "nvgemm-venv/bin/python"))),
