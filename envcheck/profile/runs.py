@@ -170,7 +170,7 @@ def _from_smoke(data: dict, what: str) -> Run:
     note = expect(cause.get("text", ""), str, what, "smoke.cause.text") if isinstance(cause, dict) else ""
     return Run(
         gpu=gpu["name"],
-        capability=capability_of(gpu["capability"]),
+        capability=_capability(gpu["capability"], what, "smoke.gpu"),
         what="smoke --library" if isinstance(library, dict) else "smoke",
         outcome=outcome,
         date="",
