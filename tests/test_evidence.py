@@ -183,3 +183,16 @@ def test_the_same_h200_stack_judged_for_an_ampere_fails_as_the_simulated_run_did
     finding = {f.id: f for f in judge(facts, load_builtin(OPERATORS))}["gpu.compute-capability"]
     assert finding.status is Status.FAIL and "TargetSm 80a" in finding.found
     assert [r.outcome for r in finding.evidence.runs] == [Status.FAIL]
+
+
+def test_a_profile_that_extends_a_built_in_one_inherits_its_runs_and_merges_caveats_by_name(tmp_path):
+    from envcheck.profile import load
+
+    path = tmp_path / "p.toml"
+    path.write_text(f'extends = "{OPERATORS}"\n[[caveats]]\nname = "common-efc"\nremove = true\n'
+                    '[[caveats]]\nname = "ours"\ncapability = ">=9.0,<9.1"\nstatus = "warn"\ntext = "our H100s throttle"\n')
+    policy = load(path)
+    assert policy.runs == load_builtin(OPERATORS).runs
+    assert [c.name for c in policy.caveats] == ["ours"]
+    path.write_text((EVIDENCE.parent / "builtin" / f"{OPERATORS}.toml").read_text().replace('id = "torch-2.14-operators"', 'id = "copy"'))
+    assert load(path).runs == ()  # a copy stands on no built-in profile: no recorded run is its own
