@@ -164,8 +164,9 @@ def test_the_recipe_on_torch_2_13_with_each_dsl_layout_for_each_gpu(tmp_path, up
         deps = checks["nvgemm.deps"]
         assert deps["status"] == "fail" and "beside nvidia-cutlass-dsl 4.8.1" in deps["found"], deps["found"]
         assert "CUDA majors" not in checks["packages.consistency"]["found"]
-    recorded = _judged(capsys, python, "9.0")[1]["nvgemm.deps"]["evidence"]["runs"]
-    assert [r["note"] for r in recorded] == ["TypeError: make_kwargs_wrapper() got an unexpected keyword argument 'map_dataclass_to_tuple'"]
+    # the H200's run of this break was torch 2.11 with cutlass_api: not this exact combination, and doctor says so
+    evidence = _judged(capsys, python, "9.0")[1]["nvgemm.deps"]["evidence"]
+    assert evidence["runs"] == [] and ["torch", "2.13"] in evidence["combination"] and ["cutlass-api", "not installed"] in evidence["combination"]
 
 
 @pytest.mark.parametrize("python_version, status", [("3.10", "fail"), ("3.11", "pass")])
