@@ -111,3 +111,14 @@ def test_fix_plans_for_the_gpu_given(cu12_only, capability, failing):
     plan = json.loads(out.getvalue())["plan"]
     assert ("cutedsl.importable" in plan["failing"]) is failing
     assert [step["commands"][0][-2:] for step in plan["steps"]] == [["nvidia-cutlass-dsl[cu13]>=4.8.0", "torch==2.14.1+cu130"]]
+
+
+@pytest.mark.parametrize("capabilities, carried", [((), False), (((9, 0),), False), (((10, 0),), True)])
+def test_bundle_only_missing_carries_what_the_gpu_given_needs(venv_factory, policy, capabilities, carried):
+    """The recipe's DSL cap is runtime on 10.x: for a B200 the DSL 4.4.0 installed is missing (the bundle carries the
+    recipe's), below it a recipe deviation the target may keep."""
+    from envcheck.bundle.command import _present
+
+    python = venv_factory("torch==2.11.0+cu130", "nvidia-cutlass-dsl==4.4.0", "apache-tvm-ffi==0.1.7", "cuda-bindings")
+    present, _ = _present(str(python), policy, lambda text: None, capabilities)
+    assert ("nvidia-cutlass-dsl" not in present) is carried
