@@ -9,7 +9,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..model import Driver, Facts, Failure, Finding, Gpu, Interpreter, Remedy, Run, Status, Step
-from ..profile import RUNTIME, Policy
+from ..profile import RUNTIME, Policy, torch_release
 
 __all__ = ["Context", "basis_text", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies",
            "version_or_none", "source_lines"]
@@ -40,6 +40,15 @@ class Context:
     @property
     def runs(self) -> tuple[Run, ...]:
         return self.policy.runs + self.contributed
+
+    @property
+    def torch(self) -> Optional[Version]:
+        """The installed torch's release (torch/version.py, else its metadata); None without one (or unreadable)."""
+        interpreter = self.interpreter
+        if interpreter is None:
+            return None
+        dist = interpreter.dist("torch")
+        return torch_release(interpreter.torch.version if interpreter.torch else (dist.version if dist else None))
 
     def deviation(self, basis: str) -> Status:
         """The status of a requirement not met: fail where it is runtime (or --strict), warn where it is recipe."""

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from packaging.version import Version
-
 from ..model import Failure, Finding, Gpu, Remedy, Status, capability_text
-from ..profile import GpuRule, Policy, on_capabilities, spec_text, torch_release
+from ..profile import GpuRule, Policy, on_capabilities, spec_text
 from ._common import Context, source_lines, worst
 from .evidence import recorded
 
@@ -59,7 +57,7 @@ def _judge_gpu(ctx: Context, gpu: Gpu) -> tuple[Status, str, list[str], list[tup
         text += "; MIG mode is on: kernels run in a slice of the GPU and autotuning timings reflect that slice"
     remedies = [rule.remedy] if rule.remedy and rule.status is not Status.PASS else []
     sources = [(f"{capability_text(rule.capability)} row", rule.source)]
-    torch = _torch(ctx)
+    torch = ctx.torch
     for caveat in policy.caveats:
         if caveat.applies(gpu.capability, torch):
             status = worst([status, caveat.status])
@@ -69,15 +67,9 @@ def _judge_gpu(ctx: Context, gpu: Gpu) -> tuple[Status, str, list[str], list[tup
     return status, text, remedies, sources
 
 
-def _torch(ctx: Context) -> Optional[Version]:
-    interpreter = ctx.interpreter
-    build = interpreter.torch if interpreter is not None else None
-    return torch_release(build.version) if build is not None else None
-
-
 def _unjudged_caveats(ctx: Context) -> tuple[str, ...]:
     """Without torch the caveats of a torch range cannot be judged: named, for the torch fix would install."""
-    if _torch(ctx) is not None:
+    if ctx.torch is not None:
         return ()
     return tuple(f"with torch {spec_text(c.torch)} on compute capability {spec_text(c.capability)}: {c.text} (no torch "
                  f"installed to judge it by)" for c in ctx.policy.caveats

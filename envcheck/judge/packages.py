@@ -54,7 +54,6 @@ def nvgemm_deps(ctx: Context) -> Finding:
     )
 
 
-
 def _requirement(text: str) -> Optional[Requirement]:
     try:
         return Requirement(text)

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
-from packaging.version import Version
-
 from ..model import Finding, Remedy, Status
 from ..profile import driver_text, spec_text, torch_release
 from ._common import Context, interpreter_error, pip_install, satisfies, source_lines, version_or_none
@@ -21,7 +17,7 @@ def python_version(ctx: Context) -> Finding:
     if error:
         return error
     interpreter, policy = ctx.interpreter, ctx.policy
-    torch = _installed_torch(ctx)
+    torch = ctx.torch
     wanted_range, ranges = policy.python_for(torch)
     shown = " and ".join(spec_text(r.version) for r in ranges) if ranges else spec_text(wanted_range)
     wanted = f"Python {shown}" + (f" (beside torch {torch})" if ranges else "")
@@ -49,14 +45,6 @@ def python_version(ctx: Context) -> Finding:
                commands=((f"python{lowest}", "-m", "venv", "nvgemm-venv"), ("envcheck", "fix", "--python", "nvgemm-venv/bin/python"))),
         details,
     )
-
-
-def _installed_torch(ctx: Context) -> Optional[Version]:
-    """The installed torch's release (version.py, else its metadata); None without one."""
-    interpreter = ctx.interpreter
-    dist = interpreter.dist("torch")
-    version = interpreter.torch.version if interpreter.torch else (dist.version if dist else None)
-    return torch_release(version)
 
 
 def _torch_remedy(ctx: Context, why: str, reinstall: bool) -> Remedy:
