@@ -14,8 +14,7 @@ from wheelfactory import install, make_venv, operators_wheels
 
 from envcheck.cli import main
 from envcheck.doctor import DoctorOptions, fix_command
-from envcheck.fix import FixOptions, run_fix
-from envcheck.fix.command import Io
+from envcheck.fix.command import FixOptions, Io, run_fix
 from envcheck.gather import Sources, gather
 from envcheck.model import GIVEN, capability_of
 
