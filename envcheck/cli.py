@@ -69,7 +69,8 @@ def gpu_capabilities(flag: str) -> Callable[[Optional[List[str]]], tuple[tuple[i
             try:
                 parsed.append(capability_of(value))
             except ValueError:
-                raise UsageError(f"{flag} {value!r}: expected a compute capability MAJOR.MINOR such as 9.0 or 12.1") from None
+                raise UsageError(f"{flag} {value!r}: expected a compute capability MAJOR.MINOR such as 9.0 or "
+                                 "12.1") from None
         return tuple(parsed)
 
     return check
@@ -107,7 +108,9 @@ def doctor(
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every finding's details."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU (CI builders, image builds)."),
     gpu_capability: List[str] = _gpu_capability_option(),
-    evidence: List[Path] = typer.Option([], "--evidence", metavar="FILE", help="A run's `envcheck smoke --json` result to count as a recorded run of this stack (repeatable)."),
+    evidence: List[Path] = typer.Option([], "--evidence", metavar="FILE",
+                                        help="A run's `envcheck smoke --json` result to count as a recorded run "
+                                             "of this stack (repeatable)."),
     smoke: bool = typer.Option(False, "--smoke", help="Also compile and run a real CuteDSL GEMM (needs a GPU)."),
     junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE", help="Also write the checks as JUnit XML (one testcase per check)."),
     bench: bool = typer.Option(False, "--bench", help="Also show the last `envcheck bench` result (saved under the cache)."),

@@ -60,7 +60,8 @@ def gather_selected(
     """The facts of a target, and the profile among `candidates` that covers its torch (fix and smoke use this too).
 
     The probe locates every candidate's modules; the checkout is read for the first candidate that has one and
-    dropped when the chosen profile needs none. `gpu_capabilities`: GPUs given (--gpu-capability), facts of their own."""
+    dropped when the chosen profile needs none. `gpu_capabilities`: GPUs given (--gpu-capability), facts of their
+    own."""
     from .gather import Gatherers, Sources, gather
 
     with_checkout = next((p for p in candidates.policies if p.cutlass is not None), candidates.policies[0])

@@ -130,7 +130,8 @@ def _lock_for(policy, lock: Optional[Path], scratch: Path, *, python_version: st
     return result.pylock, path
 
 
-def _present(python: str, policy, err, gpu_capabilities: tuple[tuple[int, int], ...] = ()) -> tuple[frozenset[str], bool]:
+def _present(python: str, policy, err,
+             gpu_capabilities: tuple[tuple[int, int], ...] = ()) -> tuple[frozenset[str], bool]:
     """What the target already has and doctor does not flag (a package a failing check's remedy would install is
     flagged), and whether cutlass_api passes doctor there (then no git bundle is needed)."""
     from packaging.requirements import InvalidRequirement, Requirement

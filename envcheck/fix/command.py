@@ -281,8 +281,8 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
             return _interrupted(options, io, document if options.as_json else None, outcome, log_path, python)
         if outcome.ok:
             snapshots.mark(state, "done")
-        _, _, again = _gather(io, python, cutlass_dir if options.cutlass_dir else None, Candidates((policy,), choice.reason),
-                              options.gpu_capabilities)
+        _, _, again = _gather(io, python, cutlass_dir if options.cutlass_dir else None,
+                              Candidates((policy,), choice.reason), options.gpu_capabilities)
         after = _judge(io, again, policy, options.no_gpu)
     remaining = [f for f in after if f.status.is_problem]
     if options.as_json:

@@ -71,10 +71,12 @@ def runtime_floor_broken(ctx: Context, rule: PackageRule, version: str) -> Optio
     """What breaks, where a floor that holds beside another installed distribution is not met; None where none is."""
     for beside in rule.runtime_beside:
         other = ctx.interpreter.dist(beside.when.name)
-        if other is not None and satisfies(other.version, beside.when.specifier) and not satisfies(version, beside.version):
-            return (f"beside {other.name} {other.version} ({beside.when.specifier}) it needs {spec_text(beside.version)} "
-                    f"({basis_text(RUNTIME, ctx.strict)}): either {rule.name}{beside.version}, or the profile's "
-                    f"{rule.requirement} with what the profile pins beside it")
+        met = other is not None and satisfies(other.version, beside.when.specifier)
+        if met and not satisfies(version, beside.version):
+            return (f"beside {other.name} {other.version} ({beside.when.specifier}) it needs "
+                    f"{spec_text(beside.version)} ({basis_text(RUNTIME, ctx.strict)}): either "
+                    f"{rule.name}{beside.version}, or the profile's {rule.requirement} with what the profile pins "
+                    "beside it")
     return None
 
 
@@ -154,7 +156,8 @@ def cutedsl_importable(ctx: Context) -> Finding:
     if interpreter is None:
         return finding
     applied = conflicting(ctx.policy, interpreter)
-    details = tuple(_unrun(p) for p in interpreter.pth_imports) + source_lines(*((c.match, c.source) for _, c in applied))
+    details = tuple(_unrun(p) for p in interpreter.pth_imports)
+    details += source_lines(*((c.match, c.source) for _, c in applied))
     evidence = recorded(ctx, DSL_BUILD) if interpreter.dist(ctx.policy.cutedsl.name) else None
     details += (evidence.said,) if evidence else ()
     return replace(finding, details=finding.details + details, evidence=evidence)
@@ -202,8 +205,10 @@ def _importable(ctx: Context) -> Finding:
 
     if dsl is None:
         if conflicts:
-            return Finding(check, title, worst([status_of(c) for _, c in conflicts]), f"{rule.name} is not installed; {conflict_text}",
-                           wanted, why, _conflict_remedy(python, conflicts, pip_install(python, [rule.requirement], "CuTeDSL is needed")))
+            return Finding(check, title, worst([status_of(c) for _, c in conflicts]),
+                           f"{rule.name} is not installed; {conflict_text}", wanted, why,
+                           _conflict_remedy(python, conflicts,
+                                            pip_install(python, [rule.requirement], "CuTeDSL is needed")))
         return Finding(check, title, Status.SKIP, f"{rule.name} is not installed (see cutedsl.version)", wanted, why)
 
     # Where the module must load from: the rule's folders for this version, else the plain layout (<site>/<module>).

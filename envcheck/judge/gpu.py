@@ -98,7 +98,7 @@ def gpu_capability(ctx: Context) -> Finding:
         details += ("GPUs of different compute capabilities: Inductor builds for device 0's unless torch._inductor.config.cuda.arch says otherwise.",)
     seen = ctx.driver.gpus if given and ctx.driver is not None else ()
     if seen:
-        details += (f"judged for the GPU given, not the one seen here (--gpu-capability wins): "
+        details += ("judged for the GPU given, not the one seen here (--gpu-capability wins): "
                     + ", ".join(f"GPU {g.index}: {g.name}, compute capability {g.capability_text}" for g in seen),)
     details += _unjudged_caveats(ctx)
     details += source_lines(*dict.fromkeys(source for _, _, _, sources in judged for source in sources))
@@ -118,8 +118,8 @@ def gpu_capability(ctx: Context) -> Finding:
 def _no_gpu(ctx: Context, check: str, title: str, wanted: str, why: str) -> Optional[Finding]:
     """The finding when no GPU is given and none can be judged here (--no-gpu, no driver, none visible)."""
     if ctx.no_gpu:
-        return Finding(check, title, Status.SKIP, "not checked (--no-gpu; --gpu-capability X.Y judges for a GPU that is not here)",
-                       wanted, why)
+        return Finding(check, title, Status.SKIP,
+                       "not checked (--no-gpu; --gpu-capability X.Y judges for a GPU that is not here)", wanted, why)
     driver = ctx.facts.driver
     if isinstance(driver, Failure):
         return Finding(check, title, Status.FAIL, f"no GPU visible: {driver.message}", wanted, why,

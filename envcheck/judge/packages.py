@@ -31,16 +31,19 @@ def nvgemm_deps(ctx: Context) -> Finding:
             if rule.level == "optional":
                 results.append((Status.PASS, f"{rule.name} not installed (optional: nothing on this stack needs it)"))
                 continue
-            results.append((Status.FAIL if rule.level == "required" else Status.WARN, f"{rule.name} missing ({rule.level})"))
+            bad = Status.FAIL if rule.level == "required" else Status.WARN
+            results.append((bad, f"{rule.name} missing ({rule.level})"))
             missing.append(rule.requirement)
-        elif (rule.specifier and not satisfies(dist.version, rule.specifier)) or runtime_floor_broken(ctx, rule, dist.version):
+        elif (rule.specifier and not satisfies(dist.version, rule.specifier)
+              or runtime_floor_broken(ctx, rule, dist.version)):
             status, said = rule_deviation(ctx, rule, dist.version)
             results.append((status if rule.level == "required" else Status.WARN, f"{rule.name} {dist.version}: {said}"))
             missing.append(rule.requirement)
         else:
             results.append((Status.PASS, f"{rule.name} {dist.version}"))
     status = worst([s for s, _ in results])
-    wanted = ", ".join(f"{r.name}" + (f" {spec_text(r.specifier)}" if r.specifier else "") + ("" if r.level == "required" else f" ({r.level})") for r in ctx.policy.packages)
+    wanted = ", ".join(f"{r.name}" + (f" {spec_text(r.specifier)}" if r.specifier else "")
+                       + ("" if r.level == "required" else f" ({r.level})") for r in ctx.policy.packages)
     found = "; ".join(text for _, text in results)
     remedy = pip_install(ctx.python, missing, "the backend's companion packages") if missing else None
     # the combination of the recorded runs: the packages whose version is runtime somewhere count too
@@ -103,7 +106,8 @@ _SUFFIX = re.compile(r"-cu(\d+)$")
 _UNSUFFIXED = re.compile(r"^nvidia-(cuda-[a-z0-9]+|cublas|nvjitlink|nvtx)$")
 
 
-def cuda_majors(interpreter: Interpreter, exempt: tuple[tuple[str, SpecifierSet], ...] = ()) -> dict[int, tuple[str, ...]]:
+def cuda_majors(interpreter: Interpreter,
+                exempt: tuple[tuple[str, SpecifierSet], ...] = ()) -> dict[int, tuple[str, ...]]:
     """CUDA major version -> the nvidia-* component wheels built for it (names starting with an `exempt` prefix, in
     its versions, carry several CUDA flavours and pick one at run time: they are not counted)."""
     majors: dict[int, list[str]] = {}

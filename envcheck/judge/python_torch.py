@@ -22,14 +22,16 @@ def python_version(ctx: Context) -> Finding:
     shown = " and ".join(spec_text(r.version) for r in ranges) if ranges else spec_text(wanted_range)
     wanted = f"Python {shown}" + (f" (beside torch {torch})" if ranges else "")
     why = " ".join([policy.python_why, *(r.why for r in ranges)]).strip()
-    details = source_lines(("python", policy.python_source), *((f"torch {spec_text(r.torch)}", r.source) for r in ranges))
+    details = source_lines(("python", policy.python_source),
+                           *((f"torch {spec_text(r.torch)}", r.source) for r in ranges))
     version = interpreter.version_text
     if satisfies(version, wanted_range):
         found = f"Python {version}"
         if torch is None:
             narrower = [r for r in policy.python_by_torch if not satisfies(version, r.version)]
-            found += "".join(f"; torch {spec_text(r.torch)} needs Python {spec_text(r.version)}: on this Python pip "
-                             f"installs an older torch of the profile's range ({policy.torch_requirement})" for r in narrower)
+            found += "".join(f"; torch {spec_text(r.torch)} needs Python {spec_text(r.version)}: on this Python "
+                             f"pip installs an older torch of the profile's range ({policy.torch_requirement})"
+                             for r in narrower)
         return Finding("python.version", title, Status.PASS, found, wanted, why, None, details)
     lowest = min((s.version for s in wanted_range if s.operator in (">=", "==", "~=")), default="3.12")
     text = (f"An interpreter's version cannot be changed in place: create a virtual environment from a Python {lowest} "
@@ -42,7 +44,8 @@ def python_version(ctx: Context) -> Finding:
         f"Python {version} ({interpreter.executable})" + (f": torch {torch} requires Python {shown}" if ranges else ""),
         wanted, why,
         Remedy(text=text,
-               commands=((f"python{lowest}", "-m", "venv", "nvgemm-venv"), ("envcheck", "fix", "--python", "nvgemm-venv/bin/python"))),
+               commands=((f"python{lowest}", "-m", "venv", "nvgemm-venv"),
+                         ("envcheck", "fix", "--python", "nvgemm-venv/bin/python"))),
         details,
     )
 

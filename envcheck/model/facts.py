@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 __all__ = ["canonical_name", "is_distribution_name", "capability_of", "capability_text", "gpus_given", "Failure",
-           "Distribution", "ModuleLocation", "PthImport", "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc", "Toolkit",
-           "Checkout", "Facts", "SEEN", "GIVEN"]
+           "Distribution", "ModuleLocation", "PthImport", "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc",
+           "Toolkit", "Checkout", "Facts", "SEEN", "GIVEN"]
 
 
 def canonical_name(name: str) -> str:

@@ -128,7 +128,8 @@ class Evidence:
         fields = ", ".join(f"{name} {value}" for name, value in self.combination)
         if not self.runs:
             return f"no recorded run of this combination ({fields}): the verdict rests on the sources"
-        return f"recorded runs of this combination ({fields}): " + "; ".join(f"{r.said} ({r.source})" for r in self.runs)
+        runs = "; ".join(f"{r.said} ({r.source})" for r in self.runs)
+        return f"recorded runs of this combination ({fields}): {runs}"
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from .fields import (
 from .origins import _Origins
 from .runs import builtin_runs
 from .schema import (
-    RUNTIME, SCHEMA, Beside, Caveat, Conflict, CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec, StandIn,
+    RUNTIME, SCHEMA, Beside, Caveat, Conflict, CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec,
+    StandIn,
 )
 
 __all__ = ["build"]
@@ -30,7 +31,8 @@ __all__ = ["build"]
 
 def _fields(value: Any, keys: dict) -> dict:
     """An inline table of known keys, each read by its parser; ValueError (or TypeError) on anything else."""
-    if not isinstance(value, dict) or not set(value) <= set(keys) or not all(k in value for k, (_, need) in keys.items() if need):
+    required = {k for k, (_, need) in keys.items() if need}
+    if not isinstance(value, dict) or not required <= set(value) <= set(keys):
         raise ValueError
     return {key: parse(value[key]) for key, (parse, _) in keys.items() if key in value}
 

@@ -27,9 +27,10 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _GPU = re.compile(r"(?P<name>.+) \((?P<capability>\d+\.\d)\)")  # a smoke's gpu: "NVIDIA H200 (9.0)"
 _OUTCOMES = (Status.PASS, Status.WARN, Status.FAIL)
 # The keys of a [[runs]] entry: (key, type, required).
-_KEYS = (("gpu", str, True), ("capability", str, True), ("what", str, True), ("outcome", str, True), ("date", str, True),
-         ("source", str, True), ("driver", str, False), ("versions", dict, False), ("dsl-flavour", str, False),
-         ("library", str, False), ("kernel", str, False), ("simulated", str, False), ("note", str, False))
+_KEYS = (("gpu", str, True), ("capability", str, True), ("what", str, True), ("outcome", str, True),
+         ("date", str, True), ("source", str, True), ("driver", str, False), ("versions", dict, False),
+         ("dsl-flavour", str, False), ("library", str, False), ("kernel", str, False), ("simulated", str, False),
+         ("note", str, False))
 
 
 @functools.lru_cache(maxsize=None)
@@ -48,7 +49,8 @@ def runs_from_toml(data: dict, what: str) -> tuple[Run, ...]:
     if unknown:
         raise UsageError(f"{what}: key {unknown[0]} is not an evidence key (expected only [[runs]])")
     entries = expect(data.get("runs", []), list, what, "runs", toml=True)
-    return tuple(_entry(expect(item, dict, what, f"runs[{i}]", toml=True), what, f"runs[{i}]") for i, item in enumerate(entries))
+    return tuple(_entry(expect(item, dict, what, f"runs[{i}]", toml=True), what, f"runs[{i}]")
+                 for i, item in enumerate(entries))
 
 
 def _entry(item: dict, what: str, at: str) -> Run:
@@ -112,7 +114,8 @@ def read_run(path: Path, what: str, *, date: Optional[str] = None, source: Optio
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise UsageError(f"{what}: not JSON ({str(exc)[:120]}); expected the output of `envcheck smoke --json`") from None
+        raise UsageError(f"{what}: not JSON ({str(exc)[:120]}); expected the output of `envcheck smoke "
+                         "--json`") from None
     return run_from_result(data, what, date=date, source=source or str(path))
 
 
@@ -137,7 +140,8 @@ def run_from_result(data: Any, what: str, *, date: Optional[str] = None, driver:
 
 def _versions(value: Any, what: str, key: str) -> tuple[tuple[str, str], ...]:
     table = expect(value, dict, what, key)
-    found = tuple((canonical_name(name), expect(v, str, what, f"{key}.{name}")) for name, v in table.items() if v is not None)
+    found = tuple((canonical_name(name), expect(v, str, what, f"{key}.{name}"))
+                  for name, v in table.items() if v is not None)
     if not any(name == "torch" for name, _ in found):
         raise UsageError(f"{what}: key {key} names no torch version: expected the versions the run recorded")
     return found
@@ -161,11 +165,12 @@ def _from_smoke(data: dict, what: str) -> Run:
     module = expect(library.get("module"), str, what, "smoke.library.module") if isinstance(library, dict) else ""
     if not module:
         module = _profile_library(data.get("profile"))
-    driver = next((lib.get("version") for lib in libraries if lib.get("kind") == "libcuda" and lib.get("version")), None)
+    driver = next((lib["version"] for lib in libraries if lib.get("kind") == "libcuda" and lib.get("version")), None)
     facts = data.get("facts")
     if driver is None and isinstance(facts, dict) and isinstance(facts.get("driver"), dict):
         driver = facts["driver"].get("version")  # doctor --smoke --json: NVML's answer
-    majors = sorted({lib["cuda_major"] for lib in libraries if lib.get("kind") == "dsl" and isinstance(lib.get("cuda_major"), int)})
+    majors = sorted({lib["cuda_major"] for lib in libraries
+                     if lib.get("kind") == "dsl" and isinstance(lib.get("cuda_major"), int)})
     cause = smoke.get("cause") if outcome is Status.FAIL else None
     note = expect(cause.get("text", ""), str, what, "smoke.cause.text") if isinstance(cause, dict) else ""
     return Run(
@@ -187,7 +192,8 @@ def _from_smoke(data: dict, what: str) -> Run:
 def _libraries(process: Any, what: str) -> list[dict]:
     if process is None:
         return []
-    libraries = expect(expect(process, dict, what, "smoke.process").get("libraries", []), list, what, "smoke.process.libraries")
+    libraries = expect(expect(process, dict, what, "smoke.process").get("libraries", []), list, what,
+                       "smoke.process.libraries")
     return [expect(lib, dict, what, f"smoke.process.libraries[{i}]") for i, lib in enumerate(libraries)]
 
 
