@@ -156,10 +156,10 @@ def cutedsl_importable(ctx: Context) -> Finding:
     if interpreter is None:
         return finding
     applied = conflicting(ctx.policy, interpreter)
-    details = tuple(_unrun(p) for p in interpreter.pth_imports)
-    details += source_lines(*((c.match, c.source) for _, c in applied))
+    details = source_lines(*((c.match, c.source) for _, c in applied))
     evidence = recorded(ctx, DSL_BUILD) if interpreter.dist(ctx.policy.cutedsl.name) else None
     details += (evidence.said,) if evidence else ()
+    details += tuple(_unrun(p) for p in interpreter.pth_imports)  # last: the lines as the probe read them
     return replace(finding, details=finding.details + details, evidence=evidence)
 
 

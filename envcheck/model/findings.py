@@ -125,7 +125,7 @@ class Evidence:
 
     @property
     def said(self) -> str:
-        fields = ", ".join(f"{name} {value}" for name, value in self.combination)
+        fields = ", ".join(f"{name} {value or '(one only)'}" for name, value in self.combination)
         if not self.runs:
             return f"no recorded run of this combination ({fields}): the verdict rests on the sources"
         runs = "; ".join(f"{r.said} ({r.source})" for r in self.runs)
