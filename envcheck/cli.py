@@ -87,7 +87,7 @@ def doctor(
     bench: bool = typer.Option(False, "--bench", help="Also show the last `envcheck bench` result (saved under the cache)."),
 ) -> int:
     """Check every link of the stack and report what is missing."""
-    from .doctor import DoctorOptions, run_doctor
+    from .commands.doctor import DoctorOptions, run_doctor
 
     return run_doctor(
         DoctorOptions(
@@ -139,7 +139,7 @@ def explain(
     as_json: bool = typer.Option(False, "--json", help="Print the causes as JSON."),
 ) -> int:
     """Find known failures of the stack in a log or traceback: cause, evidence line, remedy, checks to run."""
-    from .explain import run_explain
+    from .commands.explain import run_explain
 
     return run_explain(log, python, policy, as_json)
 
@@ -196,7 +196,7 @@ def lock(
 ) -> int:
     """Write a PEP 751 pylock.toml of a profile's stack, resolved for a target platform (or --from-env: as installed)."""
     from .lock import Target
-    from .lock.command import run_lock
+    from .commands.lock import run_lock
 
     target = None
     if python_version is not None or platform is not None:
@@ -223,7 +223,7 @@ def verify(
     python: Optional[str] = PythonOpt,
 ) -> int:
     """Compare the target's installed packages with a lock; list the drift per package (exit 1 on drift)."""
-    from .lock.command import run_verify
+    from .commands.verify import run_verify
 
     return run_verify(lock_file, python)
 
@@ -244,7 +244,7 @@ def bundle(
     cutlass_url: Optional[str] = typer.Option(None, "--cutlass-url", metavar="URL", help="Where to fetch the CUTLASS commit (a local mirror works)."),
 ) -> int:
     """Everything the profile's stack needs, for a machine with no network: wheels, CUTLASS, lock, manifest."""
-    from .bundle.command import run_bundle
+    from .commands.bundle import run_bundle
 
     return run_bundle(
         output, profile=policy, lock=lock_file, python_version=python_version, without=without,
@@ -261,7 +261,7 @@ def dockerfile(
     base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
 ) -> int:
     """Render the Dockerfile template for a profile (with its .dockerignore next to -o FILE)."""
-    from .dockerfile import run_dockerfile
+    from .commands.dockerfile import run_dockerfile
 
     return run_dockerfile(output, policy_file=policy, profile=profile, base_image=base_image)
 
@@ -291,7 +291,7 @@ def fix(
                                                  callback=seconds("--lock-timeout")),
 ) -> int:
     """Turn failing checks into a plan, show it, and apply it (--yes) or stop (--dry-run); --undo gives it back."""
-    from .fix.command import FixOptions, run_fix
+    from .commands.fix import FixOptions, run_fix
 
     return run_fix(FixOptions(
         python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
@@ -311,7 +311,7 @@ def diff(
     all_packages: bool = typer.Option(False, "--all-packages", help="Also list changes of envcheck's own dependencies (typer, click, ...), left out by default."),
 ) -> int:
     """What changed from A to B, most important first; exit 1 when B regresses against A."""
-    from .fleet import run_diff
+    from .commands.diff import run_diff
 
     return run_diff(a, b, output_format=output_format, as_json=as_json, output=output, all_packages=all_packages)
 
@@ -324,7 +324,7 @@ def fleet(
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
 ) -> int:
     """Many nodes' reports as one view: groups by outcome, per-check counts, outliers; exit 1 if any node fails."""
-    from .fleet import run_fleet
+    from .commands.fleet import run_fleet
 
     return run_fleet(reports, output_format=output_format, as_json=as_json, output=output)
 

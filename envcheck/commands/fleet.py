@@ -1,4 +1,4 @@
-"""The commands: `envcheck diff A B` and `envcheck fleet REPORT...`. Exit 1: B regresses / a node fails."""
+"""`envcheck fleet REPORT...`: many nodes' doctor reports as one view. Exit 1 when a node fails."""
 
 from __future__ import annotations
 
@@ -6,39 +6,17 @@ import shutil
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..errors import UsageError
+from ..errors import UsageError, check_choice
+from ..fleet.merge import merge
+from ..fleet.node import read_nodes
+from ..render.fleet import FORMATS, WIDTH, render_fleet
 from ..userfile import emit
-from .diff import diff
-from .merge import merge
-from .node import read_node, read_nodes
-from .render import FORMATS, WIDTH, render_diff, render_fleet
 
-
-def _format(output_format: str, as_json: bool) -> str:
-    fmt = "json" if as_json else output_format
-    if fmt not in FORMATS:
-        raise UsageError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
-    return fmt
-
-
-def run_diff(a: Path, b: Path, *, output_format: str = "table", as_json: bool = False, output: Optional[Path] = None,
-             all_packages: bool = False) -> int:
-    """all_packages: list changes of envcheck's own dependencies too (left out by default: envcheck/own.py)."""
-    fmt = _format(output_format, as_json)
-    first, second = read_node(a), read_node(b)
-    if all_packages:
-        leave_out: frozenset[str] = frozenset()
-    else:
-        from ..own import own_dependencies
-
-        leave_out = own_dependencies()
-    result = diff(first, second, leave_out)
-    emit(render_diff(result, fmt), output)
-    return result.exit_code
+__all__ = ["run_fleet"]
 
 
 def run_fleet(reports: Sequence[Path], *, output_format: str = "table", as_json: bool = False, output: Optional[Path] = None) -> int:
-    fmt = _format(output_format, as_json)
+    fmt = check_choice("--format", "json" if as_json else output_format, FORMATS)
     nodes = read_nodes(list(reports))
     if all(node.problem for node in nodes):
         more = f" (and {len(nodes) - 1} more unreadable)" if len(nodes) > 1 else ""
