@@ -1,5 +1,7 @@
 """`python -m envcheck` is the same as the `envcheck` command."""
 
-from .cli import run
+import sys
 
-run()
+from .cli import main
+
+sys.exit(main())
