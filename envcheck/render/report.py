@@ -64,7 +64,7 @@ def bench_line(saved: dict) -> str:
 
 def smoke_lines(smoke: SmokeResult) -> list[str]:
     """The smoke result for people, as the smoke command prints it."""
-    from ..smoke import render_text
+    from .smoke import render_text
 
     return render_text(smoke).splitlines()
 
