@@ -55,6 +55,31 @@ CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUT
 MAX_SECONDS = 7 * 24 * 3600.0  # a week: a longer time limit is a typo, and inf or 1e309 would be none at all
 
 
+def gpu_capabilities(flag: str) -> Callable[[Optional[List[str]]], tuple[tuple[int, int], ...]]:
+    """The one reading of --gpu-capability (model.capability_of), run as the option is parsed: each value MAJOR.MINOR,
+    or a UsageError naming the flag and what was expected ('9', '9.0.1', 'abc', '-1.0', '100.0' are refused)."""
+
+    def check(values: Optional[List[str]]) -> tuple[tuple[int, int], ...]:
+        from .model import capability_of
+
+        parsed = []
+        for value in values or ():
+            try:
+                parsed.append(capability_of(value))
+            except ValueError:
+                raise UsageError(f"{flag} {value!r}: expected a compute capability MAJOR.MINOR such as 9.0 or "
+                                 "12.1") from None
+        return tuple(parsed)
+
+    return check
+
+
+def _gpu_capability_option(what: str = "Judge") -> typer.models.OptionInfo:
+    return typer.Option([], "--gpu-capability", metavar="X.Y", callback=gpu_capabilities("--gpu-capability"),
+                        help=f"{what} for a GPU of this compute capability, as if it were here (it wins over one seen; "
+                             "repeatable; with --no-gpu on a machine without one: an image build, CI).")
+
+
 def seconds(flag: str) -> Callable[[Optional[float]], Optional[float]]:
     """The one check of every numeric flag (each is a time in seconds), run as its option is parsed: a finite number
     above 0 and at most MAX_SECONDS, or a UsageError naming the flag and the range. nan fails every comparison."""
@@ -80,6 +105,10 @@ def doctor(
     anonymize: bool = typer.Option(False, "--anonymize", help="Put a hash of the hostname in the report's host object."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every finding's details."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU (CI builders, image builds)."),
+    gpu_capability: List[str] = _gpu_capability_option(),
+    evidence: List[Path] = typer.Option([], "--evidence", metavar="FILE",
+                                        help="A run's `envcheck smoke --json` result to count as a recorded run "
+                                             "of this stack (repeatable)."),
     smoke: bool = typer.Option(False, "--smoke", help="Also compile and run a real CuteDSL GEMM (needs a GPU)."),
     junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE", help="Also write the checks as JUnit XML (one testcase per check)."),
     bench: bool = typer.Option(False, "--bench", help="Also show the last `envcheck bench` result (saved under the cache)."),
@@ -97,6 +126,8 @@ def doctor(
             output_format="json" if as_json else output_format,
             verbose=verbose,
             no_gpu=no_gpu,
+            gpu_capabilities=gpu_capability,
+            evidence=tuple(evidence),
             smoke=smoke,
             junit=junit,
             output=output,
@@ -135,11 +166,12 @@ def explain(
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="Also show what doctor sees in this interpreter."),
     policy: Optional[Path] = PolicyOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the causes as JSON."),
+    gpu_capability: List[str] = _gpu_capability_option("With --python, judge"),
 ) -> int:
     """Find known failures of the stack in a log or traceback: cause, evidence line, remedy, checks to run."""
     from .commands.explain import run_explain
 
-    return run_explain(log, python, policy, as_json)
+    return run_explain(log, python, policy, as_json, gpu_capabilities=gpu_capability)
 
 
 @app.command()
@@ -235,6 +267,7 @@ def bundle(
     without: List[str] = typer.Option([], "--without", metavar="NAME", help="Leave a package out, and what only it needs (--without torch); repeatable."),
     only_missing: bool = typer.Option(False, "--only-missing", help="Only what --python lacks (as doctor sees it)."),
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="With --only-missing: the target interpreter."),
+    gpu_capability: List[str] = _gpu_capability_option("With --only-missing, judge what is missing"),
     split: Optional[str] = typer.Option(None, "--split", metavar="SIZE", help="Cut FILE.tar into parts of at most SIZE (40M, 1G)."),
     index_url: Optional[str] = typer.Option(None, "--index-url", metavar="URL", help="The package index pip downloads from."),
     no_index: bool = typer.Option(False, "--no-index", help="Download from --find-links only."),
@@ -247,7 +280,7 @@ def bundle(
     return run_bundle(
         output, profile=policy, lock=lock_file, python_version=python_version, without=without,
         only_missing=only_missing, python=python, split=split, index_url=index_url, no_index=no_index,
-        find_links=find_links, cutlass_url=cutlass_url,
+        find_links=find_links, cutlass_url=cutlass_url, gpu_capabilities=gpu_capability,
     )
 
 
@@ -282,6 +315,7 @@ def fix(
     toolkit: bool = typer.Option(False, "--toolkit", help="Also install the CUDA toolkit in a prefix of its own (otherwise only offered)."),
     toolkit_prefix: Optional[str] = typer.Option(None, "--toolkit-prefix", metavar="DIR", help="Where --toolkit installs it (default: a per-user cache folder)."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU."),
+    gpu_capability: List[str] = _gpu_capability_option("Plan"),
     break_system_packages: bool = typer.Option(False, "--break-system-packages", help="Allow pip to change an interpreter the OS manages (PEP 668); used only where it is one."),
     remove: List[str] = typer.Option([], "--remove", metavar="NAME", help="Agree to remove a distribution the profile removes only with consent (e.g. cutlass-api left from the torch 2.11 recipe); repeatable."),
     bundle: Optional[str] = typer.Option(None, "--bundle", metavar="DIR|FILE", help="Install from an `envcheck bundle` (folder, FILE.tar or its parts) with no network."),
@@ -294,7 +328,7 @@ def fix(
     return run_fix(FixOptions(
         python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
         index_url=index_url, no_index=no_index, dry_run=dry_run, yes=yes, as_json=as_json, undo=undo,
-        no_deps=no_deps, toolkit=toolkit, toolkit_prefix=toolkit_prefix, no_gpu=no_gpu,
+        no_deps=no_deps, toolkit=toolkit, toolkit_prefix=toolkit_prefix, no_gpu=no_gpu, gpu_capabilities=gpu_capability,
         break_system_packages=break_system_packages, remove=tuple(remove), bundle=bundle, lock_timeout=lock_timeout,
     ))
 

@@ -13,7 +13,7 @@ from .gather.target import resolve_python
 
 if TYPE_CHECKING:
     from .gather import Gatherers, Sources
-    from .model import Facts, ProfileChoice, Report
+    from .model import Facts, ProfileChoice, Report, Run
     from .profile import Candidates, Policy
 
 __all__ = ["diagnose", "diagnose_selected", "gather_selected", "run_facts"]
@@ -22,42 +22,51 @@ __all__ = ["diagnose", "diagnose_selected", "gather_selected", "run_facts"]
 def diagnose(
     python: Optional[str], cutlass_dir: Optional[str], policy: Policy, *, no_gpu: bool = False,
     gatherers: Optional[Gatherers] = None, strict: bool = False, choice: Optional[ProfileChoice] = None,
+    gpu_capabilities: tuple[tuple[int, int], ...] = (),
 ) -> Report:
     """Gather and judge under one given policy: the Report for a target interpreter (fix and smoke reuse this).
 
-    `gatherers`, if given, may already be running (envcheck.gather.started)."""
+    `gatherers`, if given, may already be running (envcheck.gather.started); `gpu_capabilities` (--gpu-capability):
+    GPUs to judge for as if present."""
     from .profile import Candidates
 
     candidates = Candidates((policy,), choice.reason if choice else "given to this command")
-    return diagnose_selected(python, cutlass_dir, candidates, no_gpu=no_gpu, gatherers=gatherers, strict=strict)[1]
+    return diagnose_selected(python, cutlass_dir, candidates, no_gpu=no_gpu, gatherers=gatherers, strict=strict,
+                             gpu_capabilities=gpu_capabilities)[1]
 
 
 def diagnose_selected(
     python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, no_gpu: bool = False,
-    gatherers: Optional[Gatherers] = None, strict: bool = False,
+    gatherers: Optional[Gatherers] = None, strict: bool = False, gpu_capabilities: tuple[tuple[int, int], ...] = (),
+    runs: tuple[Run, ...] = (),
 ) -> tuple[Policy, Report]:
-    """Gather once, pick the profile among `candidates` that covers the torch found, and judge by it."""
+    """Gather once, pick the profile among `candidates` that covers the torch found, and judge by it (`runs`: recorded
+    runs the user contributed, beside the profile's own evidence)."""
     from .judge import judge
     from .model import Report
 
-    policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers)
+    policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers,
+                                            gpu_capabilities=gpu_capabilities)
     target = getattr(facts.interpreter, "executable", resolve_python(python))
-    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict)
+    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict, runs=runs)
     return policy, Report(profile=choice, target=target, findings=findings, facts=facts)
 
 
 def gather_selected(
     python: Optional[str], cutlass_dir: Optional[str], candidates: Candidates, *, gatherers: Optional[Gatherers] = None,
     env: Optional[Mapping[str, str]] = None, collect: Optional[Callable[[Sources], Facts]] = None,
+    gpu_capabilities: tuple[tuple[int, int], ...] = (),
 ) -> tuple[Policy, ProfileChoice, Facts]:
     """The facts of a target, and the profile among `candidates` that covers its torch (fix and smoke use this too).
 
     The probe locates every candidate's modules; the checkout is read for the first candidate that has one and
-    dropped when the chosen profile needs none."""
+    dropped when the chosen profile needs none. `gpu_capabilities`: GPUs given (--gpu-capability), facts of their
+    own."""
     from .gather import Gatherers, Sources, gather
 
     with_checkout = next((p for p in candidates.policies if p.cutlass is not None), candidates.policies[0])
-    sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir, env), modules=candidates.probe_modules)
+    sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir, env),
+                      modules=candidates.probe_modules, gpu_capabilities=tuple(gpu_capabilities))
     facts = collect(sources) if collect is not None else gather(sources, gatherers or Gatherers())
     policy, choice = candidates.select(_torch_version(facts))
     if policy.cutlass is None:

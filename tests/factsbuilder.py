@@ -98,3 +98,70 @@ def checkout(**kw) -> Checkout:
 def facts(**kw) -> Facts:
     base = Facts(interpreter=interpreter(), driver=driver(), toolkit=toolkit(), checkout=checkout())
     return replace(base, **kw)
+
+
+CUDA = {"2.11.0": "13.0", "2.13.0": "13.0", "2.14.0": "13.0", "2.14.1": "13.0", "2.15.0": "13.2"}
+
+
+def stack(torch="2.14.1", dsl="4.8.1", flavours=("cu12", "cu13"), library="operators", tvm="0.1.15.post2",
+          python=(3, 12, 3), drop=(), cutlass_dir=None):
+    """An environment of either stack, as the probe reports it: torch, the DSL with its -libs-* (per its version's
+    layout), the kernel library, the companions."""
+    dists = {"torch": f"{torch}+cu{CUDA.get(torch, '13.0').replace('.', '')}", "nvidia-cutlass-dsl": dsl,
+             "apache-tvm-ffi": tvm, "torch-c-dlpack-ext": "0.1.5", "nvidia-matmul-heuristics": "0.1.0.27",
+             "cuda-bindings": "13.3.1", "cuda-python": "13.3.1"}
+    version = tuple(int(p) for p in dsl.split(".")[:2])
+    if version >= (4, 4):
+        dists["nvidia-cutlass-dsl-libs-base"] = dsl
+    if version >= (4, 6):
+        dists["nvidia-cutlass-dsl-libs-core"] = dsl
+    for flavour in flavours:
+        if version >= (4, 6) or (flavour == "cu13" and version >= (4, 4)):  # -libs-cu12 from 4.6, -libs-cu13 from 4.4
+            dists[f"nvidia-cutlass-dsl-libs-{flavour}"] = dsl
+    if library == "operators":
+        dists["nvidia-cutlass-operators"] = "0.3.0"
+    else:
+        dists["cutlass-api"] = "0.1.0a1"
+    dists = {k: v for k, v in dists.items() if k not in drop}
+    layout = "dsl_packages" if version >= (4, 6) else "python_packages"
+    modules = {"cutlass": cutlass_dir or f"{SITE}/nvidia_cutlass_dsl/{layout}/cutlass/__init__.py",
+               "cutlass.operators": f"{SITE}/cutlass/operators/__init__.py" if "nvidia-cutlass-operators" in dists else None}
+    made = interpreter(version=python, dists=dists, modules=modules,
+                       torch=TorchBuild(dists["torch"], CUDA.get(torch, "13.0"), "abc", f"{SITE}/torch/version.py"))
+    meta = {(4, 6): (f"nvidia-cutlass-dsl-libs-base=={dsl}", f"nvidia-cutlass-dsl-libs-cu12=={dsl}",
+                     f'nvidia-cutlass-dsl-libs-cu13=={dsl}; extra == "cu13"'),
+            (4, 4): (f"nvidia-cutlass-dsl-libs-base=={dsl}", f'nvidia-cutlass-dsl-libs-cu13=={dsl}; extra == "cu13"')}
+    requires = {"nvidia-cutlass-dsl": meta[(4, 6)] if version >= (4, 6) else meta[(4, 4)] if version >= (4, 4) else ("cuda-python>=12.8",),
+                # -libs-base 4.6 and later needs -libs-core (its METADATA): not a stale split package either
+                "nvidia-cutlass-dsl-libs-base": (f"nvidia-cutlass-dsl-libs-core=={dsl}",) if version >= (4, 6) else ()}
+    return replace(made, distributions=tuple(replace(d, requires=requires[d.name]) if d.name in requires else d
+                                             for d in made.distributions))
+
+
+def decoded(kind, value):
+    """A model value from its JSON (`plain`): the dataclass `kind` with its tuples, optionals and unions rebuilt, so
+    that a captured doctor report's facts can be judged again."""
+    import dataclasses
+    import typing
+
+    if value is None:
+        return None
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin is typing.Union:
+        options = [a for a in args if a is not type(None)]
+        fitting = [a for a in options if not dataclasses.is_dataclass(a)
+                   or (isinstance(value, dict) and set(value) <= {f.name for f in dataclasses.fields(a)})]
+        return decoded(fitting[0], value)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(decoded(args[0], item) for item in value)
+        return tuple(decoded(a, item) for a, item in zip(args, value))
+    if dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        return kind(**{name: decoded(hints[name], item) for name, item in value.items() if name in hints})
+    return value
+
+
+def facts_of_report(report: dict) -> Facts:
+    """The facts a doctor --json report recorded."""
+    return decoded(Facts, report["facts"])

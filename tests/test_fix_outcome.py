@@ -127,8 +127,9 @@ def test_preflight_names_what_stops_a_step(tmp_path, make_step, layout, words):
 
 
 def broken_facts():
-    """Python 3.12 with DSL 4.4.0 and no cutlass_api: a runnable plan with pip steps, then a fetch."""
-    dists = {"torch": "2.11.0+cu130", "nvidia-cutlass-dsl": "4.4.0", "apache-tvm-ffi": "0.1.6", "pip": "25.0"}
+    """Python 3.12 with DSL 4.4.0, no apache-tvm-ffi and no cutlass_api: a runnable plan with pip steps (the missing
+    required package, then the recipe's DSL), then a fetch."""
+    dists = {"torch": "2.11.0+cu130", "nvidia-cutlass-dsl": "4.4.0", "pip": "25.0"}
     return replace(facts_good(), interpreter=interpreter(dists=dists), checkout=None)
 
 

@@ -132,8 +132,8 @@ def test_cuda_toolkit_nothing_found(policy):
 @pytest.mark.parametrize("capability, status, words", [
     ((7, 5), Status.FAIL, "none"), ((8, 0), Status.WARN, "SM80"), ((8, 6), Status.WARN, "SM80"),
     ((8, 7), Status.WARN, "not verified"), ((8, 9), Status.WARN, "SM80"), ((9, 0), Status.WARN, "no Hopper kernels"),
-    ((10, 0), Status.PASS, "full"), ((10, 3), Status.WARN, "untested"), ((11, 0), Status.WARN, "not verified"),
-    ((12, 0), Status.WARN, "will fail"), ((12, 1), Status.WARN, "not verified"),
+    ((10, 0), Status.PASS, "full"), ((10, 3), Status.WARN, "untested"), ((10, 7), Status.FAIL, "no sm_107"),
+    ((11, 0), Status.WARN, "not verified"), ((12, 0), Status.WARN, "fails to compile"), ((12, 1), Status.WARN, "not verified"),
 ])
 def test_gpu_compute_capability(policy, capability, status, words):
     finding = verdict(policy, "gpu.compute-capability", driver=driver(gpus=[gpu(capability)]))
@@ -217,9 +217,9 @@ def test_split_packages_the_installed_dsl_needs_are_not_stale(policy):
 
 @pytest.mark.parametrize("change, status", [
     ({}, Status.PASS),
-    ({"apache-tvm-ffi": "0.1.6"}, Status.FAIL),
+    ({"apache-tvm-ffi": "0.1.6"}, Status.WARN),  # cutlass_api's pin is the recipe's; beside DSL 4.3.5 nothing breaks
     ({"apache-tvm-ffi": None}, Status.FAIL),
-    ({"torch-c-dlpack-ext": None}, Status.FAIL),
+    ({"torch-c-dlpack-ext": None}, Status.PASS),  # optional: torch >= 2.10 has the exchange API itself
     ({"nvidia-matmul-heuristics": None}, Status.WARN),
 ])
 def test_nvgemm_deps(policy, change, status):

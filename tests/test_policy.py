@@ -23,7 +23,24 @@ def test_the_default_profile_holds_the_published_recipe(policy):
     assert policy.cutlass.commit == "e594def95e1c73ad9d5517ab28b80d691127dd1c" and policy.cutlass.branch == "cutlass_api"
     assert {p.name: str(p.specifier) for p in policy.packages}["apache-tvm-ffi"] == "==0.1.7"
     assert {p.name: p.level for p in policy.packages}["nvidia-matmul-heuristics"] == "recommended"
-    assert [f"{g.capability[0]}.{g.capability[1]}" for g in policy.gpus] == ["8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0"]
+    assert [f"{g.capability[0]}.{g.capability[1]}" for g in policy.gpus] == ["8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "10.7",
+                                                                                     "11.0", "12.0", "12.1"]
+
+
+def test_every_rule_of_a_built_in_profile_names_its_source():
+    """A verdict without its source is a reading nobody can check again (issue 17): every rule says where it comes
+    from, a wheel's file and line or a run."""
+    for name in builtin_profiles():
+        built = load_builtin(name)
+        rules = [("python", built.python_source), ("cutedsl", built.cutedsl.source), ("gpu-below", built.gpu_below.source)]
+        rules += [(f"packages {r.name}", r.source) for r in built.packages]
+        rules += [(f"conflicts {c.match}", c.source) for c in built.conflicts]
+        rules += [(f"stand-ins {s.missing}", s.source) for s in built.stand_ins]
+        rules += [(f"gpu {g.capability}", g.source) for g in built.gpus]
+        rules += [(f"caveats {c.name}", c.source) for c in built.caveats]
+        rules += [(f"python.by-torch {r.torch}", r.source) for r in built.python_by_torch]
+        rules += [(f"runtime-beside {b.when}", b.source) for r in built.packages for b in r.runtime_beside]
+        assert [what for what, source in rules if not source.strip()] == [], name
 
 
 def _write(tmp_path: Path, text: str, name: str = "profile.toml") -> Path:
@@ -48,11 +65,33 @@ EXTENDS = f'extends = "{DEFAULT_PROFILE}"\n'
     ('[cuda]\ndriver-cuda = "thirteen"\n', "cuda.driver-cuda", "CUDA version"),
     ('[cuda]\ntoolkit-level = "sometimes"\n', "cuda.toolkit-level", "'required' or 'recommended'"),
     ('[[packages]]\nname = "--index-url=evil"\n', "packages[3].name", "distribution name"),
-    ('[[packages]]\nname = "ok"\nlevel = "optional"\n', "packages[3].level", "'required' or 'recommended'"),
+    ('[[packages]]\nname = "ok"\nlevel = "sometimes"\n', "packages[3].level", "'required', 'recommended' or 'optional'"),
     ('[[packages]]\nname = "ok"\ncolour = "red"\n', "packages[3].colour", "no such key"),
-    ('[[gpu]]\ncapability = "9"\nstatus = "pass"\nkernels = "x"\n', "gpu[7].capability", "compute capability"),
+    ('[[gpu]]\ncapability = "9"\nstatus = "pass"\nkernels = "x"\n', "gpu[10].capability", "compute capability"),
     ('[[gpu]]\ncapability = "9.0"\nstatus = "great"\nkernels = "x"\n', "gpu[3].status", "'pass', 'warn' or 'fail'"),
     ('[[conflicts]]\nwhy = "neither"\n', "conflicts[2].name", "exactly one of"),
+    # the keys of issue 17: sources, Python per torch, caveats, recipe-basis conflicts, per-version layouts and floors
+    ('[python]\nsource = 1\n', "python.source", "a string"),
+    ('[[python.by-torch]]\ntorch = "2.15"\nversion = ">=3.11"\n', "python.by-torch[0].torch", "torch version specifier"),
+    ('[[python.by-torch]]\ntorch = ">=2.15"\n', "python.by-torch[0].version", "(the key is required)"),
+    ('[[python.by-torch]]\ntorch = ">=2.15"\nversion = ">=3.11"\nlevel = "x"\n', "python.by-torch[0].level", "no such key"),
+    ('[[caveats]]\nname = "x"\ncapability = ">=10.0"\nstatus = "warn"\n', "caveats[0].text", "(the key is required)"),
+    ('[[caveats]]\nname = "x"\ncapability = "ten"\nstatus = "warn"\ntext = "t"\n', "caveats[0].capability", "compute-capability specifier"),
+    ('[[caveats]]\nname = "x"\ncapability = ">=10.0"\nstatus = "skip"\ntext = "t"\n', "caveats[0].status", "'pass', 'warn' or 'fail'"),
+    ('[[caveats]]\nname = "x y"\ncapability = ">=10.0"\nstatus = "warn"\ntext = "t"\n', "caveats[0].name", "a name"),
+    ('[[caveats]]\nname = "x"\ncapability = ">=10.0"\ntorch = "new"\nstatus = "warn"\ntext = "t"\n', "caveats[0].torch", "torch version specifier"),
+    ('[[conflicts]]\nname = "x"\nstatus = "warn"\nbasis = "recipe"\n', "conflicts[2].basis", "either 'status' or 'basis'"),
+    ('[[conflicts]]\nname = "x"\nbasis = "recipe"\nruntime-on = "rubin"\n', "conflicts[2].runtime-on", "compute-capability specifier"),
+    ('[cutedsl]\nmodule-dirs = { "<4.6" = "nvidia_cutlass_dsl/python_packages" }\n', "cutedsl.module-dirs", "version specifier -> such a list"),
+    ('[cutedsl]\nmodule-dirs = { "four" = ["nvidia_cutlass_dsl/python_packages"] }\n', "cutedsl.module-dirs", "version specifier -> such a list"),
+    ('[cutedsl]\nmodule-dirs = { "<4.6" = ["../up"] }\n', "cutedsl.module-dirs", "version specifier -> such a list"),
+    ('[[packages]]\nname = "ok"\nruntime-beside = [{ when = "x>=1", version = ">=2", colour = 1 }]\n', "packages[3].runtime-beside", "a list of {when"),
+    ('[[packages]]\nname = "ok"\nruntime-beside = [{ when = "x @ https://e/x.whl", version = ">=2" }]\n', "packages[3].runtime-beside", "a list of {when"),
+    ('[[packages]]\nname = "ok"\nruntime-beside = [{ version = ">=2" }]\n', "packages[3].runtime-beside", "a list of {when"),
+    ('mixed-cuda-exempt = [{ prefix = "nvidia-", version = 4 }]\n', "mixed-cuda-exempt", "{prefix = '...'"),
+    ('mixed-cuda-exempt = [{ name = "nvidia-" }]\n', "mixed-cuda-exempt", "{prefix = '...'"),
+    ('[[gpu]]\ncapability = "9.0"\nstatus = "pass"\nkernels = "x"\nremedy = 3\n', "gpu[3].remedy", "a string"),
+    ('[gpu-below]\nsource = ["x"]\n', "gpu-below.source", "a string"),
     ('surprise = 1\n', "surprise", "no such key"),
     ('schema = 2\n', "schema", "schema 1"),
 ])

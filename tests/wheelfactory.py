@@ -26,13 +26,15 @@ def build_wheel(
     requires: Sequence[str] = (),
     tag: str = "py3-none-any",
     extras: Sequence[str] = (),
+    requires_python: Optional[str] = None,
 ) -> Path:
     """Write a valid wheel of `name` holding `files` (path -> text) and return its path. extras: the extras it
-    provides (their requirements go in `requires` with `; extra == "NAME"`)."""
+    provides (their requirements go in `requires` with `; extra == "NAME"`); requires_python: its Requires-Python."""
     stem = re.sub(r"[-_.]+", "_", name)
     info = f"{stem}-{version}.dist-info"
-    metadata = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(f"Provides-Extra: {e}\n" for e in extras)
-                + "".join(f"Requires-Dist: {r}\n" for r in requires))
+    metadata = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                + (f"Requires-Python: {requires_python}\n" if requires_python else "")
+                + "".join(f"Provides-Extra: {e}\n" for e in extras) + "".join(f"Requires-Dist: {r}\n" for r in requires))
     contents = dict(files or {})
     contents[f"{info}/METADATA"] = metadata
     contents[f"{info}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: envcheck-tests\nRoot-Is-Purelib: true\nTag: {tag}\n"

@@ -30,6 +30,7 @@ def run_bundle(
     no_index: bool = False,
     find_links: Sequence[str] = (),
     cutlass_url: Optional[str] = None,
+    gpu_capabilities: tuple[tuple[int, int], ...] = (),
     err: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True),
 ) -> int:
     from packaging.utils import canonicalize_name
@@ -47,6 +48,8 @@ def run_bundle(
         raise UsageError("--only-missing needs --python PY: the interpreter whose missing packages the bundle carries")
     if python is not None and not only_missing:
         raise UsageError("--python is read only with --only-missing")
+    if gpu_capabilities and not only_missing:
+        raise UsageError("--gpu-capability is read only with --only-missing (it judges what the target lacks)")
     part_size = None
     if split is not None:
         try:
@@ -82,7 +85,7 @@ def run_bundle(
         present: frozenset[str] = frozenset()
         skip_cutlass = False
         if only_missing:
-            present, skip_cutlass = _present(python, policy, err)
+            present, skip_cutlass = _present(python, policy, err, gpu_capabilities)
         request = BundleRequest(
             lock=pylock, lock_text=lock_path.read_text(encoding="utf-8"), lock_dir=lock_path.parent.absolute(),
             profile=policy.id, output=Path(output), platform=Platform.linux(python_version),
@@ -124,7 +127,8 @@ def _lock_for(policy, lock: Optional[Path], scratch: Path, *, python_version: st
     return result.pylock, path
 
 
-def _present(python: str, policy, err) -> tuple[frozenset[str], bool]:
+def _present(python: str, policy, err,
+             gpu_capabilities: tuple[tuple[int, int], ...] = ()) -> tuple[frozenset[str], bool]:
     """What the target already has and doctor does not flag (a package a failing check's remedy would install is
     flagged), and whether cutlass_api passes doctor there (then no git bundle is needed)."""
     from packaging.requirements import InvalidRequirement, Requirement
@@ -132,7 +136,7 @@ def _present(python: str, policy, err) -> tuple[frozenset[str], bool]:
     from ..diagnose import diagnose
     from ..model import Interpreter, canonical_name
 
-    report = diagnose(python, None, policy, no_gpu=True)
+    report = diagnose(python, None, policy, no_gpu=True, gpu_capabilities=gpu_capabilities)
     interpreter = report.facts.interpreter if report.facts else None
     if not isinstance(interpreter, Interpreter):
         raise UsageError(f"--python {python}: could not be read: {getattr(interpreter, 'message', '?')}")

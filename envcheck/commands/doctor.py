@@ -37,6 +37,8 @@ class DoctorOptions:
     output_format: str = "table"
     verbose: bool = False
     no_gpu: bool = False
+    gpu_capabilities: tuple[tuple[int, int], ...] = ()  # --gpu-capability: judge for these GPUs, as if present
+    evidence: tuple[Path, ...] = ()  # --evidence: smoke results counted as recorded runs
     smoke: bool = False
     junit: Optional[Path] = None
     output: Optional[Path] = None  # -o FILE: written atomically instead of standard output
@@ -80,6 +82,7 @@ def fix_command(target: str, options: DoctorOptions) -> tuple[str, ...]:
         argv += ["--cutlass-dir", str(Path(options.cutlass_dir).expanduser().absolute())]
     if options.no_gpu:
         argv.append("--no-gpu")
+    argv += [f"--gpu-capability={major}.{minor}" for major, minor in options.gpu_capabilities]
     return tuple(argv)
 
 
@@ -145,8 +148,12 @@ def _report(python: str, gatherers: Gatherers, candidates: Candidates, options: 
     """The chosen profile, and its report: diagnose, the smoke run when asked, and the host object."""
     from ..gather.host import host_of
 
+    from ..profile.results import read_run
+
+    runs = tuple(read_run(path, f"--evidence {path}") for path in options.evidence)
     policy, report = diagnose_selected(
-        python, options.cutlass_dir, candidates, no_gpu=options.no_gpu, gatherers=gatherers, strict=options.strict
+        python, options.cutlass_dir, candidates, no_gpu=options.no_gpu, gatherers=gatherers, strict=options.strict,
+        gpu_capabilities=options.gpu_capabilities, runs=runs,
     )
     require_interpreter(python, report.facts.interpreter)  # not Python, or hung: nothing to report on (exit 2)
     if options.smoke:

@@ -27,7 +27,7 @@ FIFO_WAIT_S = 5.0  # how long a FIFO may go without a writer before it is refuse
 
 def run_explain(
     source: Optional[str], python: Optional[str], policy_file: Optional[Path], as_json: bool,
-    stdin: Optional[IO[bytes]] = None, out: Optional[TextIO] = None,
+    stdin: Optional[IO[bytes]] = None, out: Optional[TextIO] = None, gpu_capabilities: tuple[tuple[int, int], ...] = (),
 ) -> int:
     from .. import profile as policy_module
     from ..causes import Context, context_from
@@ -40,7 +40,7 @@ def run_explain(
         from ..gather.target import resolve_python
 
         target = resolve_python(python)
-        report = diagnose(target, None, chosen)
+        report = diagnose(target, None, chosen, gpu_capabilities=gpu_capabilities)
         ctx = context_from(report.facts, chosen, target)
     else:
         ctx = Context(python="python3", policy=chosen, known=False)

@@ -55,6 +55,7 @@ class FixOptions:
     toolkit: bool = False
     toolkit_prefix: Optional[str] = None
     no_gpu: bool = False
+    gpu_capabilities: tuple[tuple[int, int], ...] = ()  # --gpu-capability: plan for these GPUs, as if present
     break_system_packages: bool = False
     remove: tuple[str, ...] = ()  # consent to remove these distributions where the profile asks for it
     bundle: Optional[str] = None  # a bundle folder, FILE.tar or its parts: packages and CUTLASS, with no network
@@ -74,11 +75,13 @@ class Io:
     judge: Optional[Callable[..., tuple[Finding, ...]]] = None
 
 
-def _gather(io: Io, python: str, cutlass_dir: Optional[str], candidates: Candidates) -> tuple[Policy, ProfileChoice, Facts]:
-    """The target's facts and the profile that covers its torch (or the one the user named)."""
+def _gather(io: Io, python: str, cutlass_dir: Optional[str], candidates: Candidates,
+            gpus: tuple[tuple[int, int], ...] = ()) -> tuple[Policy, ProfileChoice, Facts]:
+    """The target's facts (with the GPUs given by --gpu-capability) and the profile that covers its torch (or the one
+    the user named)."""
     from ..diagnose import gather_selected
 
-    return gather_selected(python, cutlass_dir, candidates, env=io.env, collect=io.gather)
+    return gather_selected(python, cutlass_dir, candidates, env=io.env, collect=io.gather, gpu_capabilities=gpus)
 
 
 def _judge(io: Io, facts: Facts, policy, no_gpu: bool) -> tuple[Finding, ...]:
@@ -170,7 +173,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     if options.cutlass_dir is not None and (not options.cutlass_dir or options.cutlass_dir.startswith("-")):
         raise UsageError(f"--cutlass-dir {options.cutlass_dir!r}: expected a folder")
 
-    gathered = _gather(io, python, options.cutlass_dir, named)
+    gathered = _gather(io, python, options.cutlass_dir, named, options.gpu_capabilities)
     interpreter = require_interpreter(python, gathered[2].interpreter)
     state_what = " ".join(filter(None, (folder_origin(io.env, "ENVCHECK_STATE_DIR"), "(envcheck fix's state folder)")))
     changing = not options.dry_run and (options.undo or options.yes or (not options.as_json and _can_ask(io)))
@@ -187,7 +190,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
                         timeout=statelock.DEFAULT_TIMEOUT if options.lock_timeout is None else options.lock_timeout,
                         say=lambda line: io.err.write(line + "\n")):
         # The environment as it is now that no other run changes it: one may have finished while this one waited.
-        gathered = _gather(io, python, options.cutlass_dir, named)
+        gathered = _gather(io, python, options.cutlass_dir, named, options.gpu_capabilities)
         return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=True)
 
 
@@ -285,7 +288,8 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
             return _interrupted(options, io, document if options.as_json else None, outcome, log_path, python)
         if outcome.ok:
             snapshots.mark(state, "done")
-        _, _, again = _gather(io, python, cutlass_dir if options.cutlass_dir else None, Candidates((policy,), choice.reason))
+        _, _, again = _gather(io, python, cutlass_dir if options.cutlass_dir else None,
+                              Candidates((policy,), choice.reason), options.gpu_capabilities)
         after = _judge(io, again, policy, options.no_gpu)
     remaining = [f for f in after if f.status.is_problem]
     if options.as_json:

@@ -13,7 +13,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 
-from ..model import Facts, Failure, Interpreter
+from ..model import Facts, Failure, Interpreter, gpus_given
 
 if TYPE_CHECKING:
     from ..profile import Policy
@@ -43,6 +43,7 @@ class Sources:
     cutlass_module: str = "cutlass_api"
     timeout: float = 30.0
     modules: tuple[str, ...] = field(default_factory=_default_modules)  # what the probe locates (the profile's)
+    gpu_capabilities: tuple[tuple[int, int], ...] = ()  # --gpu-capability: GPUs to judge for, as if present
 
     @classmethod
     def for_policy(
@@ -139,4 +140,5 @@ def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
         checkout=checkout,
         cuda_visible_devices=sources.env.get("CUDA_VISIBLE_DEVICES"),
         timings=tuple((name, round(t - start, 3)) for name, t in sorted(timings.items())),
+        given_gpus=gpus_given(sources.gpu_capabilities),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..model import Facts, Finding, Status
+from ..model import Facts, Finding, Run, Status
 from ..profile import Policy
 from ._common import Context
 from .cuda import cuda_driver, cuda_toolkit
@@ -34,11 +34,13 @@ CHECKS: tuple[tuple[str, Callable[[Context], Finding]], ...] = (
 CHECK_IDS = tuple(check_id for check_id, _ in CHECKS)
 
 
-def judge(facts: Facts, policy: Policy, *, no_gpu: bool = False, strict: bool = False) -> tuple[Finding, ...]:
+def judge(facts: Facts, policy: Policy, *, no_gpu: bool = False, strict: bool = False,
+          runs: tuple[Run, ...] = ()) -> tuple[Finding, ...]:
     """Every check's finding. A check that raises is a bug in envcheck: it becomes an `error` finding, not a crash.
 
-    strict: a deviation from a requirement whose basis is `recipe` fails instead of warning."""
-    ctx = Context(facts, policy, no_gpu, strict)
+    strict: a deviation from a requirement whose basis is `recipe` fails instead of warning. runs: real runs the user
+    contributed (doctor --evidence), matched beside the profile's own evidence."""
+    ctx = Context(facts, policy, no_gpu, strict, tuple(runs))
     findings = []
     for check_id, check in CHECKS:
         try:

@@ -8,10 +8,11 @@ from typing import Optional, Sequence
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ..model import Driver, Facts, Failure, Finding, Interpreter, Remedy, Status, Step
-from ..profile import RUNTIME, Policy
+from ..model import Driver, Facts, Failure, Finding, Gpu, Interpreter, Remedy, Run, Status, Step
+from ..profile import RUNTIME, Policy, torch_release
 
-__all__ = ["Context", "basis_text", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies", "version_or_none"]
+__all__ = ["Context", "basis_text", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies",
+           "version_or_none", "source_lines"]
 
 
 @dataclass(frozen=True)
@@ -22,14 +23,32 @@ class Context:
     policy: Policy
     no_gpu: bool = False  # a builder without a GPU: checks that need one are skipped
     strict: bool = False  # recipe deviations fail (teams bound to the published recipe)
+    contributed: tuple[Run, ...] = ()  # runs the user gave (doctor --evidence), beside the profile's own
+
+    @property
+    def gpus(self) -> tuple[Gpu, ...]:
+        """The GPUs judged for: those given with --gpu-capability (with or without --no-gpu), else the ones seen
+        here (none with --no-gpu)."""
+        gpus = self.facts.gpus
+        return tuple(g for g in gpus if g.given) if self.no_gpu else gpus
 
     @property
     def capabilities(self) -> tuple[tuple[int, int], ...]:
-        """The compute capabilities of the GPUs seen here (none with --no-gpu or without a driver)."""
-        driver = self.driver
-        if self.no_gpu or driver is None:
-            return ()
-        return tuple(dict.fromkeys(g.capability for g in driver.gpus))
+        """The compute capabilities judged for (see gpus): every capability-dependent basis uses these."""
+        return tuple(dict.fromkeys(g.capability for g in self.gpus))
+
+    @property
+    def runs(self) -> tuple[Run, ...]:
+        return self.policy.runs + self.contributed
+
+    @property
+    def torch(self) -> Optional[Version]:
+        """The installed torch's release (torch/version.py, else its metadata); None without one (or unreadable)."""
+        interpreter = self.interpreter
+        if interpreter is None:
+            return None
+        dist = interpreter.dist("torch")
+        return torch_release(interpreter.torch.version if interpreter.torch else (dist.version if dist else None))
 
     def deviation(self, basis: str) -> Status:
         """The status of a requirement not met: fail where it is runtime (or --strict), warn where it is recipe."""
@@ -118,6 +137,11 @@ def basis_text(basis: str, strict: bool) -> str:
     if basis == RUNTIME:
         return "runtime: the backend breaks without it"
     return "recipe: published, not shown necessary" + (" (--strict makes it fail)" if strict else " (warn; --strict makes it fail)")
+
+
+def source_lines(*sources: tuple[str, str]) -> tuple[str, ...]:
+    """A finding's details naming where each verdict comes from: ('what', 'a wheel file and line or a run')."""
+    return tuple(f"source ({what}): {text}" for what, text in sources if text)
 
 
 def worst(statuses: Sequence[Status]) -> Status:

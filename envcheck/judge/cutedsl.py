@@ -8,9 +8,10 @@ from typing import Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ..model import Distribution, Finding, Interpreter, PthImport, Remedy, Status
-from ..profile import RECIPE, RUNTIME, Conflict, PackageRule, Policy, spec_text
-from ._common import Context, basis_text, interpreter_error, pip_install, pip_uninstall, satisfies, worst
+from ..model import Distribution, Finding, Interpreter, PthImport, Remedy, Status, canonical_name
+from ..profile import RECIPE, RUNTIME, Conflict, PackageRule, Policy, on_capabilities, spec_text
+from ._common import Context, basis_text, interpreter_error, pip_install, pip_uninstall, satisfies, source_lines, worst
+from .evidence import DSL_BUILD, recorded
 
 __all__ = ["cutedsl_version", "cutedsl_importable", "conflicting", "rule_deviation"]
 
@@ -24,13 +25,17 @@ def cutedsl_version(ctx: Context) -> Finding:
     wanted = f"{rule.name}{'[' + ','.join(rule.extras) + ']' if rule.extras else ''} {spec_text(rule.specifier)}"
     dist = ctx.interpreter.dist(rule.name)
     install = pip_install(ctx.python, [rule.requirement], f"{rule.name} {spec_text(rule.specifier)}")
+    details = source_lines((rule.name, rule.source))
     if dist is None:
-        return Finding(check, title, Status.FAIL, "not installed", wanted, rule.why, install)
+        return Finding(check, title, Status.FAIL, "not installed", wanted, rule.why, install, details)
+    evidence = recorded(ctx)
+    details += (evidence.said,)
     found = f"{rule.name} {dist.version}"
     if satisfies(dist.version, rule.specifier):
-        return Finding(check, title, Status.PASS, found, wanted, rule.why)
+        return Finding(check, title, Status.PASS, found, wanted, rule.why, None, details, evidence)
     status, said = rule_deviation(ctx, rule, dist.version)
-    return Finding(check, title, status, f"{found}: {said}", wanted, rule.why, _case_remedy(ctx, rule, status, install))
+    return Finding(check, title, status, f"{found}: {said}", wanted, rule.why, _case_remedy(ctx, rule, status, install),
+                   details, evidence)
 
 
 def _case_remedy(ctx: Context, rule: PackageRule, status: Status, install: Remedy) -> Remedy:
@@ -48,6 +53,9 @@ def rule_deviation(ctx: Context, rule: PackageRule, version: str) -> tuple[Statu
         return Status.FAIL, f"outside {spec_text(rule.specifier)} ({basis_text(RUNTIME, ctx.strict)})"
     if rule.runtime and not satisfies(version, rule.runtime):
         return Status.FAIL, f"outside {spec_text(rule.runtime)}, which is needed everywhere ({basis_text(RUNTIME, ctx.strict)})"
+    beside = runtime_floor_broken(ctx, rule, version)
+    if beside is not None:
+        return Status.FAIL, beside
     shown = ", ".join(f"{c[0]}.{c[1]}" for c in ctx.capabilities)
     if rule.basis_on(ctx.capabilities) == RUNTIME:
         return Status.FAIL, (f"outside {spec_text(rule.specifier)}, and on compute capability {shown} "
@@ -59,19 +67,25 @@ def rule_deviation(ctx: Context, rule: PackageRule, version: str) -> tuple[Statu
                                    f"{bound} {where} it is recipe.{note}")
 
 
+def runtime_floor_broken(ctx: Context, rule: PackageRule, version: str) -> Optional[str]:
+    """What breaks, where a floor that holds beside another installed distribution is not met; None where none is."""
+    for beside in rule.runtime_beside:
+        other = ctx.interpreter.dist(beside.when.name)
+        met = other is not None and satisfies(other.version, beside.when.specifier)
+        if met and not satisfies(version, beside.version):
+            return (f"beside {other.name} {other.version} ({beside.when.specifier}) it needs "
+                    f"{spec_text(beside.version)} ({basis_text(RUNTIME, ctx.strict)}): either "
+                    f"{rule.name}{beside.version}, or the profile's {rule.requirement} with what the profile pins "
+                    "beside it")
+    return None
+
+
 def conflicting(policy: Policy, interpreter: Interpreter) -> tuple[tuple[Distribution, Conflict], ...]:
     """Installed distributions the policy forbids, with the rule; a split package the installed DSL needs is not stale.
 
     A rule applies only to installed versions in its `version`, beside a torch built for a CUDA in its `torch_cuda`,
     and not when its `unless` distribution is installed too."""
-    dsl = interpreter.dist(policy.cutedsl.name)
-    needed = set()
-    if dsl is not None:
-        for text in dsl.requires:
-            try:
-                needed.add(Requirement(text).name.lower().replace("_", "-"))
-            except InvalidRequirement:
-                continue
+    needed = _required_by(interpreter, policy.cutedsl.name)
     torch_cuda = interpreter.torch.cuda if interpreter.torch else None
 
     def applies(conflict: Conflict, dist: Distribution) -> bool:
@@ -89,6 +103,26 @@ def conflicting(policy: Policy, interpreter: Interpreter) -> tuple[tuple[Distrib
         if rule is not None:
             found.append((dist, rule))
     return tuple(found)
+
+
+def _required_by(interpreter: Interpreter, name: str) -> set[str]:
+    """The distributions a distribution names in its requirements (its extras' too: [cu13] names -libs-cu13), followed
+    through those installed (the DSL's meta package needs -libs-base, which needs -libs-core from 4.6): none of them
+    is a stale split package."""
+    needed: set[str] = set()
+    todo = [name]
+    while todo:
+        dist = interpreter.dist(todo.pop())
+        for text in dist.requires if dist is not None else ():
+            try:
+                requirement = Requirement(text)
+            except InvalidRequirement:
+                continue
+            key = canonical_name(requirement.name)
+            if key not in needed:
+                needed.add(key)
+                todo.append(key)
+    return needed
 
 
 def _conflict_remedy(python: str, conflicts, fallback: Optional[Remedy]) -> Remedy:
@@ -115,10 +149,30 @@ def _owner(interpreter: Interpreter, origin: str) -> Optional[Distribution]:
 
 def cutedsl_importable(ctx: Context) -> Finding:
     """The verdict, with every .pth import line of the target in its details: each runs at Python's start and may
-    change what `import cutlass` finds, and envcheck's probe read it without running it."""
+    change what `import cutlass` finds, and envcheck's probe read it without running it; the sources of the conflict
+    rules that applied, and the recorded runs of this combination with the DSL build it loads."""
     finding = _importable(ctx)
-    lines = ctx.interpreter.pth_imports if ctx.interpreter is not None else ()
-    return replace(finding, details=finding.details + tuple(_unrun(p) for p in lines))
+    interpreter = ctx.interpreter
+    if interpreter is None:
+        return finding
+    applied = conflicting(ctx.policy, interpreter)
+    details = source_lines(*((c.match, c.source) for _, c in applied))
+    evidence = recorded(ctx, DSL_BUILD) if interpreter.dist(ctx.policy.cutedsl.name) else None
+    details += (evidence.said,) if evidence else ()
+    details += tuple(_unrun(p) for p in interpreter.pth_imports)  # last: the lines as the probe read them
+    return replace(finding, details=finding.details + details, evidence=evidence)
+
+
+def _basis_said(ctx: Context, conflict: Conflict) -> str:
+    """How a recipe-basis conflict rule stands on the GPUs judged for."""
+    if conflict.basis == RUNTIME:
+        return ""
+    shown = ", ".join(f"{c[0]}.{c[1]}" for c in ctx.capabilities)
+    if on_capabilities(conflict.runtime_on, ctx.capabilities):
+        return f" On compute capability {shown} it breaks ({basis_text(RUNTIME, ctx.strict)})."
+    where = f"on compute capability {shown}" if shown else "with no GPU known"
+    return (f" ({basis_text(RECIPE, ctx.strict)}: {where}; it breaks on compute capability "
+            f"{spec_text(conflict.runtime_on)})" if conflict.runtime_on else f" ({basis_text(RECIPE, ctx.strict)})")
 
 
 def _unrun(pth: PthImport) -> str:
@@ -144,16 +198,21 @@ def _importable(ctx: Context) -> Finding:
     module = interpreter.module(module_name)
     origin = module.origin if module else None
     conflicts = conflicting(policy, interpreter)
-    conflict_text = "; ".join(f"{d.name} {d.version} is installed: {c.why}" for d, c in conflicts)
+    conflict_text = "; ".join(f"{d.name} {d.version} is installed: {c.why}{_basis_said(ctx, c)}" for d, c in conflicts)
+
+    def status_of(conflict: Conflict) -> Status:
+        return conflict.status_on(ctx.capabilities, ctx.strict)
 
     if dsl is None:
         if conflicts:
-            return Finding(check, title, worst([c.status for _, c in conflicts]), f"{rule.name} is not installed; {conflict_text}",
-                           wanted, why, _conflict_remedy(python, conflicts, pip_install(python, [rule.requirement], "CuTeDSL is needed")))
+            return Finding(check, title, worst([status_of(c) for _, c in conflicts]),
+                           f"{rule.name} is not installed; {conflict_text}", wanted, why,
+                           _conflict_remedy(python, conflicts,
+                                            pip_install(python, [rule.requirement], "CuTeDSL is needed")))
         return Finding(check, title, Status.SKIP, f"{rule.name} is not installed (see cutedsl.version)", wanted, why)
 
-    # Where the module must load from: the rule's folders, else the plain layout (<site>/<top-level module>).
-    shipped_dirs = [os.path.join(dsl.location, d) for d in rule.module_dirs or (module_name.split(".")[0],)]
+    # Where the module must load from: the rule's folders for this version, else the plain layout (<site>/<module>).
+    shipped_dirs = [os.path.join(dsl.location, d) for d in rule.dirs_for(dsl.version) or (module_name.split(".")[0],)]
     shipped = " or ".join(shipped_dirs) or dsl.location
     from_dsl = origin is not None and any(_inside(origin, d) for d in shipped_dirs)
     stale = [d for d, c in conflicts if c.is_prefix]
@@ -161,11 +220,11 @@ def _importable(ctx: Context) -> Finding:
         if from_dsl and not stale:
             # `import cutlass` still reaches the DSL (nvidia-cutlass 4.x installs cutlass_cppgen, not `cutlass`):
             # a rule that only forbids a package is a warning here; one that says what to install instead is not.
-            status = worst([c.status if c.instead else Status.WARN for _, c in conflicts])
+            status = worst([status_of(c) if c.instead else Status.WARN for _, c in conflicts])
             found = f"`import {module_name}` loads {origin}; but {conflict_text}"
             restore = None
         else:
-            status = worst([c.status for _, c in conflicts])
+            status = worst([status_of(c) for _, c in conflicts])
             found = conflict_text + (f"; `import {module_name}` loads {origin}" if origin else f"; `import {module_name}` fails")
             restore = pip_install(python, [rule.requirement], "restore files the conflicting packages overwrote", reinstall=True)
         return Finding(check, title, status, found, wanted, why, _conflict_remedy(python, conflicts, restore))

@@ -7,11 +7,13 @@ from typing import Optional
 
 from packaging.markers import InvalidMarker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 
-from ..profile import spec_text
+from ..profile import RUNTIME, spec_text
 from ..model import Distribution, Finding, Interpreter, Remedy, Status, canonical_name
-from ._common import Context, interpreter_error, pip_command, pip_install, satisfies, worst
-from .cutedsl import rule_deviation
+from ._common import Context, interpreter_error, pip_command, pip_install, satisfies, source_lines, worst
+from .cutedsl import rule_deviation, runtime_floor_broken
+from .evidence import recorded
 
 __all__ = ["nvgemm_deps", "packages_consistency", "broken_requirements", "cuda_majors"]
 
@@ -25,24 +27,33 @@ def nvgemm_deps(ctx: Context) -> Finding:
     results, missing = [], []
     for rule in ctx.policy.packages:
         dist = interpreter.dist(rule.name)
-        bad = Status.FAIL if rule.level == "required" else Status.WARN
         if dist is None:
+            if rule.level == "optional":
+                results.append((Status.PASS, f"{rule.name} not installed (optional: nothing on this stack needs it)"))
+                continue
+            bad = Status.FAIL if rule.level == "required" else Status.WARN
             results.append((bad, f"{rule.name} missing ({rule.level})"))
             missing.append(rule.requirement)
-        elif rule.specifier and not satisfies(dist.version, rule.specifier):
+        elif (rule.specifier and not satisfies(dist.version, rule.specifier)
+              or runtime_floor_broken(ctx, rule, dist.version)):
             status, said = rule_deviation(ctx, rule, dist.version)
             results.append((status if rule.level == "required" else Status.WARN, f"{rule.name} {dist.version}: {said}"))
             missing.append(rule.requirement)
         else:
             results.append((Status.PASS, f"{rule.name} {dist.version}"))
     status = worst([s for s, _ in results])
-    wanted = ", ".join(f"{r.name}" + (f" {spec_text(r.specifier)}" if r.specifier else "") + ("" if r.level == "required" else " (recommended)") for r in ctx.policy.packages)
+    wanted = ", ".join(f"{r.name}" + (f" {spec_text(r.specifier)}" if r.specifier else "")
+                       + ("" if r.level == "required" else f" ({r.level})") for r in ctx.policy.packages)
     found = "; ".join(text for _, text in results)
     remedy = pip_install(ctx.python, missing, "the backend's companion packages") if missing else None
+    # the combination of the recorded runs: the packages whose version is runtime somewhere count too
+    versioned = tuple(r.name for r in ctx.policy.packages if (r.basis == RUNTIME and r.specifier) or r.runtime_beside)
+    evidence = recorded(ctx, *versioned)
+    details = source_lines(*((r.name, r.source) for r in ctx.policy.packages)) + (evidence.said,)
     return Finding(
         check, title, status, found, wanted,
         " ".join(f"{r.name}: {r.why}" for r in ctx.policy.packages),
-        remedy,
+        remedy, details, evidence,
     )
 
 
@@ -95,12 +106,13 @@ _SUFFIX = re.compile(r"-cu(\d+)$")
 _UNSUFFIXED = re.compile(r"^nvidia-(cuda-[a-z0-9]+|cublas|nvjitlink|nvtx)$")
 
 
-def cuda_majors(interpreter: Interpreter, exempt: tuple[str, ...] = ()) -> dict[int, tuple[str, ...]]:
-    """CUDA major version -> the nvidia-* component wheels built for it (names starting with an `exempt` prefix
-    carry several CUDA flavours and pick one at run time: they are not counted)."""
+def cuda_majors(interpreter: Interpreter,
+                exempt: tuple[tuple[str, SpecifierSet], ...] = ()) -> dict[int, tuple[str, ...]]:
+    """CUDA major version -> the nvidia-* component wheels built for it (names starting with an `exempt` prefix, in
+    its versions, carry several CUDA flavours and pick one at run time: they are not counted)."""
     majors: dict[int, list[str]] = {}
     for dist in interpreter.distributions:
-        if dist.name.startswith(exempt) and exempt:
+        if any(dist.name.startswith(prefix) and satisfies(dist.version, versions) for prefix, versions in exempt):
             continue
         suffix = _SUFFIX.search(dist.name)
         if suffix and dist.name.startswith("nvidia-"):

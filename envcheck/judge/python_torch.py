@@ -4,35 +4,49 @@ from __future__ import annotations
 
 from ..model import Finding, Remedy, Status
 from ..profile import driver_text, spec_text, torch_release
-from ._common import Context, interpreter_error, pip_install, satisfies, version_or_none
+from ._common import Context, interpreter_error, pip_install, satisfies, source_lines, version_or_none
 
 __all__ = ["python_version", "torch_version", "torch_cuda_build"]
 
 
 def python_version(ctx: Context) -> Finding:
+    """The interpreter against the Python range of the installed torch (torch 2.15.0 needs >= 3.11), or, without
+    torch, against the profile's: pip then installs the newest torch of the profile's range that it can take."""
     title = "Python version"
     error = interpreter_error(ctx, "python.version", title)
     if error:
         return error
-    interpreter = ctx.interpreter
-    wanted = f"Python {spec_text(ctx.policy.python)}"
-    if satisfies(interpreter.version_text, ctx.policy.python):
-        return Finding("python.version", title, Status.PASS, f"Python {interpreter.version_text}", wanted, ctx.policy.python_why)
-    lowest = min((s.version for s in ctx.policy.python if s.operator in (">=", "==", "~=")), default="3.12")
+    interpreter, policy = ctx.interpreter, ctx.policy
+    torch = ctx.torch
+    wanted_range, ranges = policy.python_for(torch)
+    shown = " and ".join(spec_text(r.version) for r in ranges) if ranges else spec_text(wanted_range)
+    wanted = f"Python {shown}" + (f" (beside torch {torch})" if ranges else "")
+    why = " ".join([policy.python_why, *(r.why for r in ranges)]).strip()
+    details = source_lines(("python", policy.python_source),
+                           *((f"torch {spec_text(r.torch)}", r.source) for r in ranges))
+    version = interpreter.version_text
+    if satisfies(version, wanted_range):
+        found = f"Python {version}"
+        if torch is None:
+            narrower = [r for r in policy.python_by_torch if not satisfies(version, r.version)]
+            found += "".join(f"; torch {spec_text(r.torch)} needs Python {spec_text(r.version)}: on this Python "
+                             f"pip installs an older torch of the profile's range ({policy.torch_requirement})"
+                             for r in narrower)
+        return Finding("python.version", title, Status.PASS, found, wanted, why, None, details)
+    lowest = min((s.version for s in wanted_range if s.operator in (">=", "==", "~=")), default="3.12")
+    text = (f"An interpreter's version cannot be changed in place: create a virtual environment from a Python {lowest} "
+            f"or newer and point envcheck at it (`envcheck fix` lists the interpreters it finds).")
+    if ranges and satisfies(version, policy.python):
+        text += (f" Or keep Python {version} with a torch of the profile's range ({policy.torch_requirement}) outside "
+                 + ", ".join(spec_text(r.torch) for r in ranges) + ".")
     return Finding(
-        "python.version",
-        title,
-        Status.FAIL,
-        f"Python {interpreter.version_text} ({interpreter.executable})",
-        wanted,
-        ctx.policy.python_why,
-        Remedy(
-            text=(
-                f"An interpreter's version cannot be changed in place: create a virtual environment from a Python "
-                f"{lowest} or newer and point envcheck at it (`envcheck fix` lists the interpreters it finds)."
-            ),
-            commands=((f"python{lowest}", "-m", "venv", "nvgemm-venv"), ("envcheck", "fix", "--python", "nvgemm-venv/bin/python")),
-        ),
+        "python.version", title, Status.FAIL,
+        f"Python {version} ({interpreter.executable})" + (f": torch {torch} requires Python {shown}" if ranges else ""),
+        wanted, why,
+        Remedy(text=text,
+               commands=((f"python{lowest}", "-m", "venv", "nvgemm-venv"),
+                         ("envcheck", "fix", "--python", "nvgemm-venv/bin/python"))),
+        details,
     )
 
 

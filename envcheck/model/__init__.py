@@ -6,10 +6,10 @@ envcheck uses lives here, and everything here is a frozen dataclass or a tuple o
 """
 
 from .facts import (
-    Checkout, Distribution, Driver, Facts, Failure, Gpu, Interpreter, ModuleLocation, Nvcc, PthImport, Toolkit,
-    TorchBuild, canonical_name, is_distribution_name,
+    GIVEN, SEEN, Checkout, Distribution, Driver, Facts, Failure, Gpu, Interpreter, ModuleLocation, Nvcc, PthImport,
+    Toolkit, TorchBuild, canonical_name, capability_of, capability_text, gpus_given, is_distribution_name,
 )
-from .findings import Finding, Remedy, Status, Step
+from .findings import Evidence, Finding, Remedy, Run, Status, Step
 from .report import Host, LoadedLibrary, ProcessRecord, ProfileChoice, Report, SmokeResult, plain
 
 __all__ = [
@@ -17,6 +17,8 @@ __all__ = [
     "Step",
     "Remedy",
     "Finding",
+    "Run",
+    "Evidence",
     "Failure",
     "Distribution",
     "ModuleLocation",
@@ -37,5 +39,10 @@ __all__ = [
     "ProcessRecord",
     "canonical_name",
     "is_distribution_name",
+    "capability_of",
+    "capability_text",
+    "gpus_given",
+    "SEEN",
+    "GIVEN",
     "plain",
 ]

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-__all__ = ["canonical_name", "is_distribution_name", "Failure", "Distribution", "ModuleLocation", "PthImport",
-           "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc", "Toolkit", "Checkout", "Facts"]
+__all__ = ["canonical_name", "is_distribution_name", "capability_of", "capability_text", "gpus_given", "Failure",
+           "Distribution", "ModuleLocation", "PthImport", "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc",
+           "Toolkit", "Checkout", "Facts", "SEEN", "GIVEN"]
 
 
 def canonical_name(name: str) -> str:
@@ -23,6 +24,22 @@ def is_distribution_name(name: str) -> bool:
     import re
 
     return bool(re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", name))
+
+
+def capability_of(text: str) -> tuple[int, int]:
+    """A compute capability written MAJOR.MINOR ('9.0', '12.1') as (major, minor): the one reading of it, for the
+    --gpu-capability flag and the profiles alike. Major 1 to 99, minor one digit; ValueError otherwise ('9', '9.0.1',
+    'abc', '-1.0', '100.0')."""
+    import re
+
+    match = re.fullmatch(r"([1-9][0-9]?)\.([0-9])", text) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(f"{text!r} is not a compute capability MAJOR.MINOR such as 9.0 or 12.1")
+    return int(match[1]), int(match[2])
+
+
+def capability_text(capability: tuple[int, int]) -> str:
+    return f"{capability[0]}.{capability[1]}"
 
 
 @dataclass(frozen=True)
@@ -114,6 +131,9 @@ class Interpreter:
         return next((m for m in self.modules if m.name == name), None)
 
 
+SEEN, GIVEN = "seen", "given"  # a GPU NVML reported here; one named with --gpu-capability, judged as if present
+
+
 @dataclass(frozen=True)
 class Gpu:
     index: int
@@ -122,10 +142,21 @@ class Gpu:
     memory_bytes: Optional[int] = None
     mig: Optional[bool] = None  # None: not supported or unknown
     uuid: Optional[str] = None  # "GPU-..." (NVML), for telling nodes' GPUs apart in a fleet
+    source: str = SEEN  # SEEN or GIVEN
 
     @property
     def capability_text(self) -> str:
-        return f"{self.capability[0]}.{self.capability[1]}"
+        return capability_text(self.capability)
+
+    @property
+    def given(self) -> bool:
+        return self.source == GIVEN
+
+
+def gpus_given(capabilities: tuple[tuple[int, int], ...]) -> tuple[Gpu, ...]:
+    """The GPUs named with --gpu-capability, one per capability given, in the order given."""
+    return tuple(Gpu(index=index, name=f"a GPU of compute capability {capability_text(c)}", capability=c, source=GIVEN)
+                 for index, c in enumerate(dict.fromkeys(capabilities)))
 
 
 @dataclass(frozen=True)
@@ -192,3 +223,12 @@ class Facts:
     checkout: Union[Checkout, Failure, None]  # None: no checkout was offered or found (or the profile needs none)
     cuda_visible_devices: Optional[str] = None  # the target's CUDA_VISIBLE_DEVICES; None: not set
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
+    given_gpus: tuple[Gpu, ...] = ()  # --gpu-capability: the GPUs to judge for, as if present (source GIVEN)
+
+    @property
+    def gpus(self) -> tuple[Gpu, ...]:
+        """The GPUs the verdicts are for: those given with --gpu-capability, which win over what NVML sees here,
+        else the driver's (none without one)."""
+        if self.given_gpus:
+            return self.given_gpus
+        return self.driver.gpus if isinstance(self.driver, Driver) else ()

@@ -1,4 +1,5 @@
-"""The verdicts: the status of one check, the finding judge makes, and the remedy that says what to do about it."""
+"""The verdicts: the status of one check, the finding judge makes, the remedy that says what to do about it, and the
+real runs a verdict can point to (a profile's recorded evidence)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import enum
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["Status", "Step", "Remedy", "Finding"]
+__all__ = ["Status", "Step", "Remedy", "Run", "Evidence", "Finding"]
 
 
 class Status(str, enum.Enum):
@@ -77,6 +78,60 @@ class Remedy:
         return dataclasses.replace(self, commands=tuple(new if command == old else command for command in self.commands))
 
 
+# --------------------------------------------------------------------------------------------------------------
+# Evidence: real runs
+
+
+@dataclass(frozen=True)
+class Run:
+    """One real run of the stack on a GPU, recorded as evidence for a profile (envcheck/profile/evidence/): what ran,
+    on what, how it ended, and where its capture is."""
+
+    gpu: str  # "NVIDIA H200"
+    capability: tuple[int, int]
+    what: str  # "smoke" (a GEMM through Inductor), "smoke --library", "bench", "bench --library"
+    outcome: Status  # pass, or fail; warn: it ran, with a reservation (a bench that measured, then advised against)
+    date: str  # "2026-12-01"
+    source: str  # the capture: a file, or a log and the experiment in it
+    driver: Optional[str] = None  # "580.159.04"; None: the capture does not say
+    versions: tuple[tuple[str, str], ...] = ()  # (canonical distribution name, version): torch, the DSL, the library
+    dsl_flavour: str = ""  # the DSL build the process loaded: "cu13", "cu12"; "": one build only, or not recorded
+    library: str = ""  # the kernel library's module: "cutlass.operators", "cutlass_api"
+    kernel: str = ""  # the kernel that ran
+    simulated: str = ""  # what was made to read otherwise than the hardware is, e.g. the capability
+    note: str = ""  # how it ended, in a sentence (a failure's message)
+
+    def version(self, name: str) -> Optional[str]:
+        return next((v for n, v in self.versions if n == name), None)
+
+    @property
+    def said(self) -> str:
+        """'ran on an NVIDIA H200, driver 580, 2026-12-01' (or 'failed on ...'), for a finding's details."""
+        verb = {Status.PASS: "ran", Status.WARN: "ran", Status.FAIL: "failed"}.get(self.outcome, self.outcome.value)
+        article = "an" if self.gpu[:1].upper() in "AEIOU" or self.gpu.startswith("NVIDIA") else "a"  # an NVIDIA H200
+        where = f"{article} {self.gpu}" + (f" ({self.simulated})" if self.simulated else "")
+        driver = f", driver {self.driver.split('.')[0]}" if self.driver else ""
+        return f"{self.what} {verb} on {where}{driver}, {self.date}" + (f": {self.note}" if self.note else "")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The recorded runs of the combination a verdict was made for: the fields that must match (compute capability,
+    torch minor, the DSL's version, the kernel library's version, and what the check itself depends on), and every
+    run that matches them all (none: the verdict rests on sources only)."""
+
+    combination: tuple[tuple[str, str], ...]  # (field, value): ("compute capability", "9.0"), ("torch", "2.14"), ...
+    runs: tuple[Run, ...] = ()
+
+    @property
+    def said(self) -> str:
+        fields = ", ".join(f"{name} {value or '(one only)'}" for name, value in self.combination)
+        if not self.runs:
+            return f"no recorded run of this combination ({fields}): the verdict rests on the sources"
+        runs = "; ".join(f"{r.said} ({r.source})" for r in self.runs)
+        return f"recorded runs of this combination ({fields}): {runs}"
+
+
 @dataclass(frozen=True)
 class Finding:
     """The verdict of one check. id is stable: once shipped it never changes meaning."""
@@ -89,3 +144,4 @@ class Finding:
     why: str = ""
     remedy: Optional[Remedy] = None
     details: tuple[str, ...] = ()
+    evidence: Optional[Evidence] = None  # the recorded runs of what was judged, where the verdict rests on them

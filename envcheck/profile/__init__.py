@@ -17,8 +17,8 @@ from ..model import ProfileChoice
 from .load import MAX_ENTRIES, builtin_profiles, load, load_builtin
 from .origins import PolicyError
 from .schema import (
-    DEFAULT_PROFILE, RECIPE, RUNTIME, SCHEMA, Conflict, CutlassSource, GpuRule, PackageRule, Policy, SmokeSpec, StandIn,
-    driver_floor_for, driver_text, spec_text,
+    DEFAULT_PROFILE, LEVELS, RECIPE, RUNTIME, SCHEMA, Beside, Caveat, Conflict, CutlassSource, GpuRule, PackageRule,
+    Policy, PythonRange, SmokeSpec, StandIn, driver_floor_for, driver_text, on_capabilities, spec_text,
 )
 from .select import Candidates, candidates, resolve, select, torch_release
 
@@ -38,6 +38,11 @@ __all__ = [
     "PackageRule",
     "Conflict",
     "GpuRule",
+    "Caveat",
+    "PythonRange",
+    "Beside",
+    "LEVELS",
+    "on_capabilities",
     "StandIn",
     "CutlassSource",
     "Policy",

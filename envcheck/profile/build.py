@@ -9,18 +9,66 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
+from typing import Any
+
 from packaging.specifiers import SpecifierSet
 
 from ..model import Status
 from .fields import (
     _CAPABILITIES, _RELATIVE_PATH_EXPECTED, _Table, _apt_package, _backend_name, _basis, _bool, _capability,
     _distribution_name, _extras, _git_ref, _index_url, _level, _module, _name_prefix, _names, _one_line, _regex,
-    _relative_path, _requirement, _requirement_text, _sha, _specifier, _status, _url, _version,
+    _relative_path, _requirement, _requirement_text, _sha, _specifier, _status, _string, _url, _version,
 )
 from .origins import _Origins
-from .schema import RUNTIME, SCHEMA, Conflict, CutlassSource, GpuRule, PackageRule, Policy, SmokeSpec, StandIn
+from .runs import builtin_runs
+from .schema import (
+    RUNTIME, SCHEMA, Beside, Caveat, Conflict, CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec,
+    StandIn,
+)
 
 __all__ = ["build"]
+
+
+def _fields(value: Any, keys: dict) -> dict:
+    """An inline table of known keys, each read by its parser; ValueError (or TypeError) on anything else."""
+    required = {k for k, (_, need) in keys.items() if need}
+    if not isinstance(value, dict) or not required <= set(value) <= set(keys):
+        raise ValueError
+    return {key: parse(value[key]) for key, (parse, _) in keys.items() if key in value}
+
+
+def _module_dirs(value: Any) -> tuple[tuple[SpecifierSet, tuple[str, ...]], ...]:
+    """A list of folders (every version), or a table of version specifier -> list of folders."""
+    dirs = _names(_relative_path)
+    if isinstance(value, list):
+        return ((SpecifierSet(), dirs(value)),)
+    if not isinstance(value, dict):
+        raise TypeError
+    return tuple((_specifier(versions), dirs(folders)) for versions, folders in value.items())
+
+
+def _besides(value: Any) -> tuple[Beside, ...]:
+    if not isinstance(value, list):
+        raise TypeError
+    keys = {"when": (_requirement, True), "version": (_specifier, True), "source": (_string, False)}
+    return tuple(Beside(**_fields(item, keys)) for item in value)
+
+
+def _exempt(value: Any) -> tuple[tuple[str, SpecifierSet], ...]:
+    """Name prefixes, each alone (every version) or as {prefix, version}."""
+    if not isinstance(value, list):
+        raise TypeError
+    keys = {"prefix": (_name_prefix, True), "version": (_specifier, False)}
+    found = []
+    for item in value:
+        entry = {"prefix": _name_prefix(item)} if isinstance(item, str) else _fields(item, keys)
+        found.append((entry["prefix"], entry.get("version", SpecifierSet())))
+    return tuple(found)
+
+
+_BESIDE = "a list of {when = 'a requirement such as nvidia-cutlass-dsl>=4.6', version = 'a specifier', source = 'text'}"
+_MODULE_DIRS = (f"a list, each {_RELATIVE_PATH_EXPECTED}; or a table of version specifier -> such a list "
+                "(e.g. {'<4.6' = ['nvidia_cutlass_dsl/python_packages']})")
 
 
 def _rule(table: _Table, name_key: str, level: str = "required") -> PackageRule:
@@ -28,7 +76,7 @@ def _rule(table: _Table, name_key: str, level: str = "required") -> PackageRule:
     return PackageRule(
         name=table.get(name_key, _distribution_name, "a distribution name"),
         specifier=table.get("version", _specifier, "a version specifier such as '==0.1.7' or '' for any", SpecifierSet()),
-        level=table.get("level", _level, "'required' or 'recommended'", level),
+        level=table.get("level", _level, "'required', 'recommended' or 'optional'", level),
         why=table.text("why", ""),
         basis=table.get("basis", _basis, "'runtime' or 'recipe'", RUNTIME),
         runtime=table.get("runtime", _specifier, "a version specifier (the part of a recipe requirement that is runtime)", SpecifierSet()),
@@ -36,7 +84,9 @@ def _rule(table: _Table, name_key: str, level: str = "required") -> PackageRule:
         recipe_note=table.text("recipe-note", ""),
         extras=table.get("extras", _extras, "a list of extra names", ()),
         module=table.get("module", _module, "a module name such as 'nvMatmulHeuristics'", None),
-        module_dirs=table.get("module-dirs", _names(_relative_path), f"a list, each {_RELATIVE_PATH_EXPECTED}", ()),
+        module_dirs=table.get("module-dirs", _module_dirs, _MODULE_DIRS, ()),
+        runtime_beside=table.get("runtime-beside", _besides, _BESIDE, ()),
+        source=table.text("source", ""),
     )
 
 
@@ -51,6 +101,7 @@ def _stand_in(table: _Table) -> StandIn:
         missing=table.get("missing", _distribution_name, "a distribution name"),
         present=table.get("present", _distribution_name, "a distribution name"),
         why=table.text("why", ""),
+        source=table.text("source", ""),
     )
     table.done()
     return stand_in
@@ -64,6 +115,8 @@ def _conflict(entry: _Table) -> Conflict:
         match, is_prefix = entry.get("name", _distribution_name, "a distribution name"), False
     else:
         match, is_prefix = entry.get("prefix", _name_prefix, "a distribution name prefix"), True
+    if "status" in entry.data and "basis" in entry.data:
+        raise entry._error("basis", entry.data["basis"], "either 'status' or 'basis' (with 'runtime-on'), not both")
     conflict = Conflict(
         match, is_prefix, entry.text("why", ""),
         version=entry.get("version", _specifier, "a version specifier such as '<4.4'", SpecifierSet()),
@@ -72,9 +125,48 @@ def _conflict(entry: _Table) -> Conflict:
         status=entry.get("status", _status, "'pass', 'warn' or 'fail'", Status.FAIL),
         instead=entry.get("instead", _requirement_text, "a requirement such as 'nvidia-cutlass-dsl[cu13]>=4.8'", None),
         consent=entry.get("consent", _bool, "true or false", False),
+        basis=entry.get("basis", _basis, "'runtime' or 'recipe'", RUNTIME),
+        runtime_on=entry.get("runtime-on", _specifier, _CAPABILITIES, None),
+        source=entry.text("source", ""),
     )
     entry.done()
     return conflict
+
+
+def _caveat(entry: _Table) -> Caveat:
+    caveat = Caveat(
+        name=entry.get("name", _git_ref, "a name (letters, digits, '.', '-', '_')"),
+        capability=entry.get("capability", _specifier, _CAPABILITIES),
+        torch=entry.get("torch", _specifier, "a torch version specifier such as '>=2.14,<2.15'", SpecifierSet()),
+        status=entry.get("status", _status, "'pass', 'warn' or 'fail'"),
+        text=entry.text("text"),
+        remedy=entry.text("remedy", ""),
+        source=entry.text("source", ""),
+    )
+    entry.done()
+    return caveat
+
+
+def _python_range(entry: _Table) -> PythonRange:
+    python_range = PythonRange(
+        torch=entry.get("torch", _specifier, "a torch version specifier such as '>=2.15'"),
+        version=entry.get("version", _specifier, "a version specifier such as '>=3.11'"),
+        why=entry.text("why", ""),
+        source=entry.text("source", ""),
+    )
+    entry.done()
+    return python_range
+
+
+def _gpu_rule(entry: _Table, gpus: bool = True) -> GpuRule:
+    return GpuRule(
+        capability=entry.get("capability", _capability, "a compute capability such as '9.0'"),
+        status=entry.get("status", _status, "'pass', 'warn' or 'fail'"),
+        kernels=entry.text("kernels"),
+        gpus=entry.text("gpus", "") if gpus else "",
+        remedy=entry.text("remedy", ""),
+        source=entry.text("source", ""),
+    )
 
 
 def _smoke(top: _Table, backend: str) -> SmokeSpec:
@@ -119,7 +211,8 @@ def _cutlass(top: _Table) -> Optional[CutlassSource]:
 
 
 def build(data: dict, origins: _Origins) -> Policy:
-    """The Policy of a merged profile (`merge`), every key read and checked; PolicyError names the first bad one."""
+    """The Policy of a merged profile (`merge`), every key read and checked; PolicyError names the first bad one.
+    Its runs are the evidence of the built-in profiles it stands on (runs.py, each file read once)."""
     source = origins.named
     top = _Table(data, origins, "")
     schema = top.raw("schema", SCHEMA)
@@ -141,19 +234,10 @@ def build(data: dict, origins: _Origins) -> Policy:
 
     gpus = []
     for entry in top.tables("gpu", []):
-        gpus.append(GpuRule(
-            capability=entry.get("capability", _capability, "a compute capability such as '9.0'"),
-            status=entry.get("status", _status, "'pass', 'warn' or 'fail'"),
-            kernels=entry.text("kernels"),
-            gpus=entry.text("gpus", ""),
-        ))
+        gpus.append(_gpu_rule(entry))
         entry.done()
     below_table = top.table("gpu-below")
-    gpu_below = GpuRule(
-        capability=below_table.get("capability", _capability, "a compute capability such as '8.0'"),
-        status=below_table.get("status", _status, "'pass', 'warn' or 'fail'"),
-        kernels=below_table.text("kernels"),
-    )
+    gpu_below = _gpu_rule(below_table, gpus=False)
     gpu_why = below_table.text("why", "")
     below_table.done()
 
@@ -176,6 +260,8 @@ def build(data: dict, origins: _Origins) -> Policy:
         link=top.get("link", _url, "an https URL", ""),
         python=python.get("version", _specifier, "a version specifier such as '>=3.12'"),
         python_why=python.text("why", ""),
+        python_source=python.text("source", ""),
+        python_by_torch=tuple(_python_range(t) for t in python.tables("by-torch", [])),
         torch=torch_range,
         torch_verified=torch.get("verified", _specifier, "a version specifier such as '>=2.14,<2.16'", torch_range),
         torch_cuda=torch.get("cuda", _specifier, "a CUDA version specifier such as '>=13,<14'"),
@@ -199,9 +285,12 @@ def build(data: dict, origins: _Origins) -> Policy:
         gpu_below=gpu_below,
         inductor_modules=inductor_modules,
         smoke=_smoke(top, backend),
-        mixed_cuda_exempt=top.get("mixed-cuda-exempt", _names(_name_prefix), "a list of distribution name prefixes", ()),
+        mixed_cuda_exempt=top.get("mixed-cuda-exempt", _exempt, "a list of distribution name prefixes, each a string "
+                                  "or {prefix = '...', version = 'a specifier'}", ()),
         gpu_why=gpu_why,
         origins=tuple(origins.where.items()),
+        caveats=tuple(_caveat(t) for t in top.tables("caveats", [])),
+        runs=tuple(run for name in origins.builtins for run in builtin_runs(name)),
     )
     for table in (python, torch, cuda, cutedsl, top):
         table.done()

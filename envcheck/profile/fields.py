@@ -16,11 +16,11 @@ from packaging.version import InvalidVersion, Version
 
 from ..errors import UsageError
 from ..gitsafe import checked_index_url, checked_url, is_commit_id, is_plain_name, is_relative_path
-from ..model import Status, canonical_name, is_distribution_name
+from ..model import Status, canonical_name, capability_of, is_distribution_name
 from ..shell import unsafe_character
 from .merge import ENTRY_KEYS, _entry_key, _entry_path
 from .origins import _MISSING, PolicyError, _Origins
-from .schema import RECIPE, RUNTIME
+from .schema import LEVELS, RECIPE, RUNTIME
 
 _MAX_TEXT = 4096  # characters of any one value: a branch name or a URL is far shorter, a why a paragraph
 
@@ -117,10 +117,7 @@ def _version(value: Any) -> Version:
 
 
 def _capability(value: Any) -> tuple[int, int]:
-    match = re.fullmatch(r"(\d+)\.(\d)", _string(value))
-    if not match:
-        raise ValueError
-    return int(match[1]), int(match[2])
+    return capability_of(_string(value))
 
 
 def _requirement(value: Any) -> Requirement:
@@ -203,7 +200,7 @@ def _status(value: Any) -> Status:
 
 
 def _level(value: Any) -> str:
-    if value not in ("required", "recommended"):
+    if value not in LEVELS:
         raise ValueError
     return value
 

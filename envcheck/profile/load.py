@@ -26,7 +26,7 @@ _MAX_EXTENDS = 8
 # The keys a profile's top level may hold: a file `extends` reaches with any other key is not a profile.
 _TOP_KEYS = frozenset({"schema", "extends", "id", "title", "backend", "link", "python", "torch", "cuda", "cutedsl",
                        "cutlass", "packages", "conflicts", "stand-ins", "gpu", "gpu-below", "inductor", "smoke",
-                       "mixed-cuda-exempt"})
+                       "mixed-cuda-exempt", "caveats"})
 
 
 @functools.lru_cache(maxsize=1)
@@ -62,9 +62,11 @@ def _read(data: dict, source: str, folder: Optional[Path]) -> tuple[dict, _Origi
     else replaced), with the file that set each value."""
     merged: dict = {}
     where: dict = {}
-    for layer_source, layer in _layers(data, source, folder):
+    layers = _layers(data, source, folder)
+    for layer_source, layer in layers:
         merged = merge(merged, layer, layer_source, where)
-    return merged, _Origins(source, where)
+    builtins = tuple(name[len(_BUILTIN):] for name, _ in layers if name.startswith(_BUILTIN))
+    return merged, _Origins(source, where, builtins)
 
 
 def _layers(data: dict, source: str, folder: Optional[Path], depth: int = 0) -> list[tuple[str, dict]]:

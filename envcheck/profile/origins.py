@@ -57,10 +57,12 @@ def _kind(value: Any) -> str:
 
 @dataclass(frozen=True)
 class _Origins:
-    """Which file set each value of a merged profile (`where`: key -> source), and the file the user named."""
+    """Which file set each value of a merged profile (`where`: key -> source), the file the user named, and the
+    built-in profiles it stands on (their evidence is its evidence)."""
 
     named: str
     where: dict
+    builtins: tuple[str, ...] = ()
 
     def of(self, key: str) -> str:
         return self.where.get(key, self.named)

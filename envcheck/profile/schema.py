@@ -15,25 +15,45 @@ Everything that differs between stacks is profile data; code never branches on a
   against the built-in profile that covers the installed torch (`select`). `torch.verified` (Policy.torch_verified):
   the part of that range that was verified; a torch inside `version` but outside `verified` is judged, marked
   unverified (warn).
+- `[python]` (Policy.python): the Python versions of the whole profile (`version`, `why`, `source`), and
+  `[[python.by-torch]]` (Policy.python_by_torch, PythonRange): a narrower range where the installed torch is in
+  `torch` (torch 2.15.0 requires Python >= 3.11). Without torch, the profile's range: pip installs the newest torch
+  that the interpreter can take.
 - every requirement carries its basis (`basis = "runtime"`: the backend breaks without it; `"recipe"`: published,
   not shown necessary). A recipe deviation warns, and fails under --strict. `runtime` (a specifier) is the part of a
   recipe requirement that is runtime everywhere; `runtime-on` (a compute-capability specifier such as ">=10.0,<11")
-  makes the whole requirement runtime on those GPUs; `recipe-note` says what works instead where it is recipe.
+  makes the whole requirement runtime on those GPUs; `recipe-note` says what works instead where it is recipe;
+  `runtime-beside` (a list of `{when, version, source}`) is a floor that is runtime only where another installed
+  distribution meets `when` (apache-tvm-ffi >= 0.1.11 beside nvidia-cutlass-dsl >= 4.6).
+- every verdict says where it comes from: `source` (a wheel's file and line, or a run) on [python], [cutedsl],
+  [[packages]], [[conflicts]], [[stand-ins]], [[gpu]], [gpu-below], [[caveats]] and [[python.by-torch]].
 - `[cutedsl]` (Policy.cutedsl, a PackageRule): the DSL distribution, its extras (`["cu13"]`), the module Inductor
-  imports (`module`) and the folders inside a site directory its module must load from (`module-dirs`).
+  imports (`module`) and the folders inside a site directory its module must load from (`module-dirs`: a list, or
+  a table of DSL version specifier -> list, since the DSL moved `cutlass` from python_packages to dsl_packages at
+  4.6.0).
 - `[inductor] modules` (Policy.inductor_modules): the modules Inductor's find_spec decides availability with; the
   probe looks for these and for every rule's `module` (Policy.probe_modules).
 - `[cutlass]` (Policy.cutlass): the CUTLASS checkout a package is installed from; absent = the profile needs no
   checkout (Policy.cutlass is None; the checkout checks say "not needed by this profile").
-- `[[packages]]`: companion packages (name, version, level, basis, extras, module, why).
+- `[[packages]]`: companion packages (name, version, level, basis, extras, module, why, source). `level`: "required"
+  (missing fails), "recommended" (missing warns) or "optional" (published, e.g. as an extra, but shown to do nothing
+  on this stack: reported, never a failure or warning, never installed by fix).
 - `[[conflicts]]`: distributions that must not be there (name or prefix; optional `version`, `torch-cuda`: only for
-  a torch built for that CUDA, `unless`: not when that distribution is installed too, `status` fail or warn,
-  `instead`: the requirement the remedy installs, `consent`: remove only when the user agrees).
+  a torch built for that CUDA, `unless`: not when that distribution is installed too, `status` fail or warn, or
+  instead `basis` with `runtime-on` (warn where recipe, fail on those compute capabilities), `instead`: the
+  requirement the remedy installs, `consent`: remove only when the user agrees).
+- `[[gpu]]` (Policy.gpus): the kernel table, one row per compute capability (status, kernels, gpus, remedy: the way
+  out where it is not a pass, source); `[gpu-below]` (Policy.gpu_below): everything below its capability.
+- `[[caveats]]` (Policy.caveats): a known problem of some GPUs with some torch versions (name, capability and torch
+  specifiers, status, text, remedy, source), judged in gpu.compute-capability.
 - `[smoke]`: the smoke's backends, the extra backends per compute capability, and the patterns that prove the
   kernel ran in Inductor's generated code (`call-pattern`, `kernel-pattern`, `imports`), and the kernel library
   `smoke --library` calls directly (`library`).
 - `mixed-cuda-exempt`: distribution-name prefixes that do not count as a CUDA major in packages.consistency (a
-  library that carries several CUDA flavours and picks one at run time).
+  library that carries several CUDA flavours and picks one at run time): a name, or `{prefix, version}` to exempt
+  only those versions.
+- the real runs that support a built-in profile are data beside it (envcheck/profile/evidence/<id>.toml, read by
+  runs.py into Policy.runs); a profile that extends a built-in one inherits them.
 """
 
 from __future__ import annotations
@@ -45,86 +65,17 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from ..model import Status
+from ..model import Run
+from .rules import (RECIPE, RUNTIME, Beside, Caveat, Conflict, GpuRule, PackageRule, PythonRange, StandIn,
+                    driver_floor_for, driver_text, on_capabilities, spec_text)
 
-__all__ = ["DEFAULT_PROFILE", "SCHEMA", "RUNTIME", "RECIPE", "PackageRule", "Conflict", "StandIn", "GpuRule",
-           "CutlassSource", "SmokeSpec", "Policy", "spec_text", "driver_text", "driver_floor_for"]
+__all__ = ["DEFAULT_PROFILE", "SCHEMA", "RUNTIME", "RECIPE", "LEVELS", "Beside", "PackageRule", "Conflict", "StandIn",
+           "GpuRule", "Caveat", "PythonRange", "CutlassSource", "SmokeSpec", "Policy", "spec_text", "driver_text",
+           "driver_floor_for", "on_capabilities"]
 
 DEFAULT_PROFILE = "torch-2.11-nvgemm"  # the published recipe: the profile without torch, and below every range
 SCHEMA = 1
-RUNTIME, RECIPE = "runtime", "recipe"
-
-
-@dataclass(frozen=True)
-class PackageRule:
-    """One required distribution and the versions wanted, with the basis of that want.
-
-    basis "runtime": the backend breaks outside `specifier`. basis "recipe": `specifier` is what was published;
-    only `runtime` (default: any version) is necessary, except on compute capabilities in `runtime_on`, where all of
-    `specifier` is."""
-
-    name: str  # canonical distribution name
-    specifier: SpecifierSet
-    level: str  # "required" (fail) or "recommended" (warn)
-    why: str
-    basis: str = RUNTIME
-    runtime: SpecifierSet = SpecifierSet()
-    runtime_on: Optional[SpecifierSet] = None  # compute capabilities ("10.0") where a recipe basis is runtime
-    recipe_note: str = ""  # where the basis is recipe: what works instead
-    extras: tuple[str, ...] = ()
-    module: Optional[str] = None  # the module it provides, looked for by the probe
-    module_dirs: tuple[str, ...] = ()  # folders (relative to a site directory) its module loads from
-
-    @property
-    def requirement(self) -> str:
-        """What pip is asked for: the name, its extras and the policy's versions."""
-        extras = f"[{','.join(self.extras)}]" if self.extras else ""
-        return f"{self.name}{extras}{self.specifier}"
-
-    def basis_on(self, capabilities: tuple[tuple[int, int], ...]) -> str:
-        """The basis on these GPUs: a recipe requirement is runtime where any of them is in runtime_on."""
-        if self.basis == RUNTIME or self.runtime_on is None:
-            return self.basis
-        return RUNTIME if any(self.runtime_on.contains(f"{major}.{minor}") for major, minor in capabilities) else RECIPE
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """A distribution that must not be installed: an exact name, or every name with a prefix.
-
-    It applies only to installed versions in `version`, only beside a torch whose CUDA build is in `torch_cuda`
-    (None: any), and not when `unless` is installed too. `instead` is what the remedy installs in its place;
-    `consent`: the fixer removes it only when the user agrees."""
-
-    match: str
-    is_prefix: bool
-    why: str
-    version: SpecifierSet = SpecifierSet()
-    torch_cuda: Optional[SpecifierSet] = None
-    unless: Optional[str] = None
-    status: Status = Status.FAIL
-    instead: Optional[str] = None
-    consent: bool = False
-
-    def matches(self, name: str) -> bool:
-        return name.startswith(self.match) if self.is_prefix else name == self.match
-
-
-@dataclass(frozen=True)
-class StandIn:
-    """A requirement missing on paper but met in practice: `missing` is not installed, `present` does its job."""
-
-    missing: str
-    present: str
-    why: str
-
-
-@dataclass(frozen=True)
-class GpuRule:
-    capability: tuple[int, int]
-    status: Status
-    kernels: str
-    gpus: str = ""
+LEVELS = ("required", "recommended", "optional")
 
 
 @dataclass(frozen=True)
@@ -191,9 +142,13 @@ class Policy:
     cuda_basis: str = RUNTIME  # of cuda.toolkit and cuda.driver's CUDA version
     inductor_modules: tuple[str, ...] = ()  # what Inductor's find_spec decides availability with
     smoke: SmokeSpec = SmokeSpec(("NVGEMM",))
-    mixed_cuda_exempt: tuple[str, ...] = ()  # name prefixes not counted as a CUDA major
+    mixed_cuda_exempt: tuple[tuple[str, SpecifierSet], ...] = ()  # (name prefix, versions) not counted as a CUDA major
     gpu_why: str = ""
     origins: tuple[tuple[str, str], ...] = ()  # (key, the file that set it): 'torch.index-url', 'packages[name=x]'
+    python_source: str = ""
+    python_by_torch: tuple[PythonRange, ...] = ()
+    caveats: tuple[Caveat, ...] = ()
+    runs: tuple[Run, ...] = ()  # the real runs that support it (its built-in profile's evidence)
 
     def origin(self, key: str) -> str:
         """The file (or built-in profile) that set a key's value, as `origins` records it; the profile's own source
@@ -210,6 +165,24 @@ class Policy:
         return self.cutedsl.module
 
     @property
+    def library_distribution(self) -> Optional[str]:
+        """The distribution of the kernel library Inductor calls (`smoke.library`): a package rule's or the
+        checkout's; None when the profile names none."""
+        module = self.smoke.library
+        if self.cutlass is not None and self.cutlass.module == module:
+            return self.cutlass.distribution
+        return next((r.name for r in self.packages if module and r.module == module), None)
+
+    def python_for(self, torch: Optional[Version]) -> tuple[SpecifierSet, tuple[PythonRange, ...]]:
+        """The Python versions wanted beside an installed torch release (None: no torch, the profile's own range),
+        and the per-torch ranges that narrowed it."""
+        ranges = tuple(r for r in self.python_by_torch if torch is not None and r.torch.contains(torch))
+        wanted = self.python
+        for extra in ranges:
+            wanted = wanted & extra.version
+        return wanted, ranges
+
+    @property
     def probe_modules(self) -> tuple[str, ...]:
         """Every module the probe must locate in the target interpreter (find_spec, nothing imported)."""
         names = ["torch", self.cutedsl_module, *self.inductor_modules]
@@ -217,22 +190,3 @@ class Policy:
         if self.cutlass is not None:
             names.append(self.cutlass.module)
         return tuple(dict.fromkeys(names))
-
-
-def spec_text(specifier: SpecifierSet, separator: str = ", ") -> str:
-    """A specifier lower bound first, '>=4.3.0, <=4.3.5' (packaging sorts it as text); '' for any version."""
-    order = {">": 0, "~": 1, "=": 1, "!": 2, "<": 3}
-    return separator.join(sorted((str(s) for s in specifier), key=lambda s: (order.get(s[0], 4), s)))
-
-
-def driver_text(version: Version) -> str:
-    """An NVIDIA driver version as NVIDIA writes it: 590.44.01, not PEP 440's 590.44.1."""
-    release = tuple(version.release) + (0,) * (3 - len(version.release))
-    if len(version.release) >= 3:
-        return f"{release[0]}.{release[1]:02d}.{release[2]:02d}"
-    return f"{release[0]}.{release[1]:02d}"
-
-
-def driver_floor_for(floors: tuple[tuple[Version, Version], ...], cuda: Version) -> Version:
-    eligible = [driver for c, driver in floors if c <= cuda]
-    return eligible[-1] if eligible else floors[0][1]

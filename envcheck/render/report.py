@@ -87,6 +87,10 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
     lines = [f"envcheck {__version__} doctor — profile {report.profile.id}{_from(report)}, target {report.target}"]
     if report.profile.reason:
         lines.extend(textwrap.wrap(f"profile chosen because {_reason(report.profile)}", width, initial_indent="  ", subsequent_indent="    "))
+    given = report.facts.given_gpus if report.facts is not None else ()
+    if given:  # --gpu-capability: the verdicts are for GPUs that are not here
+        shown = ", ".join(g.capability_text for g in given)
+        lines.append(f"  judged for compute capability {shown}: given with --gpu-capability, not seen here")
     lines.append("")
 
     def block(label: str, text: str) -> None:
