@@ -1,8 +1,8 @@
 """The command line: parse, call one function, return its exit code. No logic lives here.
 
-Exit codes (the same for every command): 0 every required check passed, 1 a required check failed,
-2 bad usage or bad input (and an output that cannot be written: a full disk), 3 envcheck itself failed (the log's
-path is printed), 130 interrupted, 141 standard output closed early (`envcheck ... | head`: quietly, as git does).
+Exit codes (the same for every command, envcheck/endings.py maps every ending to one): 0 every required check
+passed, 1 a required check failed, 2 bad usage or bad input, 3 envcheck itself failed (the log's path is printed),
+130 interrupted, 141 standard output closed early.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from typing import Callable, List, Optional
 
 import typer
 
-from . import helpstyle, terminal
-from .errors import EXIT_BROKEN_PIPE, EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-from .paths import write_crash_log
+from . import endings, helpstyle
+from .errors import UsageError
 
 app = typer.Typer(
     cls=helpstyle.Group,
@@ -25,7 +24,6 @@ app = typer.Typer(
     help="Will TorchInductor's CuteDSL (NVGEMM) GEMM backend work here? Check, fix and prove it.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
 
 
 def _version(value: bool) -> None:
@@ -116,7 +114,7 @@ def doctor(
     bench: bool = typer.Option(False, "--bench", help="Also show the last `envcheck bench` result (saved under the cache)."),
 ) -> int:
     """Check every link of the stack and report what is missing."""
-    from .doctor import DoctorOptions, run_doctor
+    from .commands.doctor import DoctorOptions, run_doctor
 
     return run_doctor(
         DoctorOptions(
@@ -171,7 +169,7 @@ def explain(
     gpu_capability: List[str] = _gpu_capability_option("With --python, judge"),
 ) -> int:
     """Find known failures of the stack in a log or traceback: cause, evidence line, remedy, checks to run."""
-    from .explain import run_explain
+    from .commands.explain import run_explain
 
     return run_explain(log, python, policy, as_json, gpu_capabilities=gpu_capability)
 
@@ -228,7 +226,7 @@ def lock(
 ) -> int:
     """Write a PEP 751 pylock.toml of a profile's stack, resolved for a target platform (or --from-env: as installed)."""
     from .lock import Target
-    from .lock.command import run_lock
+    from .commands.lock import run_lock
 
     target = None
     if python_version is not None or platform is not None:
@@ -255,7 +253,7 @@ def verify(
     python: Optional[str] = PythonOpt,
 ) -> int:
     """Compare the target's installed packages with a lock; list the drift per package (exit 1 on drift)."""
-    from .lock.command import run_verify
+    from .commands.verify import run_verify
 
     return run_verify(lock_file, python)
 
@@ -277,7 +275,7 @@ def bundle(
     cutlass_url: Optional[str] = typer.Option(None, "--cutlass-url", metavar="URL", help="Where to fetch the CUTLASS commit (a local mirror works)."),
 ) -> int:
     """Everything the profile's stack needs, for a machine with no network: wheels, CUTLASS, lock, manifest."""
-    from .bundle.command import run_bundle
+    from .commands.bundle import run_bundle
 
     return run_bundle(
         output, profile=policy, lock=lock_file, python_version=python_version, without=without,
@@ -294,7 +292,7 @@ def dockerfile(
     base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
 ) -> int:
     """Render the Dockerfile template for a profile (with its .dockerignore next to -o FILE)."""
-    from .dockerfile import run_dockerfile
+    from .commands.dockerfile import run_dockerfile
 
     return run_dockerfile(output, policy_file=policy, profile=profile, base_image=base_image)
 
@@ -325,7 +323,7 @@ def fix(
                                                  callback=seconds("--lock-timeout")),
 ) -> int:
     """Turn failing checks into a plan, show it, and apply it (--yes) or stop (--dry-run); --undo gives it back."""
-    from .fix.command import FixOptions, run_fix
+    from .commands.fix import FixOptions, run_fix
 
     return run_fix(FixOptions(
         python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
@@ -345,7 +343,7 @@ def diff(
     all_packages: bool = typer.Option(False, "--all-packages", help="Also list changes of envcheck's own dependencies (typer, click, ...), left out by default."),
 ) -> int:
     """What changed from A to B, most important first; exit 1 when B regresses against A."""
-    from .fleet import run_diff
+    from .commands.diff import run_diff
 
     return run_diff(a, b, output_format=output_format, as_json=as_json, output=output, all_packages=all_packages)
 
@@ -358,7 +356,7 @@ def fleet(
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
 ) -> int:
     """Many nodes' reports as one view: groups by outcome, per-check counts, outliers; exit 1 if any node fails."""
-    from .fleet import run_fleet
+    from .commands.fleet import run_fleet
 
     return run_fleet(reports, output_format=output_format, as_json=as_json, output=output)
 
@@ -368,100 +366,6 @@ for _command in app.registered_commands:
     _command.cls = helpstyle.Command
 
 
-def _click_error() -> type:
-    """click's base exception (bad usage, shown with its own message). typer 0.2x vendors click and older typer
-    depends on it, so the class is found from typer's public BadParameter rather than imported from either."""
-    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
-
-
 def main(argv: Optional[List[str]] = None) -> int:
-    """Run the CLI and map every way it can end to an exit code.
-
-    The command runs outside typer's own main loop, which would turn Ctrl-C into a silent exit 130 before envcheck
-    could say anything: here every exception reaches envcheck's handlers. Standard output and standard error are
-    guarded for the whole run (envcheck.terminal): escape sequences from data never reach the terminal, text the
-    terminal cannot encode is escaped, and an output that cannot be written ends the run with an exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    with terminal.guarded() as (out, err):
-        try:
-            code = _run(args, out, err)
-            out.flush()
-            err.flush()
-            return code
-        except terminal.OutputError as exc:
-            return _unwritable(exc, out, err)
-
-
-def _run(args: List[str], out: terminal.TerminalStream, err: terminal.TerminalStream) -> int:
-    """The command's exit code. One asked for JSON that ends with an error, unanswered on standard output, answers
-    there with the error as JSON (envcheck/jsonfailure.py) besides saying it on standard error."""
-    from .jsonfailure import asked_for_json, failure_json
-
-    code, message, more = _ended(args, out, err)
-    if message is not None and asked_for_json(args) and not out.written:
-        command = next((word for word in args if not word.startswith("-")), None)
-        out.write(failure_json(command, code, message, **more))
-    return code
-
-
-def _ended(args: List[str], out: terminal.TerminalStream, err: terminal.TerminalStream) -> tuple[int, Optional[str], dict]:
-    """How the command ended: its exit code, and for an error the message shown on standard error (else None) with
-    what more a JSON answer carries (a crash's log)."""
-    try:
-        command = typer.main.get_command(app)
-        out.cleaning = err.cleaning = False  # typer's own help and usage, in its own colours: no data is read yet
-        try:
-            context = command.make_context("envcheck", args)
-        finally:
-            out.cleaning = err.cleaning = True
-        with context:
-            result = command.invoke(context)
-    except typer.Exit as done:
-        return done.exit_code, None, {}
-    except (typer.Abort, KeyboardInterrupt):
-        print("envcheck: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED, "interrupted", {}
-    except UsageError as exc:
-        message = _redacted(str(exc))
-        print(f"envcheck: error: {message}", file=sys.stderr)
-        return EXIT_USAGE, message, {}
-    except terminal.OutputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a crash inside envcheck: exit 3 with a log
-        if isinstance(exc, _click_error()):
-            exc.show()  # type: ignore[attr-defined]
-            return EXIT_USAGE, _redacted(exc.format_message()), {}  # type: ignore[attr-defined]
-        log = write_crash_log(exc)
-        message = _redacted(f"internal error: {type(exc).__name__}: {exc}")
-        print(f"envcheck: {message}\nThe full traceback is in {log}", file=sys.stderr)
-        return EXIT_CRASH, message, {"log": str(log)}
-    return (result if isinstance(result, int) else 0), None, {}
-
-
-def _unwritable(exc: terminal.OutputError, out: terminal.TerminalStream, err: terminal.TerminalStream) -> int:
-    """A reader that went away (`| head`) ends the run quietly with 141, as git and coreutils do (128 + SIGPIPE); any
-    other failure (a full disk: `> /dev/full`) is said on standard error, exit 2. The stream is pointed at /dev/null
-    first, so that the interpreter's last flush cannot fail again."""
-    broken = out if exc.name == out.name else err
-    terminal.silence(broken)
-    if exc.broken_pipe:
-        return EXIT_BROKEN_PIPE
-    if broken is not err:
-        try:
-            print(f"envcheck: error: {exc}", file=err, flush=True)
-        except terminal.OutputError:
-            terminal.silence(err)
-    return EXIT_USAGE
-
-
-def _redacted(text: str, limit: int = 4000) -> str:
-    """An error message with the secrets a flag or a file put in it masked (a URL's password, a token), and cut
-    short: whatever bad input it quotes, it is never echoed in full."""
-    from .redact import Redactor
-
-    text = Redactor(paths=False)(text)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
-
-
-def run() -> None:
-    sys.exit(main())
+    """Run the command line (default: this process's arguments) and return its exit code (envcheck/endings.py)."""
+    return endings.run(app, list(sys.argv[1:] if argv is None else argv))

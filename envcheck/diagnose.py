@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
-from .target import resolve_python
+from .gather.target import resolve_python
 
 if TYPE_CHECKING:
     from .gather import Gatherers, Sources

@@ -14,7 +14,8 @@ import typer.main
 import yaml
 from junitparser import Error, Failure, JUnitXml, Skipped
 
-from envcheck.ci import emit_github, github_annotations, junit_xml, step_outputs, step_summary, write_junit
+from envcheck.render.github import emit_github, github_annotations, step_outputs, step_summary
+from envcheck.render.junit import junit_xml, write_junit
 from envcheck.cli import app
 from envcheck.errors import UsageError
 from envcheck.model import Finding, Remedy, Report, Status, Step

@@ -29,7 +29,7 @@ from wheelfactory import make_venv, pip
 
 from envcheck import DISTRIBUTION, __version__
 from envcheck.cli import main
-from envcheck.dockerfile import fill, render_dockerfile, render_dockerignore
+from envcheck.render.dockerfile import fill, render_dockerfile, render_dockerignore
 from envcheck.lock import read_lock
 from envcheck.profile import DEFAULT_PROFILE, load_builtin
 
@@ -476,7 +476,7 @@ HOSTILE_WORDS = [
 def test_the_template_places_any_value_as_one_inert_word(tmp_path, value):
     mapping = {"cutlass_url": f"https://example.com/{value}", "cutlass_branch": "b", "cutlass_commit": "0" * 40,
                "cutlass_subdir": value}
-    from envcheck.dockerfile import template_text
+    from envcheck.render.dockerfile import template_text
 
     step = fill(template_text("cutlass-step.in"), mapping, "cutlass-step.in")
     assert [k for k, _ in instructions(step)] == ["ARG", "ARG", "RUN"]

@@ -16,7 +16,8 @@ from envcheck.errors import UsageError
 from envcheck.judge import judge
 from envcheck.model import Status, gpus_given
 from envcheck.profile import builtin_profiles, load_builtin
-from envcheck.profile.runs import EVIDENCE, read_run, run_from_result, runs_from_toml
+from envcheck.profile.results import read_run, run_from_result
+from envcheck.profile.runs import EVIDENCE, runs_from_toml
 from envcheck.userfile import parse_toml
 
 ROOT = Path(__file__).resolve().parent.parent

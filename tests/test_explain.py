@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from envcheck.cli import main
-from envcheck.explain import LogReader, clean_line, scan
+from envcheck.causes.log import LogReader, clean_line, scan
 from envcheck.profile import PolicyError
 from envcheck.causes import SIGNATURES, Context
 from envcheck.causes.explanations import EXPLANATIONS
@@ -259,7 +259,7 @@ def test_the_whole_block_search_never_misses_a_line_match():
     searched line by line only."""
     import re
 
-    from envcheck.explain import _alternatives, _whole_block_patterns
+    from envcheck.causes.log import _alternatives, _whole_block_patterns
     from envcheck.causes.table import SignatureRow
 
     assert _alternatives("a|b(c|d)|[|]|\\\\|x") == ["a", "b(c|d)", "[|]", "\\\\", "x"]
@@ -303,7 +303,7 @@ TABLE_SAMPLES = {
 
 def test_every_row_of_the_table_is_found_through_the_whole_block_search(policy):
     """The real table: every alternative of every pattern, buried in a block of noise, is found on its line."""
-    from envcheck.explain import _whole_block_patterns
+    from envcheck.causes.log import _whole_block_patterns
 
     assert set(TABLE_SAMPLES) == {s.id for s in SIGNATURES}
     assert all(_whole_block_patterns(s.row) is not None for s in SIGNATURES)  # the fast path serves the whole table
@@ -365,7 +365,7 @@ def test_a_fifo_nothing_writes_to_is_refused_not_waited_on(tmp_path):
 @pytest.mark.slow
 def test_a_fifo_whose_writer_is_silent_for_a_while_is_still_read(tmp_path):
     """A writer that holds the FIFO open and writes after longer than the wait (a run that prints late)."""
-    from envcheck.explain import FIFO_WAIT_S
+    from envcheck.commands.explain import FIFO_WAIT_S
 
     fifo = tmp_path / "log.fifo"
     os.mkfifo(fifo)

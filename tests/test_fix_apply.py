@@ -15,8 +15,8 @@ import pytest
 from conftest import git, python312
 from wheelfactory import install, make_venv
 
+from envcheck.commands.fix import FixOptions, Io, run_fix
 from envcheck.fix.apply import run_command
-from envcheck.fix.command import FixOptions, Io, run_fix
 from envcheck.gather import Sources, gather
 from envcheck.judge import judge
 from envcheck.model import Status

@@ -77,7 +77,7 @@ def test_the_fix_log_and_the_snapshot_may_hold_credentials_so_they_are_private(t
     import factsbuilder as fb
 
     from envcheck.fix import snapshot as snapshots
-    from envcheck.fix.command import _open_log
+    from envcheck.commands.fix import _open_log
     from envcheck.fix.pip import PipSources
 
     state = tmp_path / "state"

@@ -402,7 +402,7 @@ def test_a_log_is_never_written_through_a_link_planted_under_its_name(tmp_path, 
     """The next log's name (verb, second, pid) is guessable: a link planted under it must not be followed."""
     import datetime
 
-    from envcheck.fix.command import _open_log
+    from envcheck.commands.fix import _open_log
 
     state = tmp_path / "state"
     logs = state / "logs"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from wheelfactory import install, make_venv, operators_wheels
 
-from envcheck.fix.command import FixOptions, Io, run_fix
+from envcheck.commands.fix import FixOptions, Io, run_fix
 
 pytestmark = pytest.mark.slow  # real venvs and pip installs: run by .ci/run after the default command
 

@@ -14,8 +14,8 @@ from conftest import python312
 from factsbuilder import facts as facts_good, interpreter
 
 from envcheck.errors import UsageError
+from envcheck.commands.fix import FixOptions, Io, run_fix
 from envcheck.fix.apply import StepFailed, apply, run_command
-from envcheck.fix.command import FixOptions, Io, run_fix
 from envcheck.fix.steps import Plan, PlannedStep
 from envcheck.fix.preflight import preflight
 from envcheck.fix.promise import fixable

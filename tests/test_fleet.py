@@ -17,7 +17,7 @@ from wheelfactory import pip
 from envcheck.cli import main
 from envcheck.errors import UsageError
 from envcheck.fleet import Fleet, Group, diff, merge, read_node, read_nodes
-from envcheck.fleet.render import render_diff, render_fleet
+from envcheck.render.fleet import render_diff, render_fleet
 from envcheck.own import own_dependencies
 
 # A test that builds its own real venv with an editable cutlass_api (about 30 s on a 2-core machine) is slow.

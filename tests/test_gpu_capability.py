@@ -13,8 +13,8 @@ import pytest
 from wheelfactory import install, make_venv, operators_wheels
 
 from envcheck.cli import main
-from envcheck.doctor import DoctorOptions, fix_command
-from envcheck.fix.command import FixOptions, Io, run_fix
+from envcheck.commands.doctor import DoctorOptions, fix_command
+from envcheck.commands.fix import FixOptions, Io, run_fix
 from envcheck.gather import Sources, gather
 from envcheck.model import GIVEN, capability_of
 
@@ -116,7 +116,7 @@ def test_fix_plans_for_the_gpu_given(cu12_only, capability, failing):
 def test_bundle_only_missing_carries_what_the_gpu_given_needs(venv_factory, policy, capabilities, carried):
     """The recipe's DSL cap is runtime on 10.x: for a B200 the DSL 4.4.0 installed is missing (the bundle carries the
     recipe's), below it a recipe deviation the target may keep."""
-    from envcheck.bundle.command import _present
+    from envcheck.commands.bundle import _present
 
     python = venv_factory("torch==2.11.0+cu130", "nvidia-cutlass-dsl==4.4.0", "apache-tvm-ffi==0.1.7", "cuda-bindings")
     present, _ = _present(str(python), policy, lambda text: None, capabilities)

@@ -41,6 +41,7 @@ from envcheck.lock import (
 )
 from envcheck.model import Distribution, Interpreter
 from envcheck.redact import without_credentials
+from envcheck.render.lock import render_drift
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -366,7 +367,7 @@ def test_verify_names_a_cutlass_api_from_another_commit(stack_lock):
 
 def test_unlocked_packages_are_listed_but_do_not_fail():
     assert not Drift("pip", "unlocked", "not in the lock", "25.0").fails
-    text = lockmod.render_drift([Drift("pip", "unlocked", "not in the lock", "25.0")], "pylock.toml", "/v/bin/python", 12)
+    text = render_drift([Drift("pip", "unlocked", "not in the lock", "25.0")], "pylock.toml", "/v/bin/python", 12)
     assert "matches pylock.toml: all 12 locked packages" in text and "pip 25.0" in text
 
 

@@ -9,7 +9,7 @@ import pytest
 from wheelfactory import build_wheel, install, make_venv
 
 from envcheck.cli import main
-from envcheck.dockerfile import render_dockerfile
+from envcheck.render.dockerfile import render_dockerfile
 from envcheck.lock import read_lock
 from envcheck.profile import load
 

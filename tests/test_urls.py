@@ -8,7 +8,7 @@ import pytest
 from envcheck.errors import UsageError
 from envcheck.fix.pip import sources_from_flags
 from envcheck.gitsafe import checked_index_url, checked_url
-from envcheck.lock.command import run_lock
+from envcheck.commands.lock import run_lock
 from envcheck.profile import PolicyError, load
 
 GOOD_GIT = ["https://github.com/NVIDIA/cutlass", "ssh://git@github.com/NVIDIA/cutlass", "file:///srv/mirror/cutlass"]

@@ -6,9 +6,9 @@
   make.py       make_bundle: pip download with hashes for the target platform, the git bundle, the lock, the manifest
   open.py       open_bundle: reassemble, unpack, check every byte and the platform before anything installs
   offline.py    open_for_fix: a bundle for `fix --bundle`: its wheels folder, its CUTLASS as a local git source
-  command.py    run_bundle: `envcheck bundle`
 
-Opening a bundle (fix --bundle, on the air-gapped machine) imports neither make.py nor packaging.pylock.
+`envcheck bundle` itself is commands/bundle.py. Opening a bundle (fix --bundle, on the air-gapped machine) imports
+neither make.py nor packaging.pylock.
 """
 
 from .manifest import BundleError, Manifest, Platform

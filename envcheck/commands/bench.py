@@ -41,7 +41,7 @@ def bench_command(
     from ..bench.shapes import parse_shapes
     from ..bench.weights import EQUAL, read_weights
     from ..render import bench as render
-    from ..target import resolve_python
+    from ..gather.target import resolve_python
 
     out = out or sys.stdout
     err = err or sys.stderr

@@ -35,7 +35,7 @@ def smoke_command(
     err = err or sys.stderr
     from ..diagnose import run_facts
     from ..profile import candidates
-    from ..target import require_interpreter, resolve_python
+    from ..gather.target import require_interpreter, resolve_python
 
     target = resolve_python(python)  # a bad --python is a usage error, GPU or not
     # The profile that covers the installed torch, unless one is named.

@@ -13,9 +13,8 @@
   statelock.py  one fix or undo at a time per target environment
   manifest.py   what fix put in a folder it created, so that undo removes only that
   host.py       how pip runs for the target, PEP 668, the other interpreters on this machine
-  render.py     a plan and an outcome as text for people
-  command.py    `envcheck fix`: run_fix(FixOptions) -> exit code; orchestration only
 
 The CUTLASS fetch itself is envcheck/cutlass_fetch.py (bundle fetches with it too); a bundle's wheels and CUTLASS
-for `fix --bundle` come from envcheck/bundle/offline.py.
+for `fix --bundle` come from envcheck/bundle/offline.py. A plan and its outcome as text are render/fix.py's;
+`envcheck fix` itself is commands/fix.py.
 """

@@ -2,8 +2,8 @@
 
 doctor's "`envcheck fix ...` can fix: ..." comes from here, so it names no more than fix does: nothing when the plan
 is blocked (an interpreter older than the stack needs), never a step fix only offers (the toolkit without --toolkit).
-The command doctor prints with it carries the flags doctor judged with (doctor.fix_command), so that it makes the
-plan this promise was read from.
+The command doctor prints with it carries the flags doctor judged with (commands/doctor.fix_command), so that it
+makes the plan this promise was read from.
 """
 
 from __future__ import annotations

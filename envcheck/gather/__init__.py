@@ -22,7 +22,7 @@ from .driver import gather_driver
 from .interpreter import Probe, gather_interpreter
 from .toolkit import gather_toolkit
 
-__all__ = ["Sources", "gather", "Gatherers", "started"]
+__all__ = ["Sources", "gather", "Gatherers", "started", "head_start"]
 
 def _default_modules() -> tuple[str, ...]:
     """The default profile's modules, for a Sources made without a policy."""
@@ -72,9 +72,24 @@ class Gatherers:
     checkout: Callable[..., object] = read_checkout
 
 
+_HEAD_START: dict[str, Gatherers] = {}  # the one head start of this process, by target path, until it is taken
+
+
+def head_start(python: str) -> Gatherers:
+    """Start the gatherers for `python` (an absolute path, as resolve_python gives it) before anything else is known:
+    __main__ calls it before the CLI is imported, so that the probe runs while typer loads and parses. The next
+    started(python) takes them."""
+    _HEAD_START[python] = early = started(python)
+    return early
+
+
 def started(python: str, env: Optional[Mapping[str, str]] = None) -> Gatherers:
     """Gatherers whose slow, policy-free parts (the probe's scan, NVML) are already running, so the caller can do
-    other work (read the policy, import the judges) meanwhile; the probe gets the policy's modules when it is read."""
+    other work (read the policy, import the judges) meanwhile; the probe gets the policy's modules when it is read.
+    A head start for the same target (and the environment of the process) is taken, once, instead of a new start."""
+    early = _HEAD_START.pop(python, None) if env is None else None
+    if early is not None:
+        return early
     probe = Probe(python, env)
     nvml = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nvml")
     driver = nvml.submit(gather_driver)

@@ -30,9 +30,8 @@ The lock is checked with `packaging.pylock` before it is written and again as re
   build.py     build_lock (live), build_resolved_lock (resolved): the lock's packages, sources and [tool.envcheck] table, validated with packaging.pylock
   toml.py      to_toml: the lock as TOML text (tomli-w; the standard library only reads TOML)
   lockfile.py  write_lock, read_lock: the lock on disk, checked again as read back; applies(package, environment)
-  verify.py    verify and render_drift: a live environment against a lock
+  verify.py    verify: a live environment against a lock (render/lock.py says its drift)
   export.py    requirements: a lock as a hash-pinned requirements file
-  command.py   run_lock and run_verify: `envcheck lock` and `envcheck verify`
 """
 
 from .build import LockResult, StackMismatch, build_lock, build_resolved_lock
@@ -42,7 +41,7 @@ from .resolve import Resolution, Target, Wheel, resolve
 from .sources import PYPI, FileRecord, Index, Wheelhouse, parse_simple_html, parse_simple_json
 from .stack import stack_roots, walk
 from .toml import to_toml
-from .verify import Drift, render_drift, verify
+from .verify import Drift, verify
 
 __all__ = [
     "PYPI",
@@ -64,7 +63,6 @@ __all__ = [
     "write_lock",
     "read_lock",
     "verify",
-    "render_drift",
     "requirements",
     "parse_simple_json",
     "parse_simple_html",

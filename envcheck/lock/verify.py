@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 from packaging.pylock import Package, Pylock
 
@@ -63,19 +63,3 @@ def verify(lock: Pylock, interpreter: Interpreter, commit_of: Callable[[Distribu
             locked_names.add(dist.name)
             drift.append(Drift(dist.name, "unlocked", "not in the lock", dist.version))
     return tuple(drift)
-
-
-def render_drift(drift: Sequence[Drift], lock_path: str, target: str, locked_count: int) -> str:
-    failing = [d for d in drift if d.fails]
-    extra = [d for d in drift if not d.fails]
-    lines = []
-    if failing:
-        lines.append(f"{target} drifted from {lock_path}: {len(failing)} of {locked_count} locked packages differ")
-        width = max(len(d.name) for d in failing)
-        for d in failing:
-            lines.append(f"  {d.name:<{width}}  {d.kind:<7}  locked {d.locked}, installed {d.installed}")
-    else:
-        lines.append(f"{target} matches {lock_path}: all {locked_count} locked packages at their locked versions")
-    if extra:
-        lines.append("not in the lock (not counted as drift): " + ", ".join(f"{d.name} {d.installed}" for d in extra))
-    return "\n".join(lines) + "\n"

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Optional
 from ..errors import UsageError
 from .bench_autotune import autotune_lines
 from .bench_text import columns
+from .text import FORMATS
 
 if TYPE_CHECKING:
     from ..bench.result import BenchResult
 
 __all__ = ["FORMATS", "render", "table_rows", "check_plot", "plot"]
 
-FORMATS = ("table", "json", "markdown")
 COLUMNS = ("shape", "from", "backend", "kernel ms", "spread", "TF/s", "% peak", "call ms", "host ms", "do_bench ms",
            "max err", "compile s", "status", "kernel")
 

@@ -11,10 +11,10 @@ from ..bench.classes import CLASSES, describe
 from ..bench.compare import Comparison, Environment, Row, Speedup
 from .bench_autotune import autotune_lines
 from .bench_text import columns, markdown_table, number, percent, times
+from .text import FORMATS
 
 __all__ = ["FORMATS", "SCHEMA_VERSION", "render_comparison", "to_dict"]
 
-FORMATS = ("table", "json", "markdown")
 SCHEMA_VERSION = 1
 LEGEND = ("X/A: the reference's kernel time over X's (2.00x: twice as fast); it counts only beyond the noise of both "
           "runs (their spreads, do_bench's distance, each run's drift on the shape, 1%); TF/s from kernel time")

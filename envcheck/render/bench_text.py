@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from .report import markdown_cell
+from .text import markdown_cell
 
 __all__ = ["columns", "markdown_table", "number", "percent", "times"]
 

@@ -1,4 +1,4 @@
-"""render: one Report, many texts — a table for people, versioned JSON for programs, markdown for an issue.
+"""A doctor Report, many texts — a table for people, versioned JSON for programs, markdown for an issue.
 
 Every format is made from the same Report; redaction is applied by the caller to the finished text.
 """
@@ -13,14 +13,11 @@ from typing import Sequence
 from .. import __version__, shell
 from ..model import Report, SmokeResult, Status, plain
 from ..terminal import paint
+from .text import COLOR, FORMATS, LABEL, MARK, markdown_cell
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 
 SCHEMA_VERSION = 2  # 2: `profile` is an object {id, reason, source, verified}
-FORMATS = ("table", "json", "markdown")
-_LABEL = {Status.PASS: "PASS", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.SKIP: "SKIP", Status.ERROR: "ERROR"}
-_COLOR = {Status.PASS: "green", Status.WARN: "yellow", Status.FAIL: "red", Status.SKIP: "dim", Status.ERROR: "magenta"}
-_MARK = {Status.PASS: "✅", Status.WARN: "⚠️", Status.FAIL: "❌", Status.SKIP: "⏭️", Status.ERROR: "💥"}
 
 
 def render(report: Report, fmt: str, verbose: bool = False, color: bool = False, fixable: Sequence[str] = (),
@@ -73,7 +70,7 @@ def smoke_lines(smoke: SmokeResult) -> list[str]:
 
 
 def _paint(text: str, status: Status, color: bool) -> str:
-    return paint(text, _COLOR[status]) if color else text
+    return paint(text, COLOR[status]) if color else text
 
 
 def _from(report: Report, quote: str = "") -> str:
@@ -100,7 +97,7 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
         lines.extend(textwrap.wrap(f"{label}{text}", width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False))
 
     for finding in report.findings:
-        head = f"  {_paint(_LABEL[finding.status].ljust(5), finding.status, color)} {finding.id.ljust(id_width)}  "
+        head = f"  {_paint(LABEL[finding.status].ljust(5), finding.status, color)} {finding.id.ljust(id_width)}  "
         found = textwrap.wrap(finding.found, max(20, width - len(indent)), break_on_hyphens=False) or [""]
         lines.append(head + found[0])
         lines.extend(indent + line for line in found[1:])
@@ -139,10 +136,6 @@ def _reason(choice) -> str:
     return choice.reason + ("" if choice.verified else "; UNVERIFIED for this torch")
 
 
-def markdown_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def markdown(report: Report, verbose: bool = False) -> str:
     counts = summary_counts(report)
     lines = [
@@ -156,7 +149,7 @@ def markdown(report: Report, verbose: bool = False) -> str:
         "|---|---|---|---|",
     ]
     for f in report.findings:
-        lines.append(f"| {_MARK[f.status]} {f.status.value} | `{f.id}` | {markdown_cell(f.found)} | {markdown_cell(f.wanted)} |")
+        lines.append(f"| {MARK[f.status]} {f.status.value} | `{f.id}` | {markdown_cell(f.found)} | {markdown_cell(f.wanted)} |")
     todo = [f for f in report.findings if f.status not in (Status.PASS, Status.SKIP) and f.remedy]
     if todo:
         lines += ["", "#### What to do", ""]

@@ -3,9 +3,9 @@ lines of doctor's table, markdown and JUnit)."""
 
 from __future__ import annotations
 
-from .. import shell
 from ..model import SmokeResult, Status
 from ..smoke.forensics import summary
+from .text import remedy_lines
 
 __all__ = ["render_text"]
 
@@ -35,8 +35,7 @@ def render_text(result: SmokeResult) -> str:
     if result.evidence:
         lines.append(f"  seen      {result.evidence}")
     if result.remedy is not None:
-        lines.append(f"  fix       {result.remedy.text}")
-        lines.extend(f"            $ {shell.line(command)}" for command in result.remedy.commands)
+        lines.extend(remedy_lines(result.remedy))
     if result.log:
         lines.append(f"  log       {result.log}")
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""dockerfile: render the Dockerfile template (shipped in envcheck.templates) for a profile.
+"""The Dockerfile and .dockerignore of a profile: the templates (shipped in envcheck.templates) for a profile.
 
 The template is plain text with `{{ name }}` placeholders; every value comes from the profile (and envcheck's own
 version, which the image installs). The image installs the stack from a pylock.toml in the build context, so the
@@ -15,23 +15,19 @@ new line, and places each one by the template's word for it:
 
 from __future__ import annotations
 
-import os
 import re
-import stat
-import sys
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Mapping, Optional
 
-from . import DISTRIBUTION, __version__
-from .errors import UsageError
-from .profile import Policy, driver_text, spec_text
-from .redact import Redactor, has_credentials
-from .shell import describe, is_bare, unsafe_character, word
-from .userfile import read_text, write_text
+from .. import DISTRIBUTION, __version__
+from ..errors import UsageError
+from ..profile import Policy, driver_text, spec_text
+from ..redact import Redactor, has_credentials
+from ..shell import describe, is_bare, unsafe_character, word
 
 __all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "template_text", "values", "fill", "render_dockerfile", "render_dockerignore",
-           "run_dockerfile", "checked_image"]
+           "checked_image"]
 
 TEMPLATE = "Dockerfile.in"
 DOCKERIGNORE_TEMPLATE = "dockerignore.in"
@@ -57,7 +53,7 @@ def template_text(name: str) -> str:
     try:
         folder = resources.files("envcheck.templates")
     except ModuleNotFoundError:  # a source checkout: templates/ sits beside the package, mapped only on install
-        folder = Path(__file__).resolve().parent.parent / "templates"
+        folder = Path(__file__).resolve().parent.parent.parent / "templates"
     try:
         return folder.joinpath(name).read_text(encoding="utf-8")
     except OSError as exc:
@@ -154,57 +150,3 @@ def render_dockerfile(policy: Policy, base_image: Optional[str] = None) -> str:
 
 def render_dockerignore(policy: Policy) -> str:
     return fill(template_text(DOCKERIGNORE_TEMPLATE), values(policy), DOCKERIGNORE_TEMPLATE)
-
-
-def run_dockerfile(
-    output: Optional[Path],
-    *,
-    policy_file: Optional[Path] = None,
-    profile: Optional[str] = None,
-    base_image: Optional[str] = None,
-    out: Optional[Callable[[str], object]] = None,
-    err: Callable[[str], None] = lambda text: print(text, file=sys.stderr),
-) -> int:
-    """`envcheck dockerfile`: write the Dockerfile (and a .dockerignore beside it, unless one is there already)."""
-    from .profile import resolve
-
-    policy = resolve(policy_file, profile=profile)
-    text = render_dockerfile(policy, base_image)
-    if output is None:
-        (out or sys.stdout.write)(text)
-        return 0
-    output = Path(output)
-    ignore = output.parent / ".dockerignore"
-    ignore_text = render_dockerignore(policy)
-    write_text(output, text, f"-o {output}")
-    kept = _keep_or_create(ignore, ignore_text, f"-o {output}: {ignore}")
-    if kept:
-        err(f"envcheck dockerfile: note: left {ignore} as it is ({kept}); the build context needs only pylock.toml "
-            "and wheels/")
-    err(f"envcheck dockerfile: wrote {output} for profile {policy.id}; put pylock.toml and wheels/ beside it and run docker build")
-    return 0
-
-
-def _keep_or_create(path: Path, text: str, what: str) -> str:
-    """Create path with text unless something is there already; returns why it was kept ("" when written or equal).
-
-    Whatever is at that name stays: a file the user wrote, and a symbolic link, which is never followed (a link
-    that points nowhere would otherwise create its target, anywhere). A new file is written beside and renamed
-    into place (atomic.replace_text), so that a link made meanwhile is replaced, never followed."""
-    from .atomic import replace_text
-
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        try:
-            replace_text(path, text)
-        except OSError as exc:
-            raise UsageError(f"{what}: cannot write it: {exc.strerror or exc}") from None
-        return ""
-    except OSError as exc:
-        raise UsageError(f"{what}: cannot read it: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(mode):
-        return f"a symbolic link to {os.readlink(path)}, not followed"
-    if not stat.S_ISREG(mode):
-        return "not a regular file"
-    return "" if read_text(path, what) == text else "it differs from envcheck's"

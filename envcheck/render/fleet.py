@@ -6,9 +6,9 @@ import dataclasses
 import json
 import textwrap
 
-from ..render import FORMATS, markdown_cell
-from .diff import Diff
-from .merge import Fleet
+from ..fleet.diff import Diff
+from ..fleet.merge import Fleet
+from .text import FORMATS, markdown_cell
 
 __all__ = ["FORMATS", "render_diff", "render_fleet"]
 

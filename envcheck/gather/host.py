@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from typing import Optional
 
-from .model import Driver, Facts, Host
+from ..model import Driver, Facts, Host
 
 __all__ = ["host_of", "anonymous"]
 

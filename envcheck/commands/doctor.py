@@ -1,7 +1,8 @@
-"""envcheck doctor: gather -> judge -> render, and the exit code.
+"""`envcheck doctor`: diagnose (gather -> judge) -> render, and the exit code.
 
-Start-up is a measured goal: the probe is started in the target interpreter first, and the rest of envcheck
-(policy parsing, the judges, the renderers) is imported while it runs.
+Start-up is a measured goal: the probe is started in the target interpreter first (by __main__, before the CLI is
+imported, where it can), and the rest of envcheck (the profile, the judges, the renderers) is imported while it runs.
+A fix plan is made only for the table's "can fix" line, and only when a plan could run at all.
 """
 
 from __future__ import annotations
@@ -12,18 +13,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from .diagnose import diagnose_selected
-from .errors import check_choice
-from .gather import started
-from .target import require_interpreter, resolve_python
-from .userfile import emit, progress
+from ..diagnose import diagnose_selected
+from ..errors import check_choice
+from ..gather import started
+from ..gather.target import require_interpreter, resolve_python
+from ..userfile import emit, progress
 
 if TYPE_CHECKING:
-    from .gather import Gatherers
-    from .model import Report
-    from .profile import Candidates, Policy
+    from ..gather import Gatherers
+    from ..model import Report
+    from ..profile import Candidates, Policy
 
 __all__ = ["DoctorOptions", "run_doctor", "fix_command"]
+
 
 @dataclass(frozen=True)
 class DoctorOptions:
@@ -53,13 +55,13 @@ def _fixable(report: Report, policy: Policy, options: DoctorOptions) -> tuple[tu
     nothing of the fixer)."""
     if not _fixer_needed(report):
         return (), ()
-    from .fix.promise import fixable
+    from ..fix.promise import fixable
 
     return fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ), fix_command(report.target, options)
 
 
 def _fixer_needed(report: Report) -> bool:
-    from .model import Status
+    from ..model import Status
 
     return any(f.remedy is not None and f.remedy.steps and f.status is not Status.PASS for f in report.findings)
 
@@ -89,7 +91,7 @@ def _with_judging_flags(report: Report, options: DoctorOptions) -> Report:
     judged with, as the "can fix" line does: the command shown is the one that fixes what was judged."""
     if not _fixer_needed(report):
         return report
-    from .judge._common import fix_command as plain
+    from ..judge._common import fix_command as plain
 
     old, new = plain(report.target), fix_command(report.target, options)
     findings = tuple(replace(f, remedy=f.remedy.with_command(old, new)) if f.remedy else f for f in report.findings)
@@ -99,21 +101,18 @@ def _with_judging_flags(report: Report, options: DoctorOptions) -> Report:
 def run_doctor(options: DoctorOptions) -> int:
     if options.output_format == "npd":
         return _run_npd(options)
-    python = resolve_python(options.python)  # a bad --python is a usage error before anything runs
-    gatherers = started(python)
-    from .profile import candidates
-    from .redact import Redactor
-    from .render import FORMATS, render
+    python, gatherers, candidates = _start(options)
+    from ..redact import Redactor
+    from ..render import render
 
-    check_choice("--format", options.output_format, FORMATS + NODE_FORMATS)
-    policy, report = _report(python, candidates(options.policy, options.profile), options, gatherers)
+    policy, report = _report(python, gatherers, candidates, options)
     report = _with_judging_flags(report, options)
     redact = Redactor()
     shown = redact.deep(report)
     if options.output_format == "prom":
         import time
 
-        from .nodeformats import prom
+        from ..render.prom import prom
 
         text = prom(shown, policy.cutedsl.name, now=time.time())
     else:
@@ -122,7 +121,8 @@ def run_doctor(options: DoctorOptions) -> int:
         text = render(shown, options.output_format, options.verbose, color, fixable, redact.deep(fix_command))
     emit(redact(text), options.output)
     if options.junit is not None or os.environ.get("GITHUB_ACTIONS") == "true":
-        from .ci import emit_github, write_junit
+        from ..render.github import emit_github
+        from ..render.junit import write_junit
 
         if options.junit is not None:
             write_junit(shown, options.junit, redact)
@@ -131,13 +131,24 @@ def run_doctor(options: DoctorOptions) -> int:
     return report.exit_code
 
 
-def _report(
-    python: str, candidates: Candidates, options: DoctorOptions, gatherers: Optional[Gatherers] = None
-) -> tuple[Policy, Report]:
-    """The chosen profile, and its report: diagnose, the smoke run when asked, and the host object."""
-    from .host import host_of
+def _start(options: DoctorOptions) -> tuple[str, Gatherers, Candidates]:
+    """The target, its gatherers already running (the probe and NVML: started here, or by __main__ before the CLI
+    was imported), and the candidate profiles, read meanwhile. A bad --python is a usage error before anything runs,
+    a bad --format before any profile is read."""
+    python = resolve_python(options.python)
+    gatherers = started(python)
+    from ..profile import candidates
+    from ..render.text import FORMATS
 
-    from .profile.runs import read_run
+    check_choice("--format", options.output_format, FORMATS + NODE_FORMATS)
+    return python, gatherers, candidates(options.policy, options.profile)
+
+
+def _report(python: str, gatherers: Gatherers, candidates: Candidates, options: DoctorOptions) -> tuple[Policy, Report]:
+    """The chosen profile, and its report: diagnose, the smoke run when asked, and the host object."""
+    from ..gather.host import host_of
+
+    from ..profile.results import read_run
 
     runs = tuple(read_run(path, f"--evidence {path}") for path in options.evidence)
     policy, report = diagnose_selected(
@@ -146,12 +157,12 @@ def _report(
     )
     require_interpreter(python, report.facts.interpreter)  # not Python, or hung: nothing to report on (exit 2)
     if options.smoke:
-        from .smoke import run_smoke
-        from .smoke.forensics import libraries_finding
+        from ..smoke import run_smoke
+        from ..smoke.forensics import libraries_finding
         result = run_smoke(python, report.facts, policy, progress=progress(sys.stderr))
         report = replace(report, smoke=result, findings=report.findings + (libraries_finding(result, report),))
     if options.bench:
-        from .bench import last_bench
+        from ..bench import last_bench
 
         report = replace(report, bench=last_bench() or {"bench": {"status": "skip", "summary": "no `envcheck bench` has run here yet"}})
     return policy, replace(report, host=host_of(report.facts, anonymize=options.anonymize))
@@ -159,15 +170,11 @@ def _report(
 
 def _run_npd(options: DoctorOptions) -> int:
     """node-problem-detector's custom plugin: one line, exit 0 OK, 1 problem, 2 unknown (doctor could not tell)."""
-    from .nodeformats import NPD_UNKNOWN, NPD_WIDTH, npd
-    from .redact import Redactor
+    from ..render.npd import NPD_UNKNOWN, NPD_WIDTH, npd
+    from ..redact import Redactor
 
     try:
-        from .profile import candidates
-
-        python = resolve_python(options.python)
-        gatherers = started(python)  # as run_doctor: the probe and NVML run while the policy is read
-        report = _report(python, candidates(options.policy, options.profile), options, gatherers)[1]
+        report = _report(*_start(options), options)[1]
         code, line = npd(Redactor().deep(report))
     except Exception as exc:  # noqa: BLE001 - the contract has no crash code: anything unforeseen is "unknown"
         code, line = NPD_UNKNOWN, f"UNKNOWN: {type(exc).__name__}: {exc}"[:NPD_WIDTH]

@@ -17,22 +17,22 @@ from typing import Callable, Mapping, Optional, TextIO
 from .. import shell
 from ..cutlass_fetch import read_state
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from ..fix import snapshot as snapshots
+from ..fix import statelock
+from ..fix.apply import Console, Outcome, Runner, apply, run_command
+from ..fix.host import externally_managed, find_interpreters, pip_for
+from ..fix.pip import PipSources, checked_name, sources_from_flags
+from ..fix.plan import cutlass_folder, make_plan
+from ..fix.preflight import preflight
+from ..fix.steps import Plan, PlanOptions
+from ..fix.undo import undo_plan
+from ..gather.target import require_interpreter, resolve_python
 from ..gitsafe import checked_url
 from ..model import Facts, Finding, Interpreter, ProfileChoice
 from ..paths import cache_dir, folder_origin, new_file, usable_folder
 from ..profile import Candidates, Policy
 from ..redact import RedactedStream, Redactor, has_credentials, url_secrets
-from ..target import require_interpreter, resolve_python
-from . import snapshot as snapshots
-from . import statelock
-from .apply import Console, Outcome, Runner, apply, run_command
-from .host import externally_managed, find_interpreters, pip_for
-from .pip import PipSources, checked_name, sources_from_flags
-from .plan import cutlass_folder, make_plan
-from .preflight import preflight
-from .render import render_origins, render_outcome, render_plan, set_by, value_origins
-from .steps import Plan, PlanOptions
-from .undo import undo_plan
+from ..render.fix import render_origins, render_outcome, render_plan, set_by, value_origins
 
 __all__ = ["FixOptions", "Io", "run_fix"]
 
@@ -104,6 +104,14 @@ def _confirm(io: Io, question: str) -> bool:
     io.err.write(f"{question} [y/N] ")
     io.err.flush()
     return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _agreed(io: Io, options: FixOptions, question: str) -> bool:
+    """Whether to go on and change the target: --yes, or the question answered yes; otherwise it says so."""
+    if options.yes or _confirm(io, question):
+        return True
+    io.err.write("Nothing was changed (run with --yes to apply without asking).\n")
+    return False
 
 
 def _open_log(state: Path, verb: str, what: str, redact: Optional[Redactor] = None) -> tuple[TextIO, Path]:
@@ -263,8 +271,7 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
         if not plan.steps and not plan.blocked and held:
             snapshots.mark(state, "done")  # a run killed after its last step: nothing was left to do
         return problem
-    if not options.yes and not _confirm(io, f"Apply these {len(plan.steps)} steps to {python}?"):
-        io.err.write("Nothing was changed (run with --yes to apply without asking).\n")
+    if not _agreed(io, options, f"Apply these {len(plan.steps)} steps to {python}?"):
         return EXIT_FAILED
 
     if options.as_json:  # the document comes at the end: what the plan goes by is on stderr before the first change
@@ -338,8 +345,7 @@ def _undo(
         if options.as_json:
             io.out.write(json.dumps(document, indent=2) + "\n")
         return EXIT_OK
-    if not options.yes and not _confirm(io, f"Undo: apply these {len(plan.steps)} steps to {interpreter.executable}?"):
-        io.err.write("Nothing was changed (run with --yes to apply without asking).\n")
+    if not _agreed(io, options, f"Undo: apply these {len(plan.steps)} steps to {interpreter.executable}?"):
         return EXIT_FAILED
     console = Console(io.err)
     log, log_path = _open_log(state, "undo", state_what, io.err.redact)  # run_fix's, with the URLs' secrets

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import re
 import sys
 import tempfile
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from ..bundle.make import BundleRequest, make_bundle
+from ..bundle.manifest import Platform
+from ..bundle.parts import parse_size
 from ..errors import UsageError
-from .make import BundleRequest, make_bundle
-from .manifest import Platform
-from .parts import parse_size
+from ..model import is_distribution_name
 
 __all__ = ["run_bundle"]
-
-_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")  # a distribution name (PEP 508)
 
 
 def run_bundle(
@@ -37,8 +35,7 @@ def run_bundle(
 ) -> int:
     from packaging.utils import canonicalize_name
 
-    from ..gitsafe import checked_url
-    from ..gitsafe import checked_index_url
+    from ..gitsafe import checked_index_url, checked_url
     from ..profile import resolve
     from ..redact import Redactor, url_secrets
 
@@ -73,7 +70,7 @@ def run_bundle(
             raise UsageError(f"--find-links {link}: expected a directory of wheels")
         links.append(str(Path(link).absolute()))
     for name in without:
-        if not _NAME.fullmatch(name):
+        if not is_distribution_name(name):
             raise UsageError(f"--without {name!r}: expected a package name such as torch")
     policy = resolve(profile)
     dropped = tuple(canonicalize_name(n) for n in without)

@@ -7,10 +7,10 @@ import shutil
 import sys
 from typing import TYPE_CHECKING, Optional
 
-from .errors import UsageError
+from ..errors import UsageError
 
 if TYPE_CHECKING:
-    from .model import Interpreter
+    from ..model import Interpreter
 
 __all__ = ["resolve_python", "read_target", "unreadable", "require_interpreter"]
 
@@ -33,7 +33,7 @@ def resolve_python(flag: Optional[str]) -> str:
 
 def read_target(flag: Optional[str]) -> Interpreter:
     """The target interpreter's facts, for a command that cannot go on without them: unreadable is a usage error."""
-    from .gather.interpreter import gather_interpreter
+    from .interpreter import gather_interpreter
 
     python = resolve_python(flag)
     try:
@@ -49,7 +49,7 @@ def unreadable(python: str, why: str) -> UsageError:
 
 def require_interpreter(python: str, found: object) -> "Interpreter":
     """The gathered interpreter facts, or the usage error when gathering could not read the target."""
-    from .model import Interpreter
+    from ..model import Interpreter
 
     if isinstance(found, Interpreter):
         return found

@@ -1,4 +1,5 @@
-"""The commands: `envcheck lock` (lock the target's stack, or export a lock) and `envcheck verify`."""
+"""`envcheck lock`: lock a profile's stack resolved for a target platform, or the live target (--from-env), or
+export a lock as a hash-pinned requirements file."""
 
 from __future__ import annotations
 
@@ -6,21 +7,21 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from ..errors import EXIT_FAILED, UsageError
+from ..errors import EXIT_FAILED, UsageError, check_choice
 from ..gitsafe import checked_index_url
+from ..lock.build import StackMismatch, build_lock
+from ..lock.export import requirements
+from ..lock.lockfile import read_lock, write_lock
+from ..lock.resolve import Target
+from ..lock.sources import PYPI, Index, Wheelhouse
 from ..userfile import write_text
-from .build import StackMismatch, build_lock
-from .export import requirements
-from .lockfile import applies, read_lock, write_lock
-from .resolve import Target
-from .sources import PYPI, Index, Wheelhouse
-from .verify import render_drift, verify
-
 
 if TYPE_CHECKING:
+    from ..lock.build import LockResult
     from ..model import Interpreter
     from ..profile import Policy
-    from .build import LockResult
+
+__all__ = ["FORMATS", "run_lock"]
 
 FORMATS = ("pylock", "requirements")
 
@@ -43,8 +44,7 @@ def run_lock(
 ) -> int:
     """`envcheck lock`: resolve the profile's stack for a target (default), lock the live target (--from-env, implied
     by --python), or re-read --from LOCK; write it as pylock.toml or requirements."""
-    if output_format not in FORMATS:
-        raise UsageError(f"--format {output_format!r}: expected one of {', '.join(FORMATS)}")
+    check_choice("--format", output_format, FORMATS)
     if from_lock is not None:
         lock = read_lock(from_lock, "--from")
         if output_format == "pylock":
@@ -60,7 +60,7 @@ def run_lock(
 
     redact = Redactor()
     if live:
-        from ..target import read_target
+        from ..gather.target import read_target
 
         interpreter = read_target(python)  # without --profile, the profile that covers its torch
         policy = resolve(policy_file, torch=interpreter.torch.version if interpreter.torch else None)
@@ -71,8 +71,8 @@ def run_lock(
             return EXIT_FAILED
     else:
         policy = resolve(policy_file)
-        from .build import build_resolved_lock
-        from .resolve import resolve as resolve_stack
+        from ..lock.build import build_resolved_lock
+        from ..lock.resolve import resolve as resolve_stack
 
         resolution = resolve_stack(
             policy, target or Target(), index_url=index_url, torch_index_url=torch_index_url,
@@ -100,17 +100,3 @@ def _lock_live(policy: "Policy", interpreter: "Interpreter", find_links: Sequenc
 def _write_text(path: Path, text: str, what: str) -> int:
     write_text(path, text, f"-o {path} (the {what})")
     return 0
-
-
-def run_verify(lock_path: Path, python: Optional[str] = None, out: Optional[Callable[[str], object]] = None) -> int:
-    """`envcheck verify --lock FILE`: 0 when the target matches the lock, 1 with the drift per package otherwise."""
-    from ..target import read_target
-
-    lock = read_lock(lock_path)
-    interpreter = read_target(python)
-    drift = verify(lock, interpreter)
-    locked = sum(1 for p in lock.packages if applies(p, dict(interpreter.markers)))
-    from ..redact import Redactor
-
-    (out or sys.stdout.write)(Redactor()(render_drift(drift, str(lock_path), interpreter.executable, locked)))
-    return 1 if any(d.fails for d in drift) else 0

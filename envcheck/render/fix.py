@@ -9,9 +9,9 @@ from typing import Sequence
 from .. import shell
 from ..profile import Policy
 from ..redact import redact_argv, redact_url
-from .apply import Outcome
-from .pip import PipSources
-from .steps import Plan
+from ..fix.apply import Outcome
+from ..fix.pip import PipSources
+from ..fix.steps import Plan
 
 __all__ = ["Origin", "value_origins", "set_by", "render_origins", "render_plan", "render_outcome"]
 

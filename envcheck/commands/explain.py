@@ -1,0 +1,139 @@
+"""`envcheck explain [FILE|-]`: known failures of the stack found in a user's own log or traceback.
+
+The log is read and matched by causes/log.py, its causes said by render/explain.py. With --python, what doctor sees in
+that interpreter is added, and the causes are explained with its facts. Here: which log is read. A FIFO is read like
+standard input, so `envcheck explain <(cmd)` works; one that no process writes to is refused after FIFO_WAIT_S rather
+than waited on; a directory or a device is refused before it is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import stat
+import sys
+from pathlib import Path
+from typing import IO, Optional, TextIO
+
+from ..causes.log import Explained, LogReader, scan
+from ..errors import UsageError
+from ..render.explain import render_text, to_dict
+
+__all__ = ["FIFO_WAIT_S", "run_explain"]
+
+FIFO_WAIT_S = 5.0  # how long a FIFO may go without a writer before it is refused
+
+
+def run_explain(
+    source: Optional[str], python: Optional[str], policy_file: Optional[Path], as_json: bool,
+    stdin: Optional[IO[bytes]] = None, out: Optional[TextIO] = None, gpu_capabilities: tuple[tuple[int, int], ...] = (),
+) -> int:
+    from .. import profile as policy_module
+    from ..causes import Context, context_from
+
+    out = out or sys.stdout
+    chosen = policy_module.resolve(policy_file)
+    report = None
+    if python is not None:
+        from ..diagnose import diagnose
+        from ..gather.target import resolve_python
+
+        target = resolve_python(python)
+        report = diagnose(target, None, chosen, gpu_capabilities=gpu_capabilities)
+        ctx = context_from(report.facts, chosen, target)
+    else:
+        ctx = Context(python="python3", policy=chosen, known=False)
+    name, stream = _open(source, stdin)
+    try:
+        reader = LogReader(stream)
+        causes = scan(reader, ctx)
+    except UsageError as exc:  # binary: named here, where the name is known
+        raise UsageError(f"{'standard input' if name == '-' else name}: {exc}") from None
+    finally:
+        if name != "-":  # ours to close; standard input is not
+            stream.close()
+    from ..redact import Redactor
+
+    redact = Redactor()
+    # Redacted before it is rendered, as doctor's report is: a home path becomes ~/..., which a printed command then
+    # leaves for the shell to expand.
+    explained = redact.deep(Explained(name, causes, reader.lines_read, report))
+    text = json.dumps(to_dict(explained), indent=2) + "\n" if as_json else render_text(explained)
+    out.write(redact(text))
+    return explained.exit_code
+
+
+def _open(source: Optional[str], stdin: Optional[IO[bytes]]) -> tuple[str, IO[bytes]]:
+    """The log to read: standard input, a regular file, or a FIFO (`<(cmd)` is one). A directory or a device (/dev/zero
+    never ends) is named for what it is, before it is opened."""
+    from ..userfile import kind_of
+
+    expected = "expected a log file, a pipe, or - for standard input"
+    if source in (None, "-"):
+        stream = stdin or sys.stdin.buffer
+        try:
+            mode = os.fstat(stream.fileno()).st_mode
+        except (AttributeError, OSError, ValueError):  # not a file (a test's bytes): nothing to refuse
+            return "-", stream
+        if stat.S_ISCHR(mode) and not stream.isatty() or stat.S_ISDIR(mode) or stat.S_ISBLK(mode):
+            raise UsageError(f"standard input: {kind_of(mode)}, not a log: {expected}")
+        if stream.isatty():  # a person at a terminal, who may not know that envcheck now waits for them
+            print("envcheck explain: reading the log from standard input (end with Ctrl-D; or give a FILE)",
+                  file=sys.stderr, flush=True)
+            # Unbuffered: a line at a time, and the first Ctrl-D ends it (a buffered read of a block returns at the
+            # first Ctrl-D, and the next read would wait for a second one).
+            return "-", getattr(stream, "raw", stream)
+        return "-", stream
+    try:
+        mode = os.stat(source).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise UsageError(f"{source}: {kind_of(mode)}, not a log: {expected}")
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))  # a FIFO: no wait for a writer
+    except FileNotFoundError:
+        raise UsageError(f"{source}: no such file ({expected})") from None
+    except OSError as exc:
+        raise UsageError(f"{source}: cannot be read ({exc.strerror}): {expected}") from None
+    mode = os.fstat(fd).st_mode  # what was opened, not what was there a moment before
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        os.close(fd)
+        raise UsageError(f"{source}: {kind_of(mode)}, not a log: {expected}")
+    head = _await_writer(fd, source) if stat.S_ISFIFO(mode) else b""
+    os.set_blocking(fd, True)
+    stream = os.fdopen(fd, "rb")
+    return source, (_Prepended(head, stream) if head else stream)
+
+
+def _await_writer(fd: int, source: str) -> bytes:
+    """Wait up to FIFO_WAIT_S for a FIFO's writer to write or close (the writer of `<(cmd)` is there at once). None
+    came: refused, unless a writer holds it open without having written yet (then it is read like a pipe). The bytes
+    a last check read, if any."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    if poller.poll(int(FIFO_WAIT_S * 1000)):  # data, or a writer came and went (POLLHUP)
+        return b""
+    try:
+        head = os.read(fd, 1)
+    except BlockingIOError:  # a writer has it open and has written nothing yet
+        return b""
+    if head:
+        return head
+    os.close(fd)
+    raise UsageError(f"{source}: a FIFO that nothing wrote to within {FIFO_WAIT_S:g} s: expected a log, or a pipe "
+                     "that a command writes to (`envcheck explain <(cmd)`)")
+
+
+class _Prepended:
+    """A stream whose first bytes were read already: those, then the rest."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]):
+        self.head, self.stream = head, stream
+
+    def read(self, size: int = -1) -> bytes:
+        if not self.head:
+            return self.stream.read(size)
+        data, self.head = self.head, b""
+        return data
+
+    def close(self) -> None:
+        self.stream.close()

@@ -1,0 +1,72 @@
+"""explain's causes as text for people and as JSON: each cause, its evidence line, its remedy, the doctor checks
+that confirm it (and, with --python, what doctor found there)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .. import shell
+from ..causes.log import Explained
+from ..model import Finding, Report, plain
+from .text import remedy_lines
+
+__all__ = ["SCHEMA_VERSION", "to_dict", "render_text"]
+
+SCHEMA_VERSION = 1
+SHOWN = 300  # characters of an evidence line shown
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+
+
+def _findings(report: Optional[Report], checks: tuple[str, ...]) -> list[Finding]:
+    if report is None:
+        return []
+    return [f for f in (report.finding(c) for c in checks) if f is not None]
+
+
+def to_dict(explained: Explained) -> dict:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "source": explained.source,
+        "lines_read": explained.lines_read,
+        "truncated": False,  # schema 1 kept: a log is read to its end now
+        "found": bool(explained.causes),
+        "causes": [
+            {
+                "id": f.cause.id,
+                "text": f.cause.text,
+                "evidence": {"line": f.line, "text": _short(f.cause.evidence)},
+                "remedy": plain(f.cause.remedy),
+                "checks": list(f.checks),
+                "doctor": [
+                    {"id": d.id, "status": d.status.value, "found": d.found, "wanted": d.wanted}
+                    for d in _findings(explained.doctor, f.checks)
+                ],
+            }
+            for f in explained.causes
+        ],
+        "target": explained.doctor.target if explained.doctor else None,
+    }
+
+
+def render_text(explained: Explained) -> str:
+    read = f"{explained.lines_read} lines"
+    if not explained.causes:
+        return f"explain  no known failure of the stack in {explained.source} ({read})\n"
+    lines = [f"explain  {len(explained.causes)} known failure(s) in {explained.source} ({read}); the first explains it"]
+    for index, found in enumerate(explained.causes):
+        cause = found.cause
+        lines.append("")
+        lines.append(f"{'cause' if index == 0 else 'also':5}  {cause.id}: {cause.text}")
+        lines.append(f"  seen      line {found.line}: {_short(cause.evidence)}")
+        if cause.remedy is not None:
+            lines.extend(remedy_lines(cause.remedy))
+        if found.checks:
+            target = explained.doctor.target if explained.doctor else "python3"  # the remedies' python, unknown
+            doctor = shell.line(("envcheck", "doctor", "--python", target))
+            lines.append(f"  check     $ {doctor}   # {', '.join(found.checks)}")
+        for finding in _findings(explained.doctor, found.checks):
+            lines.append(f"  doctor    {finding.id} {finding.status.value.upper()}: {_short(finding.found)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,91 @@
+"""The entry point (envcheck/__main__.py): `doctor` gets a head start, its probe and NVML started before typer is
+imported, which doctor takes for the very interpreter it resolves, once; any other command line starts nothing
+early, and the outcome is the same either way."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from envcheck.__main__ import doctor_target
+from envcheck.gather import head_start, started
+
+
+@pytest.mark.parametrize("args, target", [
+    (["doctor"], ""),  # the running interpreter
+    (["doctor", "--json", "--no-gpu"], ""),
+    (["doctor", "--python", "/v/bin/python"], "/v/bin/python"),
+    (["doctor", "--python=/v/bin/python", "--json"], "/v/bin/python"),
+    (["doctor", "--python", "/a/python", "--python", "/b/python"], "/b/python"),  # the last counts, as for typer
+    (["doctor", "--python", "python3"], "python3"),  # resolved later, as doctor resolves it
+    (["doctor", "--python"], None),  # no value: typer says so
+    (["doctor", "--python="], None),
+    (["doctor", "--python", "--json"], None),
+    (["doctor", "-h"], None),
+    (["doctor", "--python", "/v/bin/python", "--help"], None),
+    (["doctor", "--", "--python", "/v/bin/python"], None),
+    (["fix", "--python", "/v/bin/python"], None),  # another command
+    (["--version"], None),
+    ([], None),
+])
+def test_which_command_lines_get_a_head_start(args, target):
+    assert doctor_target(args) == target
+
+
+def test_started_takes_the_head_start_once_and_only_for_its_target(tmp_path):
+    python = sys.executable
+    early = head_start(python)
+    assert started(python, env={"PATH": "/usr/bin"}) is not early  # another environment: a start of its own
+    assert started(python) is early
+    again = started(python)
+    assert again is not early  # taken once
+    other = tmp_path / "python"
+    other.symlink_to(python)
+    head_start(python)
+    elsewhere = started(str(other))
+    assert elsewhere is not early and started(python) is not elsewhere
+    for gatherers in (early, again, elsewhere):  # each one a real probe that answers
+        assert gatherers.interpreter(python, 30.0, None).executable
+
+
+# Run envcheck as `python -m envcheck` does, recording each start of the probe (its `-I -S` interpreter) and
+# whether typer had been imported by then.
+WATCH = """
+import runpy, sys
+starts = []
+def hook(event, args):
+    if event == "subprocess.Popen" and "-I" in list(args[1]) and "-S" in list(args[1]):
+        starts.append("typer" in sys.modules)
+sys.addaudithook(hook)
+sys.argv = ["envcheck", *sys.argv[1:]]
+try:
+    runpy.run_module("envcheck", run_name="__main__")
+finally:
+    sys.stderr.write(f"PROBE-STARTS {starts}\\n")
+"""
+
+
+def _watched(*args: str) -> tuple[subprocess.CompletedProcess, list[bool]]:
+    done = subprocess.run([sys.executable, "-c", WATCH, *args], capture_output=True, text=True, timeout=120)
+    line = next(ln for ln in done.stderr.splitlines() if ln.startswith("PROBE-STARTS "))
+    return done, eval(line.split(" ", 1)[1])  # noqa: S307 - our own list of booleans
+
+
+def test_doctor_starts_its_probe_once_before_typer_is_imported():
+    done, starts = _watched("doctor", "--json", "--no-gpu", "--python", sys.executable)
+    assert json.loads(done.stdout)["target"] == sys.executable
+    assert starts == [False]  # one probe, started before typer was imported
+
+
+def test_the_last_python_gets_the_head_start_and_nothing_else_starts_early():
+    done, starts = _watched("doctor", "--json", "--no-gpu", "--python", "/no/such/python", "--python", sys.executable)
+    assert json.loads(done.stdout)["target"] == sys.executable and starts == [False]
+    done, starts = _watched("doctor", "--json", "--no-gpu", "--python", sys.executable, "--")
+    assert json.loads(done.stdout)["target"] == sys.executable
+    assert starts == [True]  # no head start: doctor starts the probe itself, once typer has parsed
+    done, starts = _watched("doctor", "--python", "/no/such/python")
+    assert done.returncode == 2 and "--python /no/such/python: no executable interpreter there" in done.stderr
+    assert starts == []  # nothing to start: typer's parse and doctor say it, as without a head start
