@@ -18,6 +18,7 @@ from typing import Mapping, Optional, TextIO
 
 from . import shell
 from .errors import UsageError
+from .userfile import read_open
 
 __all__ = ["cache_dir", "default_cutlass_dir", "log_dir", "usable_folder", "folder_origin", "new_file", "read_own_file",
            "write_crash_log"]
@@ -156,17 +157,7 @@ def read_own_file(path: Path, what: str, limit: int) -> Optional[str]:
         os.close(fd)
         raise UsageError(f"{what}: " + ("not a regular file" if not stat.S_ISREG(info.st_mode) else
                                         f"belongs to {_user(info.st_uid)}, not to you: envcheck did not write it"))
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            data = handle.read(limit + 1)
-        except OSError as exc:
-            raise UsageError(f"{what}: cannot read it: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise UsageError(f"{what}: larger than {limit >> 20} MiB, far more than envcheck writes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{what}: not UTF-8 text (byte {exc.start})") from None
+    return read_open(fd, what, limit, "far more than envcheck writes")
 
 
 def folder_origin(env: Mapping[str, str], *names: str) -> str:

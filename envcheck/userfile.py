@@ -21,7 +21,7 @@ if sys.version_info >= (3, 11):  # the one place the TOML reader is chosen: `fro
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-__all__ = ["MAX_BYTES", "read_text", "parse_toml", "read_toml", "write_text", "emit", "progress", "kind_of",
+__all__ = ["MAX_BYTES", "read_text", "read_open", "parse_toml", "read_toml", "write_text", "emit", "progress", "kind_of",
            "type_name", "expect", "tomllib"]
 
 MAX_BYTES = 1 << 20  # 1 MiB: the largest profile or lock envcheck reads is a few dozen KiB
@@ -38,13 +38,19 @@ def read_text(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> str:
     if not stat.S_ISREG(kind):
         os.close(fd)
         raise UsageError(f"{what}: not a regular file ({kind_of(kind)}); expected a file of at most {_size(limit)}")
+    return read_open(fd, what, limit, "expected a small text file")
+
+
+def read_open(fd: int, what: str, limit: int, expected: str) -> str:
+    """The UTF-8 text of a regular file already opened (and closed here): at most `limit` bytes are read, one more
+    is a UsageError naming `what` and saying what was `expected`."""
     with os.fdopen(fd, "rb") as handle:
         try:
             data = handle.read(limit + 1)
         except OSError as exc:
             raise UsageError(f"{what}: cannot read it: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise UsageError(f"{what}: larger than {_size(limit)}; expected a small text file")
+        raise UsageError(f"{what}: larger than {_size(limit)}; {expected}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

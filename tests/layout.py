@@ -49,7 +49,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("basics", ("envcheck", "envcheck.redact", "envcheck.proc", "envcheck.atomic", "envcheck.shell", "envcheck.terminal",
                 "envcheck.gitsettings")),
     ("errors", ("envcheck.errors",)),
-    ("edges", ("envcheck.paths", "envcheck.userfile", "envcheck.gitsafe")),
+    ("user-files", ("envcheck.userfile",)),  # reading and writing the files a user names (paths reads its own with it)
+    ("edges", ("envcheck.paths", "envcheck.gitsafe")),
     ("model", ("envcheck.model", "envcheck.model.*")),
     ("profile", ("envcheck.profile", "envcheck.profile.*")),
     ("facts-verdicts", ("envcheck.gather", "envcheck.gather.*", "envcheck.judge", "envcheck.judge.*")),
