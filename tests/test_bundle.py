@@ -19,6 +19,8 @@ import pytest
 from packaging.pylock import Pylock
 
 from conftest import _torch_files, git, python312
+from mutations import applied, mutations, spelled
+
 from envcheck.bundle.gitbundle import cone_patterns
 from envcheck.bundle.make import select_packages
 from envcheck.bundle.manifest import BundleError, Platform
@@ -482,45 +484,6 @@ def test_a_bad_bundle_through_the_cli_exits_2_naming_it(tmp_path, damage, messag
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
 
 
-WRONG = {"an object": {}, "an array": [1], "a string": "x", "an integer": 7, "a number": 1.5, "true or false": True,
-         "null": None}
-
-
-def _mutations(data, path=()):
-    """(path, how, new value) for every key and item of a real manifest: each other JSON type in its place, the key
-    gone, and an unknown key beside it (in every object)."""
-    from envcheck.userfile import type_name
-
-    if isinstance(data, dict):
-        yield path + ("zz-unknown",), "added", 1
-        for key, value in data.items():
-            yield path + (key,), "missing", None
-            yield from _mutations(value, path + (key,))
-    elif isinstance(data, list):
-        for index, value in enumerate(data[:2]):
-            yield from _mutations(value, path + (index,))
-    if path:
-        for name, wrong in WRONG.items():
-            if name != type_name(data):
-                yield path, f"as {name}", wrong
-
-
-def _applied(data, path, how, value):
-    data = json.loads(json.dumps(data))
-    parent = data
-    for key in path[:-1]:
-        parent = parent[key]
-    if how == "missing":
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
-    return data
-
-
-def _spelled(path) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
-
-
 def test_every_mutation_of_a_real_manifest_is_refused_naming_its_key(tmp_path, policy):
     """Fuzz, a little: the manifest write_manifest wrote for a bundle with a CUTLASS entry, each key and item of it
     given every other JSON type, removed, or joined by an unknown key. Each is a BundleError naming the manifest and
@@ -531,13 +494,13 @@ def test_every_mutation_of_a_real_manifest_is_refused_naming_its_key(tmp_path, p
     hand_bundle(good)
     _with_cutlass(good)
     data = json.loads((good / "manifest.json").read_text())
-    cases = list(_mutations(data))
+    cases = list(mutations(data, unknown=True, items=2))
     assert len(cases) > 150
     unchanged = []
     for number, (path, how, value) in enumerate(cases):
         folder = tmp_path / f"m{number}"
         shutil.copytree(good, folder)
-        (folder / "manifest.json").write_text(json.dumps(_applied(data, path, how, value)))
+        (folder / "manifest.json").write_text(json.dumps(applied(data, path, how, value)))
         if (path, how) == (("cutlass",), "as null"):  # a bundle without CUTLASS: valid (its file is one more file)
             assert open_for_fix(folder, policy, tmp_path / "cache").cutlass_url is None
             continue
@@ -548,7 +511,7 @@ def test_every_mutation_of_a_real_manifest_is_refused_naming_its_key(tmp_path, p
         named = {"kind", "schema"} & set(map(str, path))
         if named:
             assert "expected kind 'envcheck-bundle' and schema 1" in text, (path, how, text)
-        elif _spelled(path) not in text and _spelled(path[:-1]) + ("." if isinstance(path[-1], str) else "") not in text:
-            unchanged.append((_spelled(path), how, text))
+        elif spelled(path) not in text and spelled(path[:-1]) + ("." if isinstance(path[-1], str) else "") not in text:
+            unchanged.append((spelled(path), how, text))
         shutil.rmtree(folder)
     assert unchanged == []

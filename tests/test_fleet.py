@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, python312
+from mutations import applied, mutations, spelled
 from wheelfactory import pip
 
 from envcheck.cli import main
@@ -298,47 +299,10 @@ def test_npd_mode_prints_one_line_and_exits_0_1_or_2(node_venv, wheelhouse, tmp_
 # Mistyped reports (issue 15): a finding about that node in fleet, exit 2 naming the file and key in diff
 
 
-WRONG = {"an object": {}, "an array": [1], "a string": "x", "an integer": 5, "a number": 1.5, "true or false": True,
-         "null": None}
-
-
-def _mutations(data, path=()):
-    """(path, how, value): every key of a report (and the first item of every array) given each other JSON type,
-    or removed."""
-    from envcheck.userfile import type_name
-
-    if isinstance(data, dict):
-        for key, value in data.items():
-            yield path + (key,), "missing", None
-            yield from _mutations(value, path + (key,))
-    elif isinstance(data, list) and data:
-        yield from _mutations(data[0], path + (0,))
-    if path:
-        for name, wrong in WRONG.items():
-            if name != type_name(data):
-                yield path, f"as {name}", wrong
-
-
-def _applied(data, path, how, value):
-    data = json.loads(json.dumps(data))
-    parent = data
-    for key in path[:-1]:
-        parent = parent[key]
-    if how == "missing":
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
-    return data
-
-
-def _spelled(path) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
-
-
 def _names_its_key(problem: str, file: Path, path, how) -> bool:
     if (path, how) == (("checks",), "missing"):  # no checks at all: not a report
         return problem.startswith(f"{file}: not a doctor report (no key checks)")
-    return problem.startswith(f"{file}: key {_spelled(path)} ")
+    return problem.startswith(f"{file}: key {spelled(path)} ")
 
 
 @pytest.fixture(scope="module")
@@ -348,8 +312,8 @@ def mutated(tmp_path_factory):
     real = json.loads((DATA / "h200-doctor14.json").read_text())
     shutil.copy(DATA / "h200-doctor14.json", folder / "good.json")
     cases = {}
-    for number, (path, how, value) in enumerate(_mutations(real)):
-        (folder / f"m{number:04d}.json").write_text(json.dumps(_applied(real, path, how, value)))
+    for number, (path, how, value) in enumerate(mutations(real)):
+        (folder / f"m{number:04d}.json").write_text(json.dumps(applied(real, path, how, value)))
         cases[f"m{number:04d}"] = (path, how)
     return folder, cases
 
@@ -380,7 +344,7 @@ def test_every_mistyped_field_is_a_finding_about_its_node_never_the_end_of_the_v
                  "facts.interpreter.distributions[0].version", "facts.interpreter.torch",
                  "facts.interpreter.torch.version", "facts.interpreter.torch.cuda", "facts.driver",
                  "facts.driver.version", "profile.id", "smoke", "smoke.status", "smoke.summary"):
-        wrong = [node for node, (path, how) in cases.items() if _spelled(path) == read and how != "missing"
+        wrong = [node for node, (path, how) in cases.items() if spelled(path) == read and how != "missing"
                  and not (how == "as null" and read not in ("checks", "checks[0]", "checks[0].id", "checks[0].status",
                                                             "exit_code", "host.gpus[0]",
                                                             "facts.interpreter.distributions[0].name"))]
