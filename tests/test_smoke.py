@@ -229,7 +229,7 @@ def test_the_child_gets_the_lookup_marker_inside_inductors_cache(policy, tmp_pat
 def test_child_environment():
     base = {"PATH": "/bin", "PYTHONPATH": "/x", "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1", "PYTHONDONTWRITEBYTECODE": "1",
             "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": "ATEN,TRITON", "TORCHINDUCTOR_CACHE_DIR": "/elsewhere"}
-    env = child_environment(base, Path("/c"), "NVGEMM")
+    env = child_environment(base, Path("/c"), "NVGEMM").variables
     assert env["PATH"] == "/bin" and env["PYTHONPATH"] == "/x"  # the user's environment is what is tested
     assert "TORCHINDUCTOR_FORCE_DISABLE_CACHES" not in env and "PYTHONDONTWRITEBYTECODE" not in env
     assert env["TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS"] == "NVGEMM"
