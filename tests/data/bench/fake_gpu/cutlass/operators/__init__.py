@@ -1,6 +1,6 @@
 """A stand-in for nvidia-cutlass-operators (see ../../README.md), called as envcheck's library adapter and torch >= 2.14
 call it: GemmArguments, get_operators(args, target_sm), op.compile(args, target_sm), op.run(args, artifact, ...). The
-target is checked the way the real package checks it, by TargetSm in arch.py (tests/test_smoke_library.py runs the
+target is checked the way the real package checks it, by TargetSm in arch.py (tests/test_child_environment.py runs the
 real arch.py of the 0.3.0 wheel in its place); the operators run at simulated rates."""
 
 from .arch import TargetSm

@@ -1,6 +1,6 @@
 """TargetSm as nvidia-cutlass-operators 0.3.0 has it (cutlass/operators/arch.py:43-97, :194-209, in outline): a
 compile target "NNN", "NNNa" or "NNNf"; an `a` target below 90 and an `f` target below 100 are refused with the
-real package's messages. The slow test of tests/test_smoke_library.py swaps in the wheel's own file."""
+real package's messages. The slow test of tests/test_child_environment.py swaps in the wheel's own file."""
 
 
 class TargetSm:
