@@ -128,11 +128,8 @@ class ChildEnvironment:
 def child_environment(base: Mapping[str, str], cache_root: Path, settings: Mapping[str, str]) -> ChildEnvironment:
     """The child's environment: the caller's, less what ENVIRONMENT clears, plus envcheck's caches and settings; and
     the record of it (values redacted: a variable may hold a URL with a password, or a home path)."""
-    own = {
-        "PYTHONUNBUFFERED": "1",
-        **dict(zip(("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "CUTE_DSL_CACHE_DIR"), map(str, cache_dirs(cache_root)))),
-        **settings,
-    }
+    caches = dict(zip(("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "CUTE_DSL_CACHE_DIR"), cache_dirs(cache_root)))
+    own = {"PYTHONUNBUFFERED": "1", **{name: str(path) for name, path in caches.items()}, **settings}
     rules = {name: variable_rule(name) for name in base}
     variables = {k: v for k, v in base.items() if not (rules[k] and rules[k].clear)}
     variables.update(own)
