@@ -3,14 +3,16 @@
 The script is copied into a run directory of its own under envcheck's cache (logs and generated code stay there;
 the newest KEEP_RUNS are kept), with the helpers it imports beside it (write_scripts), run by path with no shell, in
 a session of its own (so a timeout kills its whole process group, Inductor's compile workers included), with an
-environment that drops what would change the run and points Inductor's, Triton's and CuteDSL's caches into
-envcheck's cache (so a second run is warm). The script speaks envcheck/inside/protocol.py: `PREFIX {json}` lines on
+environment that clears what would change the run (ENVIRONMENT: every variable that bears on NVGEMM, cleared or kept,
+and why; the result records each one present) and points Inductor's, Triton's and CuteDSL's caches into envcheck's
+cache (so a second run is warm). The script speaks envcheck/inside/protocol.py: `PREFIX {json}` lines on
 stdout, which protocol.result_lines reads back from the log.
 """
 
 from __future__ import annotations
 
 import datetime
+import fnmatch
 import shutil
 import subprocess
 import tempfile
@@ -20,45 +22,94 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence, TextIO
 
 from . import paths
+from .inside import lookup
+from .model import EnvironmentRecord
 from .proc import kill_group, stop_group
+from .redact import Redactor
 
 __all__ = [
     "BENCH_SCRIPTS",
     "ChildEnd",
+    "ChildEnvironment",
+    "ENVIRONMENT",
     "KEEP_RUNS",
     "LOOKUP_MARKER",
     "SMOKE_SCRIPTS",
+    "Variable",
     "cache_dirs",
     "child_environment",
+    "lookup_arguments",
     "new_run_dir",
     "run_child",
+    "variable_rule",
     "write_scripts",
 ]
 
 KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL for the child's process group
 KEEP_RUNS = 20  # run directories kept under the cache (logs, generated code)
 LOOKUP_MARKER = "envcheck-kernel-lookup.json"  # the stack on which Inductor's full kernel enumeration worked
-INSIDE = Path(__file__).resolve().parent / "inside"  # read as files: nothing of it is imported here
+INSIDE = Path(__file__).resolve().parent / "inside"  # copied as files (only lookup's LIBRARY is read here)
 # What a child needs in its run folder: the script (first), then the envcheck/inside/ helpers it imports.
 SMOKE_SCRIPTS = ("smoke_child", "protocol", "gemm", "lookup", "loaded", "library")
 BENCH_SCRIPTS = ("bench_child", "protocol", "gemm", "lookup", "timing", "library")
 
-# Variables of the caller's environment that would change what a child run measures; the child gets its own.
-_DROPPED = (
-    "TORCHINDUCTOR_FORCE_DISABLE_CACHES",
-    "TORCHINDUCTOR_MAX_AUTOTUNE",
-    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM",
-    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS",
-    "TORCHINDUCTOR_AUTOTUNE_FALLBACK_TO_ATEN",
-    "TORCHINDUCTOR_FX_GRAPH_CACHE",
-    "TORCHINDUCTOR_AUTOTUNE_LOCAL_CACHE",
-    "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS",
-    "TORCH_COMPILE_DISABLE",
-    "TORCHDYNAMO_DISABLE",
-    "CUTE_DSL_DISABLE_FILE_CACHING",
-    "PYTHONDONTWRITEBYTECODE",  # torch without .pyc files costs seconds of byte-compiling in every warm run
-    "TORCHINDUCTOR_COMPILE_THREADS",
+CLEAR, KEEP = True, False
+
+
+@dataclass(frozen=True)
+class Variable:
+    """What a child run does with a variable of the caller's environment, or a family of them (a shell pattern)."""
+
+    name: str  # "CUTE_DSL_*": fnmatch's pattern, case as written
+    clear: bool  # CLEAR: not passed on; KEEP: passed on as it is. Either way a present one is recorded.
+    why: str
+
+    def covers(self, variable: str) -> bool:
+        return fnmatch.fnmatchcase(variable, self.name)
+
+
+# Every variable of the caller's that bears on what an NVGEMM run does (facts-17 section 7 lists what torch 2.13-2.15,
+# nvidia-cutlass-operators 0.3.0, nvidia-cutlass-dsl 4.8.1 and apache-tvm-ffi read): cleared where it changes what
+# runs or how it is measured (the run is envcheck's, the same on every machine), kept where a site needs it and it
+# changes no kernel. The first row that covers a name decides. Each one present is recorded in the result (the
+# smoke's and the bench's `environment`); envcheck's own caches and settings are set after (child_environment).
+ENVIRONMENT = (
+    Variable("TVM_FFI_CACHE_DIR", KEEP, "where tvm-ffi builds its torch addon (only for a torch without the DLPack "
+             "exchange API): a site's writable folder; it changes no kernel"),
+    Variable("CUTLASS_NVMMH_SO_PATH", KEEP, "where the nvMatmulHeuristics library is (cutlass.operators' heuristics): "
+             "a site's install location"),
+    Variable("CUDA_VISIBLE_DEVICES", KEEP, "which GPUs the run may use: the user's choice; recorded so that a result "
+             "says which device 0 was"),
+    Variable("TORCHINDUCTOR_NVGEMM_*", CLEAR, "Inductor's NVGEMM settings: how many candidates are profiled "
+             "(MAX_PROFILING_CONFIGS: 5 in torch 2.13, 10 in 2.14), SUPPLEMENT_CONFIGS, SWAP_AB (2.14), PDL (2.15), "
+             "PREFETCH (2.14); the smoke sets the one it needs"),
+    Variable("TORCHINDUCTOR_MAX_AUTOTUNE*", CLEAR, "max-autotune, its GEMM backends and search space: each child "
+             "sets the backends it proves or times"),
+    Variable("TORCHINDUCTOR_*AUTOTUNE*", CLEAR, "how Inductor autotunes and what it may pick: IN_SUBPROC, the "
+             "CHOICE_NAME_REGEX and CHOICE_DESC_REGEX filters, FALLBACK_TO_ATEN, local and remote caches, warm-up"),
+    Variable("TORCHINDUCTOR_FORCE_DISABLE_CACHES", CLEAR, "Inductor's caches are envcheck's: a second run is warm, "
+             "--fresh empties them"),
+    Variable("TORCHINDUCTOR_FX_GRAPH_CACHE", CLEAR, "Inductor's caches are envcheck's"),
+    Variable("TORCHINDUCTOR_COMPILE_THREADS", CLEAR, "the pool of compile workers: the smoke compiles in-process"),
+    Variable("TORCH_COMPILE_DISABLE", CLEAR, "turns torch.compile off: nothing would be proved"),
+    Variable("TORCHDYNAMO_DISABLE", CLEAR, "turns torch.compile off: nothing would be proved"),
+    Variable("CUTEDSL_*", CLEAR, "CUTEDSL_ENABLE_AUTOTUNING: Inductor's autotuning of its CuteDSL templates"),
+    Variable("CUTE_DSL_*", CLEAR, "CuTeDSL's settings: the compile target (ARCH wins over the device), the libraries "
+             "it loads (LIBS wins over the flavour it picks), its compiler backend and options, TVM FFI, caching "
+             "(envcheck sets CACHE_DIR), DRYRUN, its logs and dumps"),
+    Variable("CUTLASS_OPERATORS_*", CLEAR, "USE_TVM_FFI: every operator's launch path; against CUTE_DSL_ENABLE_TVM_FFI "
+             "it fails the first launch (Conflicting environment variables)"),
+    Variable("DISABLE_ARGUMENT_FILTERING", CLEAR, "cutlass.operators: any value but 0 turns off the filtering of "
+             "operators by the GEMM's arguments"),
+    Variable("TVM_FFI_*", CLEAR, "tvm-ffi's switches (DISABLE_TORCH_C_DLPACK) and the flags of its JIT builds"),
+    Variable("PYTHONDONTWRITEBYTECODE", CLEAR, "torch without .pyc files costs seconds of byte-compiling in every "
+             "warm run"),
 )
+
+
+def variable_rule(name: str) -> Optional[Variable]:
+    """The row of ENVIRONMENT that decides what a child run does with `name`; None: passed on, not recorded."""
+    return next((rule for rule in ENVIRONMENT if rule.covers(name)), None)
 
 
 def cache_dirs(cache_root: Path) -> tuple[Path, ...]:
@@ -66,18 +117,36 @@ def cache_dirs(cache_root: Path) -> tuple[Path, ...]:
     return tuple(cache_root / name for name in ("inductor", "triton", "cutedsl"))
 
 
-def child_environment(base: Mapping[str, str], cache_root: Path, settings: Mapping[str, str]) -> dict[str, str]:
-    """The child's environment: the caller's, less what would change the run, plus envcheck's caches and settings."""
-    env = {k: v for k, v in base.items() if k not in _DROPPED}
-    inductor, triton, cutedsl = cache_dirs(cache_root)
-    env.update(
-        PYTHONUNBUFFERED="1",
-        TORCHINDUCTOR_CACHE_DIR=str(inductor),
-        TRITON_CACHE_DIR=str(triton),
-        CUTE_DSL_CACHE_DIR=str(cutedsl),
+@dataclass(frozen=True)
+class ChildEnvironment:
+    """A child's environment, and what the result says of it."""
+
+    variables: Mapping[str, str]
+    record: EnvironmentRecord
+
+
+def child_environment(base: Mapping[str, str], cache_root: Path, settings: Mapping[str, str]) -> ChildEnvironment:
+    """The child's environment: the caller's, less what ENVIRONMENT clears, plus envcheck's caches and settings; and
+    the record of it (values redacted: a variable may hold a URL with a password, or a home path)."""
+    caches = dict(zip(("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "CUTE_DSL_CACHE_DIR"), cache_dirs(cache_root)))
+    own = {"PYTHONUNBUFFERED": "1", **{name: str(path) for name, path in caches.items()}, **settings}
+    rules = {name: variable_rule(name) for name in base}
+    variables = {k: v for k, v in base.items() if not (rules[k] and rules[k].clear)}
+    variables.update(own)
+    redact = Redactor(base)
+    record = EnvironmentRecord(
+        cleared=tuple((k, redact(v)) for k, v in sorted(base.items())
+                      if (rules[k] and rules[k].clear or k in own) and v != own.get(k)),
+        kept=tuple((k, redact(v)) for k, v in sorted(base.items()) if rules[k] and not rules[k].clear and k not in own),
+        assigned=tuple((k, redact(v)) for k, v in sorted(own.items())),
     )
-    env.update(settings)
-    return env
+    return ChildEnvironment(variables, record)
+
+
+def lookup_arguments(library: str, cache_root: Path) -> list[str]:
+    """The child's --lookup-marker, where the profile's kernel library is the one whose kernel lookup
+    envcheck/inside/lookup.py seeds (cutlass_api's); none for another library."""
+    return ["--lookup-marker", str(cache_root / "inductor" / LOOKUP_MARKER)] if library == lookup.LIBRARY else []
 
 
 def new_run_dir(cache_root: Path, kind: str) -> Path:

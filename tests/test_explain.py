@@ -79,7 +79,7 @@ RuntimeError: No CTK flavor installed: expected one or more of /usr/local/lib/py
 
 
 @pytest.mark.parametrize("log, cause_id, remedy", [
-    (H200_TVM_FFI, "tvm-ffi-too-old", "apache-tvm-ffi>=0.1.15"),
+    (H200_TVM_FFI, "tvm-ffi-too-old", "apache-tvm-ffi>=0.1.11"),
     (H200_CTK, "dsl-libs-missing", "nvidia-cutlass-dsl[cu13]"),
 ])
 def test_the_h200_signatures(policy, log, cause_id, remedy):
@@ -298,6 +298,21 @@ TABLE_SAMPLES = {
     "no-valid-choices": ["torch._inductor.exc.NoValidChoicesError: No choices to select", "No choices exist for mm"],
     "fell-back": ["SmokeFellBack: Inductor picked triton"],
     "wrong-result": ["SmokeWrongResult: max error 3.1"],
+    "tvm-ffi-needed": ["DSLRuntimeError: install apache-tvm-ffi>=0.1.5 to enable kwargs/defaults"],
+    "tvm-ffi-not-initialized": ["cutlass.base_dsl.common.DSLRuntimeError: TVM FFI function is not initialized."],
+    "target-sm-invalid": ["ValueError: TargetSm 86a is invalid. ArchConditional targets must be Hopper (sm90) or newer"],
+    "operators-tvm-ffi-conflict": ["Conflicting environment variables: CUTLASS_OPERATORS_USE_TVM_FFI=False (disables"],
+    "nvmmh-missing": ["nvmatmul heuristic requires 'nvidia-matmul-heuristics>=0.1.0.27' with the 0.1.0.27 API shape"],
+    "dsl-flavor-incompatible": ["None of the installed toolkit flavors (cu12, cu13) are compatible with the CUDA driver"],
+    "dsl-install-incomplete": ["RuntimeError: cu12 install is incomplete: /x/_cutlass_ir.cu12.so present but"],
+    "common-efc": ["No module named 'cutlass.operators.providers.cutedsl.evt.common_efc'"],
+    "cutlass-operators-missing": ["ModuleNotFoundError: No module named 'cutlass.operators'"],
+    "cutlass-mlir-missing": ["ModuleNotFoundError: No module named 'cutlass._mlir._mlir_libs'"],
+    "dsl-driver-dependency": ["cutlass.base_dsl.common.CudaDriverDependencyError:", "CUDA Driver Dependency Error",
+                              "CUDA runtime initialization failed during dependency check."],
+    "no-libcuda": ["OSError: libcuda.so.1: cannot open shared object file: No such file or directory"],
+    "no-kernel-image": ["cudaErrorNoKernelImageForDevice", "CUDA_ERROR_NO_BINARY_FOR_GPU",
+                        "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device"],
 }
 
 

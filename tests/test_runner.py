@@ -26,7 +26,7 @@ def test_result_lines(text, expected):
 def test_child_environment_drops_what_changes_a_run_and_owns_the_caches():
     base = {"PATH": "/bin", "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": "TRITON", "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1",
             "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "all"}
-    env = child_environment(base, Path("/c"), {"X": "1"})
+    env = child_environment(base, Path("/c"), {"X": "1"}).variables
     assert env["PATH"] == "/bin" and env["X"] == "1" and env["TORCHINDUCTOR_CACHE_DIR"] == "/c/inductor"
     assert env["TRITON_CACHE_DIR"] == "/c/triton" and env["CUTE_DSL_CACHE_DIR"] == "/c/cutedsl"
     assert not {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS", "TORCHINDUCTOR_FORCE_DISABLE_CACHES",

@@ -229,7 +229,7 @@ def test_the_child_gets_the_lookup_marker_inside_inductors_cache(policy, tmp_pat
 def test_child_environment():
     base = {"PATH": "/bin", "PYTHONPATH": "/x", "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1", "PYTHONDONTWRITEBYTECODE": "1",
             "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": "ATEN,TRITON", "TORCHINDUCTOR_CACHE_DIR": "/elsewhere"}
-    env = child_environment(base, Path("/c"), "NVGEMM")
+    env = child_environment(base, Path("/c"), "NVGEMM").variables
     assert env["PATH"] == "/bin" and env["PYTHONPATH"] == "/x"  # the user's environment is what is tested
     assert "TORCHINDUCTOR_FORCE_DISABLE_CACHES" not in env and "PYTHONDONTWRITEBYTECODE" not in env
     assert env["TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS"] == "NVGEMM"
@@ -313,3 +313,23 @@ def test_a_cache_folder_that_cannot_be_written_is_a_usage_error_before_any_child
     monkeypatch.setenv("ENVCHECK_CACHE_DIR", str(blocker / "cache"))
     with pytest.raises(UsageError, match=f"ENVCHECK_CACHE_DIR={blocker / 'cache'}"):
         run_smoke(PY, GOOD, policy, timeout=60)
+
+
+def test_smoke_json_is_dated_by_itself_so_a_contributed_run_keeps_its_day(policy, tmp_path, capsys):
+    """A result file copied or touched later (its modification day 2020-01-02) is dated by the day the run wrote
+    into it (UTC), which profile/results.py prefers; the CLI's JSON carries the day too."""
+    import datetime
+
+    from envcheck.cli import main
+    from envcheck.commands.smoke import smoke_data
+    from envcheck.profile.results import read_run
+
+    passed = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=replay(tmp_path, "pass-cold-h200.log"))
+    assert smoke_data(passed, policy.id, PY, today=datetime.date(2026, 12, 1))["date"] == "2026-12-01"
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(smoke_data(passed, policy.id, PY)), encoding="utf-8")
+    os.utime(path, (1577934000, 1577934000))  # 2020-01-02
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    assert read_run(path, "run.json").date == today
+    main(["smoke", "--json", "--timeout", "30"])
+    assert json.loads(capsys.readouterr().out)["date"] == today

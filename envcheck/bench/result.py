@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..inside.timing import METHOD
-from ..model import Status
+from ..model import EnvironmentRecord, Status
 from . import analysis
 from .autotune import AutotuneReport
 from .data import Peak
@@ -58,6 +58,7 @@ class BenchResult:
     cause_id: Optional[str] = None
     log: Optional[str] = None
     cache_dir: Optional[str] = None
+    environment: Optional[EnvironmentRecord] = None  # the variables cleared, kept and set for the child
 
     @property
     def exit_code(self) -> int:
@@ -85,4 +86,5 @@ class BenchResult:
             "cause": None if self.cause_id is None else {"id": self.cause_id, "text": self.cause},
             "log": self.log,
             "cache_dir": self.cache_dir,
+            "environment": self.environment.to_dict() if self.environment is not None else None,
         }

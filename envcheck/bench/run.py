@@ -19,7 +19,7 @@ from .. import paths, runner, shell
 from ..atomic import replace_text
 from ..inside.protocol import BENCH_PHASE, BENCH_RESULT, BENCH_ROW, phase_of, result_lines
 from ..model import Status
-from ..runner import BENCH_SCRIPTS, LOOKUP_MARKER
+from ..runner import BENCH_SCRIPTS
 from . import analysis
 from .autotune import autotune_report, mix_backends
 from .data import peak_for
@@ -90,7 +90,7 @@ def run_bench(
     (run_dir / "plan.json").write_text(json.dumps(plan, indent=1), encoding="utf-8")
 
     argv = [python, str(script), "--plan", str(run_dir / "plan.json"), "--code-dir", str(code_dir),
-            "--lookup-marker", str(cache_root / "inductor" / LOOKUP_MARKER)]
+            *runner.lookup_arguments(policy.smoke.library, cache_root)]
     log_path = run_dir / "bench.log"
     common["log"] = str(log_path)
     timeout = options.timeout_s if options.timeout_s is not None else options.budget_s + STARTUP_S
@@ -99,7 +99,9 @@ def run_bench(
     progress(f"{len(options.shapes)} shapes x {what}, in {python}, budget {options.budget_s:g} s; log: {log_path}")
     watch = GpuWatch().start()
     before = list(watch.samples)
-    settings = {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": mix_backends(policy.backend)}
+    environment = runner.child_environment(
+        base_env, cache_root, {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": mix_backends(policy.backend)})
+    common["environment"] = environment.record
     stop = threading.Event()
     with open(log_path, "w", encoding="utf-8") as log:
         log.write(f"# envcheck bench: {shell.line(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
@@ -111,8 +113,7 @@ def run_bench(
             watch.session = pid
 
         try:
-            end = runner.run_child(argv, runner.child_environment(base_env, cache_root, settings),
-                                   run_dir, log, timeout, started=started)
+            end = runner.run_child(argv, environment.variables, run_dir, log, timeout, started=started)
         except OSError as exc:
             watch.stop()
             return _failed(f"could not start {python}: {exc.strerror or exc}", "interpreter", **common)

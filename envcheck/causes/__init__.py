@@ -3,6 +3,9 @@
   signatures.toml  the table: each known failure as it shows in output, in priority order
   table.py         that table read once, validated
   explanations.py  what each signature means for a target: a sentence and a remedy built from the profile
+  stack.py         the same for the operators stack's failures (torch >= 2.14, cutlass.operators, the DSL's
+                   flavours, tvm-ffi, the driver); explanations.py adds them to its table
+  remedies.py      remedies and versions more than one explanation names
   context.py       what is known of the target (Context), how a child run ended (Evidence), the outcome (Cause)
   child.py         why a child run failed (diagnose), and what is known before one starts (preflight)
 

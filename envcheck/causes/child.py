@@ -124,7 +124,7 @@ def preflight(facts: Facts, policy: Policy, ctx: Context) -> Optional[Cause]:
         return Cause(
             "gpu-unsupported",
             f"{ctx.gpu} is below compute capability {floor[0]}.{floor[1]}: {policy.gpu_below.kernels}.",
-            Remedy(text=f"Run on a GPU of compute capability {floor[0]}.{floor[1]} or newer."),
+            Remedy(text=policy.gpu_below.remedy or f"Run on a GPU of compute capability {floor[0]}.{floor[1]} or newer."),
         )
     if not ctx.cutlass_found:
         said, remedy = cutlass_missing(policy.cutedsl_module, ctx)

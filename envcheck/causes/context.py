@@ -64,7 +64,7 @@ class Evidence:
 
 def context_from(facts: Facts, policy: Policy, python: str, backends: str = "", dtype: str = "bfloat16") -> Context:
     interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
-    gpus = getattr(facts.driver, "gpus", ()) or ()
+    gpus = facts.gpus  # those given with --gpu-capability win over what NVML sees, as in doctor
     first = gpus[0] if gpus else None
     dsl = interpreter.dist(policy.cutedsl.name) if interpreter else None
     library = policy.smoke.library or (policy.cutlass.module if policy.cutlass is not None else "")

@@ -14,12 +14,13 @@ from ..judge.cuda import driver_remedy
 from ..judge.cutlass import fetch_remedy
 from ..model import Remedy, Step
 from .context import Cause, Context
+from .remedies import RECIPE_LINK, TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy as _dsl_remedy
+from .stack import STACK_EXPLANATIONS
 from .table import SignatureRow, load_signatures
 
 __all__ = ["EXPLANATIONS", "SIGNATURES", "Signature", "explain_match", "library_cause_id"]
 
-RECIPE_LINK = "https://github.com/NVIDIA/cutlass/tree/cutlass_api/python/cutlass_api"
-TVM_FFI_FOR_NEW_DSL = "apache-tvm-ffi>=0.1.15"  # the first seen to work with DSL 4.8 (STACK.md section 6)
+TVM_FFI_FOR_NEW_DSL = f"apache-tvm-ffi>={TVM_FFI_FLOOR}"
 
 
 @dataclass(frozen=True)
@@ -45,16 +46,6 @@ class Signature:
 # Remedies, built from the policy so that a later profile changes them without code
 
 
-def _dsl_remedy(ctx: Context, text: str) -> Remedy:
-    requirement = ctx.policy.cutedsl.requirement
-    return Remedy(
-        text=text,
-        commands=(pip_command(ctx.python, "install", requirement),),
-        steps=(Step("pip-install", (requirement,), why="the policy's CuTeDSL", reinstall=True),),
-        link=ctx.policy.link or RECIPE_LINK,
-    )
-
-
 def _cutlass_api_remedy(ctx: Context, text: str) -> Remedy:
     remedy = fetch_remedy(ctx.policy.cutlass, ctx.python, f"{ctx.library} has no wheel", text)
     return replace(remedy, link=ctx.policy.link or RECIPE_LINK)
@@ -77,13 +68,14 @@ def tvm_ffi_too_old(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     found = f"nvidia-cutlass-dsl {ctx.cutedsl_version}" if ctx.cutedsl_version else "the installed nvidia-cutlass-dsl"
     requirement = TVM_FFI_FOR_NEW_DSL
     return (
-        f"{found} calls apache-tvm-ffi with `{said}`, which apache-tvm-ffi 0.1.7 (cutlass_api's declared pin) does "
-        f"not know: DSL >= 4.8 needs a newer tvm-ffi. Seen on an H200: with {requirement} the same stack compiles "
-        f"and runs. Or go back to the policy's DSL ({ctx.policy.cutedsl.requirement}), which works with 0.1.7.",
+        f"{found} calls apache-tvm-ffi with `{said}`, which apache-tvm-ffi 0.1.9 and older (0.1.7 is cutlass_api's "
+        f"declared pin) do not know: a DSL >= 4.6 needs apache-tvm-ffi >= {TVM_FFI_FLOOR}. Seen on an H200: with "
+        f"{TVM_FFI_RAN} the same stack compiles and runs. Or go back to the policy's DSL "
+        f"({ctx.policy.cutedsl.requirement}) if it is older than 4.6.",
         Remedy(
             text=f"Install {requirement} (against cutlass_api's declared ==0.1.7 pin), or the policy's DSL.",
             commands=(pip_command(ctx.python, "install", requirement), pip_command(ctx.python, "install", ctx.policy.cutedsl.requirement)),
-            steps=(Step("pip-install", (requirement,), why="DSL >= 4.8 needs tvm-ffi >= 0.1.15"),),
+            steps=(Step("pip-install", (requirement,), why=f"DSL >= 4.6 needs tvm-ffi >= {TVM_FFI_FLOOR}"),),
             link=ctx.policy.link or RECIPE_LINK,
         ),
     )
@@ -296,6 +288,7 @@ EXPLANATIONS: dict[str, Callable[[str, Context], tuple[str, Optional[Remedy]]]] 
     "no-valid-choices": no_valid_choices,
     "fell-back": fell_back,
     "wrong-result": wrong_result,
+    **STACK_EXPLANATIONS,
 }
 
 # The table's order is priority (causes/signatures.toml); each row gets its explanation here by id.

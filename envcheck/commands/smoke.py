@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import sys
 from pathlib import Path
 from typing import Optional, TextIO
 
-from ..model import Status
+from ..model import SmokeResult, Status
 from ..render.smoke import render_text
 from ..smoke.run import DEFAULT_TIMEOUT, SCHEMA_VERSION, run_smoke
 from ..userfile import emit, progress
 
-__all__ = ["smoke_command"]
+__all__ = ["smoke_command", "smoke_data"]
 
 
 def smoke_command(
@@ -45,10 +46,17 @@ def smoke_command(
     result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, library=library,
                        progress=progress(err))
     if as_json:
-        data = {"schema_version": SCHEMA_VERSION, "profile": chosen.id, "target": target, "smoke": result.to_dict()}
-        emit(json.dumps(data, indent=2) + "\n", output, out)
+        emit(json.dumps(smoke_data(result, chosen.id, target), indent=2) + "\n", output, out)
     else:
         emit(render_text(result) + "\n", output, out)
     if allow_skip and result.status is Status.SKIP:
         return 0
     return result.exit_code
+
+
+def smoke_data(result: SmokeResult, profile: str, target: str, today: Optional[datetime.date] = None) -> dict:
+    """`smoke --json`: the result, and the day it ran (UTC), so that a run contributed as evidence is dated by itself
+    (profile/results.py reads `date`), not by when its file was last touched."""
+    day = today or datetime.datetime.now(datetime.timezone.utc).date()
+    return {"schema_version": SCHEMA_VERSION, "profile": profile, "target": target, "date": day.isoformat(),
+            "smoke": result.to_dict()}

@@ -15,8 +15,10 @@ cutlass.operators; torch/_inductor/codegen/nv_universal_gemm/ in their wheels):
                      kernel.compile(args); kernel.run(args, artifact, stream=..., assume_supported_args=True)
   cutlass.operators  GemmArguments(a, b, out, accumulator_type=torch.float32); get_operators(args, target_sm="90a");
                      op.compile(args, target_sm="90a"); op.run(args, artifact, stream=..., assume_supported_args=True)
-The target is always the device's own ("90a" on compute capability 9.0): operators compiled for "80" do not run on
-a 9.0 device.
+The target is the one Inductor asks for (inductor_target_sm): the device's own, "90a" on compute capability 9.0
+(operators compiled for "80" do not run on a 9.0 device). Below 9.0 cutlass.operators refuses it, as it refuses
+Inductor ("TargetSm 80a is invalid. ArchConditional targets must be Hopper (sm90) or newer"): the error is the run's
+result, explained by envcheck's table of known failures (causes/signatures.toml), never worked around here.
 
 Which library a profile uses is data (the profile names the module); what differs between libraries is the calling
 convention, which is code: one adapter per library API below, keyed by module name.
@@ -24,7 +26,7 @@ convention, which is code: one adapter per library API below, keyed by module na
 
 from __future__ import annotations
 
-__all__ = ["LibraryKernel", "UnknownLibrary", "LIBRARIES", "candidates", "library_version"]
+__all__ = ["LibraryKernel", "UnknownLibrary", "LIBRARIES", "candidates", "inductor_target_sm", "library_version"]
 
 
 class UnknownLibrary(ValueError):
@@ -79,12 +81,19 @@ def _cutlass_api(a, b, out, cc):
     return [bind(k) for k in cutlass_api.get_kernels(args, cc=number)]
 
 
+def inductor_target_sm(cc):
+    """The target_sm torch >= 2.14 hands cutlass.operators for compute capability cc (major, minor): f"{cc}a" of
+    cc = major * 10 + minor (torch 2.14.1 codegen/nv_universal_gemm/kernel_cache.py:197, :354, :473; 2.15.0 :222,
+    :461, :655; the capability from get_cuda_arch(), cuda_env.py)."""
+    return "%da" % (cc[0] * 10 + cc[1])
+
+
 def _operators(a, b, out, cc):
     import torch
     import cutlass.operators as operators
 
     args = operators.GemmArguments(a, b, out, accumulator_type=torch.float32)
-    target = "%d%da" % (cc[0], cc[1])
+    target = inductor_target_sm(cc)
 
     def bind(op):
         return LibraryKernel(

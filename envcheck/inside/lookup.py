@@ -8,13 +8,20 @@ below compute capability 10.0 then fills that lookup with cutlass_api.get_kernel
 candidates there (every kernel that is not SM80 has min_cc 100 and is filtered out by Inductor anyway), found in a
 fraction of a second. Any change to the stack, and --fresh, brings the full enumeration back.
 
+It applies to cutlass_api alone (LIBRARY): torch >= 2.14 looks operators up per problem in cutlass.operators, and its
+kernel_cache keeps a `_kernel_by_name_cache` that only a fallback fills, so envcheck passes the marker only to the
+runs of a profile whose kernel library is this one (runner.lookup_arguments).
+
 Standard library only at module level, Python 3.8 syntax (copied into the run folder as envcheck_lookup.py).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+
+LIBRARY = "cutlass_api"  # the kernel library whose lookup this seeds: the module Inductor 2.11-2.13 enumerates
 
 
 def stack_key(versions):
@@ -23,7 +30,7 @@ def stack_key(versions):
     import importlib.util
 
     digest = hashlib.sha256(json.dumps(versions, sort_keys=True).encode("utf-8"))
-    spec = importlib.util.find_spec("cutlass_api")
+    spec = importlib.util.find_spec(LIBRARY)
     for root in sorted((spec.submodule_search_locations or []) if spec else []):
         for folder, dirs, files in os.walk(root):
             dirs.sort()
@@ -46,10 +53,9 @@ def seed_kernel_lookup(capability, marker, versions):
         return "inductor"
     if known.get("key") != stack_key(versions) or getattr(kernel_cache, "_kernel_by_name_cache", 0) is not None:
         return "inductor"
-    import cutlass_api
-
     cc = capability[0] * 10 + capability[1]
-    kernel_cache._kernel_by_name_cache = {k.metadata.kernel_name: k for k in cutlass_api.get_kernels(cc=cc)}
+    kernels = importlib.import_module(LIBRARY).get_kernels(cc=cc)
+    kernel_cache._kernel_by_name_cache = {k.metadata.kernel_name: k for k in kernels}
     return "seeded"
 
 

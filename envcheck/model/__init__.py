@@ -10,7 +10,7 @@ from .facts import (
     Toolkit, TorchBuild, canonical_name, capability_of, capability_text, gpus_given, is_distribution_name,
 )
 from .findings import Evidence, Finding, Remedy, Run, Status, Step
-from .report import Host, LoadedLibrary, ProcessRecord, ProfileChoice, Report, SmokeResult, plain
+from .report import EnvironmentRecord, Host, LoadedLibrary, ProcessRecord, ProfileChoice, Report, SmokeResult, plain
 
 __all__ = [
     "Status",
@@ -37,6 +37,7 @@ __all__ = [
     "SmokeResult",
     "LoadedLibrary",
     "ProcessRecord",
+    "EnvironmentRecord",
     "canonical_name",
     "is_distribution_name",
     "capability_of",

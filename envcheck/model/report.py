@@ -11,7 +11,7 @@ from typing import Any, Optional
 from .facts import Facts
 from .findings import Finding, Remedy, Status
 
-__all__ = ["plain", "LoadedLibrary", "ProcessRecord", "SmokeResult", "ProfileChoice", "Host", "Report"]
+__all__ = ["plain", "EnvironmentRecord", "LoadedLibrary", "ProcessRecord", "SmokeResult", "ProfileChoice", "Host", "Report"]
 
 
 def plain(value: Any) -> Any:
@@ -29,6 +29,19 @@ def plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     return value
+
+
+@dataclass(frozen=True)
+class EnvironmentRecord:
+    """What a child run (smoke's, bench's) made of the caller's environment (envcheck/runner.py ENVIRONMENT says why
+    each variable is cleared or kept): (name, value) pairs, values redacted."""
+
+    cleared: tuple[tuple[str, str], ...] = ()  # the caller's, not passed on (or replaced by envcheck's own value)
+    kept: tuple[tuple[str, str], ...] = ()  # the caller's, passed on as they are
+    assigned: tuple[tuple[str, str], ...] = ()  # what envcheck set for the run: its caches and settings
+
+    def to_dict(self) -> dict:
+        return {"cleared": dict(self.cleared), "kept": dict(self.kept), "set": dict(self.assigned)}
 
 
 @dataclass(frozen=True)
@@ -90,6 +103,7 @@ class SmokeResult:
     versions: tuple[tuple[str, str], ...] = ()
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
     process: Optional[ProcessRecord] = None  # what the child really loaded (judged by envcheck/smoke/forensics.py)
+    environment: Optional[EnvironmentRecord] = None  # the variables cleared, kept and set for the child
 
     @property
     def exit_code(self) -> int:
@@ -113,6 +127,7 @@ class SmokeResult:
             "cache": {"dir": self.cache_dir, "warm": self.warm, "kernel_lookup": self.kernel_lookup},
             "versions": dict(self.versions),
             "process": self.process.to_dict() if self.process is not None else None,
+            "environment": self.environment.to_dict() if self.environment is not None else None,
             "library": None if self.library is None else {
                 "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
             "log": self.log,

@@ -32,6 +32,9 @@ def render_text(result: SmokeResult) -> str:
         lines.append(f"  tried     {kernel}: {error}")
     if result.process is not None and result.process.libraries:
         lines.append(f"  loaded    {summary(result.process)}")
+    if result.environment is not None and result.environment.cleared:
+        names = ", ".join(name for name, _ in result.environment.cleared)
+        lines.append(f"  cleared   {names} (the run used envcheck's own settings; --json has the values)")
     if result.evidence:
         lines.append(f"  seen      {result.evidence}")
     if result.remedy is not None:

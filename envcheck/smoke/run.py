@@ -24,7 +24,7 @@ from ..causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from ..inside.protocol import SMOKE_PHASE, SMOKE_RESULT, phase_of, result_lines
 from ..model import Facts, Remedy, SmokeResult, Status
 from ..profile import Policy
-from ..runner import LOOKUP_MARKER, SMOKE_SCRIPTS, ChildEnd, run_child
+from ..runner import SMOKE_SCRIPTS, ChildEnd, run_child
 from .forensics import process_from
 
 __all__ = [
@@ -65,8 +65,9 @@ def smoke_backends(policy: Policy, capability: Optional[tuple[int, int]]) -> str
     return ",".join(policy.smoke.backends_for(capability))
 
 
-def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) -> dict[str, str]:
-    """The child's environment: the caller's, less what would change the measurement, plus envcheck's caches."""
+def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) -> runner.ChildEnvironment:
+    """The child's environment: the caller's, less what would change the measurement (runner.ENVIRONMENT), plus
+    envcheck's caches and the smoke's settings; and the record of it the result carries."""
     return runner.child_environment(base, cache_root, {
         "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "1",
         "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": backends,
@@ -144,18 +145,19 @@ def run_smoke(
     else:
         argv += [
             "--backends", backends, "--code-out", str(run_dir / "output_code.py"),
-            "--lookup-marker", str(cache_root / "inductor" / LOOKUP_MARKER),
+            *runner.lookup_arguments(module, cache_root),
         ]
         progress(
             f"compiling a {shape.text} GEMM with {backends} in {python} "
             f"({'warm cache' if warm_before else 'cold cache: half a minute or more'}); log: {log_path}"
         )
-    common["log"] = str(log_path)
+    environment = child_environment(base_env, cache_root, backends)
+    common.update(log=str(log_path), environment=environment.record)
     with open(log_path, "w", encoding="utf-8") as log:
         log.write(f"# envcheck smoke: {shell.line(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
         log.flush()
         try:
-            end = run_child(argv, child_environment(base_env, cache_root, backends), run_dir, log, timeout)
+            end = run_child(argv, environment.variables, run_dir, log, timeout)
         except OSError as exc:  # the interpreter is not there, or not executable
             log.write(f"# could not start {python}: {exc}\n")
             cause = Cause("interpreter", f"Could not start {python}: {exc.strerror or exc}.",

@@ -50,7 +50,7 @@ def raw(argv):
     out, child_args = Path(argv[0]), argv[1:]
     python = os.environ.get("CAPTURE_PYTHON", sys.executable)
     backends = child_args[child_args.index("--backends") + 1] if "--backends" in child_args else "NVGEMM"
-    env = child_environment(os.environ, paths.cache_dir(), backends)
+    env = child_environment(os.environ, paths.cache_dir(), backends).variables
     with tempfile.TemporaryDirectory() as cwd, open(out, "w", encoding="utf-8") as log:
         script = write_child(Path(cwd))
         end = run_child([python, str(script), *child_args], env, Path(cwd), log, 300)
