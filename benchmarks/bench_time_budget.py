@@ -1,0 +1,185 @@
+"""Where `envcheck bench` spends its time, from what real runs left: per shape, per phase, per stack.
+
+    python benchmarks/bench_time_budget.py [--runs DIR] [--logs DIR] [--shapes]
+
+--runs (default ../shared/h200/2026-12-01, else tests/data/bench/h200-4): the saved `bench --json` results of the
+default llm set, NAME-llm-{cold,warm}.json, with NAME-llm-warm.err beside them where the progress lines were kept
+(they carry the start of every shape: `envcheck: shape I/N LABEL +SECONDS`). --logs (default
+tests/data/bench/h200-3): child logs (bench.log) that kept Inductor's autotuning lines (`SingleProcess AUTOTUNE
+benchmarking takes B seconds and P seconds precompiling for C choices`), which split a compile into Inductor's own
+work, precompiling the candidates and benchmarking them.
+
+The phases, per shape: compile = the first call of each compiled function (Dynamo, Inductor, autotuning, the
+kernel's JIT: a row's compile_s); the rest of the shape's wall time is timing (the warm-up, the rounds up to the
+time cap, do_bench, the call time) plus the reference GEMM and the reset between shapes. Where the progress lines
+were not kept (cold runs), the per-shape rest is the warm run's (the same timing method on the same shapes), and the
+total says how much that leaves unexplained. Figures, then the ratios that decide the plan, medians throughout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from envcheck.bench.results import read_result  # noqa: E402
+
+SHARED = ROOT.parent.parent / "shared" / "h200" / "2026-12-01"
+RUNS = SHARED if SHARED.is_dir() else ROOT / "tests" / "data" / "bench" / "h200-4"
+LOGS = ROOT / "tests" / "data" / "bench" / "h200-3"
+STACKS = {"rec": "recipe (torch 2.11, cutlass_api)", "bench": "operators (torch 2.14.1, cutlass.operators)"}
+_SHAPE = re.compile(r"^envcheck(?:-bench)?: (?:phase )?shape (\d+)/(\d+) .* \+([0-9.]+)$")
+_END = re.compile(r"^envcheck(?:-bench)?: (?:phase )?done \+([0-9.]+)$")
+_AUTOTUNE = re.compile(r"AUTOTUNE benchmarking takes ([0-9.]+) seconds and ([0-9.]+) seconds precompiling for (\d+)")
+_ROW = re.compile(r"^envcheck-bench: row \S+ (\S+)( \(repeat\))? ")
+
+
+def shape_starts(path: Path) -> list[float]:
+    """The start of each shape (seconds since the child started), then the end where the run got there."""
+    starts, end = [], None
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        found = _SHAPE.match(line.strip())
+        if found:
+            starts.append(float(found.group(3)))
+        elif _END.match(line.strip()):
+            end = float(_END.match(line.strip()).group(1))
+    return starts + ([end] if end is not None else [])
+
+
+def per_shape(result) -> list[dict]:
+    """One entry per shape, in run order: its label, dims, each backend's compile_s, reps, and rows cut."""
+    shapes, order = {}, []
+    for m in result.measurements:
+        key = (m.shape.m, m.shape.n, m.shape.k, m.shape.label)
+        if key not in shapes:
+            shapes[key] = {"shape": m.shape, "compile": {}, "skipped": 0, "warm": []}
+            order.append(key)
+        entry = shapes[key]
+        if m.status == "skipped":
+            entry["skipped"] += 1
+        elif m.compile_s is not None:
+            entry["compile"][m.backend] = m.compile_s
+            entry["warm"].append(bool(m.warm))
+    return [shapes[k] for k in order]
+
+
+def autotune_split(logs: Path) -> dict:
+    """{backend: [(benchmarking s, precompiling s, choices), ...]} from child logs: each AUTOTUNE summary belongs to
+    the next row line printed (the row of the compile that autotuned)."""
+    found = defaultdict(list)
+    for log in sorted(logs.glob("*.log")):
+        pending = None
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            tuned = _AUTOTUNE.search(line)
+            if tuned:
+                pending = (float(tuned.group(1)), float(tuned.group(2)), int(tuned.group(3)))
+                continue
+            row = _ROW.match(line)
+            if row and pending is not None:
+                found[row.group(1)].append(pending)
+                pending = None
+    return found
+
+
+def median(values) -> float:
+    values = list(values)
+    return statistics.median(values) if values else float("nan")
+
+
+def report(runs: Path, logs: Path, show_shapes: bool) -> None:
+    rest_warm = {}
+    lines = []
+    summary = []
+    for prefix, stack in STACKS.items():
+        for kind in ("warm", "cold"):  # warm first: its per-shape rest estimates the cold run's
+            path = runs / f"{prefix}-llm-{kind}.json"
+            if not path.is_file():
+                continue
+            saved = read_result(path)
+            result = saved.result
+            shapes = per_shape(result)
+            err = runs / f"{prefix}-llm-{kind}.err"
+            starts = shape_starts(err) if err.is_file() else []
+            measured = [s for s in shapes if s["compile"]]
+            walls = [b - a for a, b in zip(starts, starts[1:])] if starts else []
+            compiles = [sum(s["compile"].values()) for s in measured]
+            if walls:
+                rests = [w - c for w, c in zip(walls, compiles)]
+                rest_warm[prefix] = rests
+            else:
+                rests = rest_warm.get(prefix, [])[: len(measured)]
+            startup = starts[0] if starts else None
+            cut = sum(s["skipped"] for s in shapes)
+            by_backend = defaultdict(list)
+            for s in measured:
+                for backend, seconds in s["compile"].items():
+                    by_backend[backend].append(seconds)
+            total_compile = sum(compiles)
+            summary.append((stack, kind, result.elapsed_s, result.budget_s, len(measured), len(shapes), cut,
+                            median(walls) if walls else None, median(compiles), median(rests), total_compile,
+                            sum(rests), startup, {b: median(v) for b, v in by_backend.items()},
+                            {b: sum(v) for b, v in by_backend.items()}))
+            if show_shapes:
+                lines.append(f"\n{stack}, {kind} ({path.name}): seconds per shape")
+                lines.append("  #  shape                                   m     n     k   wall  compile   rest  "
+                             + "  ".join(f"{b:>7}" for b in sorted(by_backend)))
+                for i, s in enumerate(measured):
+                    wall = f"{walls[i]:6.1f}" if i < len(walls) else "     -"
+                    rest = f"{rests[i]:6.1f}" if i < len(rests) else "     -"
+                    sh = s["shape"]
+                    lines.append(f"  {i + 1:2d} {sh.label[:36]:36s} {sh.m:5d} {sh.n:5d} {sh.k:5d} {wall} "
+                                 f"{compiles[i]:7.1f} {rest}  "
+                                 + "  ".join(f"{s['compile'].get(b, float('nan')):7.2f}" for b in sorted(by_backend)))
+    print("Where bench's time goes: the default llm set (30 shapes x 4 backends + 1 repeat), H200")
+    print(f"runs: {runs}\n")
+    head = (f"{'stack':45s} {'run':4s} {'total':>6s} {'budget':>6s} {'shapes':>7s} {'cut':>4s} "
+            f"{'wall/sh':>7s} {'comp/sh':>7s} {'rest/sh':>7s} {'compile':>7s} {'rest':>6s} {'start':>5s} "
+            f"{'other':>6s}")
+    print(head)
+    for (stack, kind, total, budget, done, n, cut, wall, comp, rest, tcomp, trest, startup, _, _) in summary:
+        other = total - tcomp - trest - (startup or 0)
+        print(f"{stack:45s} {kind:4s} {total:6.0f} {budget:6.0f} {done:3d}/{n:<3d} {cut:4d} "
+              f"{(wall if wall is not None else float('nan')):7.1f} {comp:7.1f} {rest:7.1f} {tcomp:7.0f} "
+              f"{trest:6.0f} {(startup if startup is not None else float('nan')):5.1f} {other:6.0f}")
+    print("\n(wall/sh, comp/sh, rest/sh: medians per measured shape; compile, rest: totals; start: the child's start "
+          "to the first shape; other: total - compile - rest - start; cold rest: the warm run's per shape)")
+    print("\ncompile per row by backend, median s (total s)")
+    for (stack, kind, *_, med, tot) in summary:
+        print(f"  {stack:45s} {kind:4s} " + "  ".join(f"{b} {med[b]:.2f} ({tot[b]:.0f})" for b in sorted(med)))
+    print("\nratios")
+    for (stack, kind, total, budget, done, n, cut, wall, comp, rest, tcomp, trest, startup, _, _) in summary:
+        share = tcomp / (tcomp + trest) if tcomp + trest else float("nan")
+        print(f"  {stack:45s} {kind:4s} compile share {share:4.0%}, timing+rest/shape {rest:4.1f} s, "
+              f"goal {150 if kind == 'warm' else 300} s needs {(150 if kind == 'warm' else 300) / n:.1f} s/shape "
+              f"(now {(total / done if done else float('nan')):.1f})")
+    split = autotune_split(logs)
+    if split:
+        print(f"\nInductor's autotuning in a cold compile ({logs}, recipe stack, anchors): median per row")
+        for backend, items in sorted(split.items()):
+            bench_s = median(i[0] for i in items)
+            pre_s = median(i[1] for i in items)
+            choices = median(i[2] for i in items)
+            print(f"  {backend:7s} {len(items)} rows: benchmarking {bench_s:.2f} s, precompiling {pre_s:.2f} s, "
+                  f"{choices:.0f} choices, {bench_s / choices:.3f} s per choice benchmarked")
+    for line in lines:
+        print(line)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=Path, default=RUNS)
+    parser.add_argument("--logs", type=Path, default=LOGS)
+    parser.add_argument("--shapes", action="store_true", help="also every shape's figures")
+    args = parser.parse_args(argv)
+    report(args.runs, args.logs, args.shapes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
