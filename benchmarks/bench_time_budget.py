@@ -28,7 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from envcheck.bench.result import NOISE_TARGET, TIME_CAP_S  # noqa: E402
 from envcheck.bench.results import read_result  # noqa: E402
+from envcheck.inside import library  # noqa: E402
 
 SHARED = ROOT.parent.parent / "shared" / "h200" / "2026-12-01"
 RUNS = SHARED if SHARED.is_dir() else ROOT / "tests" / "data" / "bench" / "h200-4"
@@ -38,6 +40,9 @@ _SHAPE = re.compile(r"^envcheck(?:-bench)?: (?:phase )?shape (\d+)/(\d+) .* \+([
 _END = re.compile(r"^envcheck(?:-bench)?: (?:phase )?done \+([0-9.]+)$")
 _AUTOTUNE = re.compile(r"AUTOTUNE benchmarking takes ([0-9.]+) seconds and ([0-9.]+) seconds precompiling for (\d+)")
 _ROW = re.compile(r"^envcheck-bench: row \S+ (\S+)( \(repeat\))? ")
+_LIBRARY_ROW = re.compile(r"^envcheck:   \S+ (?:cutlass_api|cutlass\.operators) \S*cluster(\d+)x(\d+)x\d+_tile(\d+)x(\d+)x\d+ "
+                          r"ok ([0-9.]+) ms")
+_ANCHORS = ((4096, 4096, 4096), (8192, 8192, 8192), (16, 4096, 4096))  # bench-library.txt's shapes, in its order
 
 
 def shape_starts(path: Path) -> list[float]:
@@ -167,8 +172,68 @@ def report(runs: Path, logs: Path, show_shapes: bool) -> None:
             choices = median(i[2] for i in items)
             print(f"  {backend:7s} {len(items)} rows: benchmarking {bench_s:.2f} s, precompiling {pre_s:.2f} s, "
                   f"{choices:.0f} choices, {bench_s / choices:.3f} s per choice benchmarked")
+    timing_section(runs)
+    library_section(runs / "bench-library.txt")
     for line in lines:
         print(line)
+
+
+def timing_section(runs: Path) -> None:
+    """The rows that ran to the time cap (spread over the noise target), what they got, and what a shorter cap
+    leaves of the median's precision (standard error of a median: 1.2533 sigma / sqrt(n), sigma ~ IQR / 1.349)."""
+    print(f"\ntiming: rows that ran to the cap (spread > noise target {NOISE_TARGET:g}); cap now {TIME_CAP_S:g} s")
+    for prefix, stack in STACKS.items():
+        for kind in ("warm", "cold"):
+            path = runs / f"{prefix}-llm-{kind}.json"
+            if not path.is_file():
+                continue
+            rows = [m for m in read_result(path).result.measurements if m.status == "ok" and m.spread is not None]
+            capped = [m for m in rows if m.spread > NOISE_TARGET]
+            if not capped:
+                continue
+            reps, spread = median(m.reps for m in capped), median(m.spread for m in capped)
+            blocking = sum(m.mode == "blocking" for m in capped)
+
+            def error(n):
+                return 1.2533 * spread / 1.349 / n ** 0.5
+
+            print(f"  {stack:45s} {kind:4s} {len(capped):3d} of {len(rows)} rows ({blocking} blocking), median "
+                  f"{reps:.0f} reps (at the old 0.5 s cap), spread {spread:.1%}: median within {error(reps):.2%}; "
+                  f"at {TIME_CAP_S:g} s ~{reps * TIME_CAP_S / 0.5:.0f} reps, within {error(reps * TIME_CAP_S / 0.5):.2%}")
+
+
+def library_section(path: Path) -> None:
+    """--library's candidates as nvMatmulHeuristics ranks them for an H200 (library.heuristic_order, the child's own
+    ranking; it runs on the CPU), against what bench-library.txt measured: where the measured best ranks, and how
+    much slower the best of the top K is."""
+    if not path.is_file():
+        return
+    shapes, index = {}, -1
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if _SHAPE.match(line.strip()):
+            index += 1
+            continue
+        found = _LIBRARY_ROW.match(line)
+        if found and index < len(_ANCHORS):
+            cm, cn, tm, tn, ms = found.groups()
+            shapes.setdefault(_ANCHORS[index], {})[(int(tm), int(tn), int(cm), int(cn))] = float(ms)
+    print(f"\n--library: nvMatmulHeuristics' order (H200_SXM) against the measured sweep ({path.name})")
+    try:
+        orders = {dims: library.heuristic_order(list(measured), *dims, "bfloat16", gpu="H200_SXM")
+                  for dims, measured in shapes.items()}
+    except ImportError:
+        print("  (nvMatmulHeuristics is not installed here: pip install nvidia-matmul-heuristics==0.1.0.27)")
+        return
+    for dims, measured in shapes.items():
+        order = [key for key, _ in orders[dims]]
+        best = min(measured, key=measured.get)
+        where = order.index(best) + 1 if best in order else None
+        tops = []
+        for top_k in (1, 3, 5, 10):
+            picked = [measured[key] for key in order[:top_k]]
+            tops.append(f"top {top_k}: +{min(picked) / measured[best] - 1:.1%}" if picked else f"top {top_k}: -")
+        print(f"  {'x'.join(map(str, dims)):15s} {len(measured):2d} measured, {len(order):2d} ranked; measured best "
+              f"{best} ranks {where or 'not proposed'}; best of " + ", ".join(tops))
 
 
 def main(argv=None) -> int:

@@ -182,14 +182,15 @@ def heuristic_order(keys, m, n, k, dtype, gpu=None):
             backend, nvmmh.NvMatmulHeuristicsBackendPropertyCallbackKind.KERNEL_ADDITIONAL_VALIDITY_CHECK, validity)
         handle.loadInternalDiscoverySet(layout, precision=precision)
         problem = handle.makeNvMatmulHeuristicsProblem(m, n, k, layout, batch_size=1)
-        proposed = handle.getEx(problem, len(valid), backend, precision=precision) or []
+        # it proposes a shape once per stage count and split: ask for enough that every valid shape can come
+        proposed = handle.getEx(problem, 8 * len(valid), backend, precision=precision) or []
     finally:
         handle.destroyBackend(backend)
     order = []
     for config in proposed:
         kernel = config["kernel"]
         key = as_key((kernel.cta_tile_m, kernel.cta_tile_n, kernel.cta_tile_k), (kernel.cluster_m, kernel.cluster_n))
-        if key in valid and key not in [seen for seen, _ in order]:  # it proposes a shape once per stage count
+        if key in valid and key not in [seen for seen, _ in order]:
             order.append((key, float(config["runtime"])))
     return order
 
