@@ -98,7 +98,7 @@ def median(values) -> float:
 
 
 def report(runs: Path, logs: Path, show_shapes: bool) -> None:
-    rest_warm = {}
+    rest_warm, warm_walls = {}, {}
     lines = []
     summary = []
     for prefix, stack in STACKS.items():
@@ -115,6 +115,9 @@ def report(runs: Path, logs: Path, show_shapes: bool) -> None:
             walls = [b - a for a, b in zip(starts, starts[1:])] if starts else []
             compiles = [sum(s["compile"].values()) for s in measured]
             if walls:
+                hit = [w for w, s in zip(walls, measured) if s["warm"] and all(s["warm"])]
+                if len(hit) < len(walls):
+                    warm_walls[(stack, kind)] = (statistics.mean(hit), len(hit))
                 rests = [w - c for w, c in zip(walls, compiles)]
                 rest_warm[prefix] = rests
             else:
@@ -173,6 +176,7 @@ def report(runs: Path, logs: Path, show_shapes: bool) -> None:
             print(f"  {backend:7s} {len(items)} rows: benchmarking {bench_s:.2f} s, precompiling {pre_s:.2f} s, "
                   f"{choices:.0f} choices, {bench_s / choices:.3f} s per choice benchmarked")
     timing_section(runs)
+    projection_section(runs, summary, split, warm_walls)
     library_section(runs / "bench-library.txt")
     for line in lines:
         print(line)
@@ -200,6 +204,56 @@ def timing_section(runs: Path) -> None:
             print(f"  {stack:45s} {kind:4s} {len(capped):3d} of {len(rows)} rows ({blocking} blocking), median "
                   f"{reps:.0f} reps (at the old 0.5 s cap), spread {spread:.1%}: median within {error(reps):.2%}; "
                   f"at {TIME_CAP_S:g} s ~{reps * TIME_CAP_S / 0.5:.0f} reps, within {error(reps * TIME_CAP_S / 0.5):.2%}")
+
+
+def projection_section(runs: Path, summary: list, split: dict, warm_walls: dict) -> None:
+    """What the changes should leave of each run, from these figures (a projection, not a measurement: the H200
+    runs in the report measure it). mix is compiled second and times every choice; what TRITON's and NVGEMM's cold
+    compiles then still do is the warm compile plus the work that was not benchmarking: Triton's precompile and the
+    NVGEMM kernels' JIT, which the recipe stack's autotune logs split out (NVGEMM benchmarking less its choices at
+    mix's rate per choice); without logs (operators), the cold row less its warm one, an upper bound. Timing: each
+    row that ran to the cap gives back 0.5 - TIME_CAP_S."""
+    warm = {stack: med for (stack, kind, *_, med, _) in summary if kind == "warm"}
+    mix_rate = None
+    if split.get("mix"):
+        mix_rate = median(i[0] / i[2] for i in split["mix"])
+    print("\nprojection (cold runs: mix second; every run: the time cap), s")
+    for (stack, kind, total, budget, done, n, cut, wall, comp, rest, tcomp, trest, startup, med, _) in summary:
+        path = runs / f"{'rec' if stack.startswith('recipe') else 'bench'}-llm-{kind}.json"
+        rows = [m for m in read_result(path).result.measurements if m.status == "ok" and m.spread is not None]
+        capped = sum(m.spread > NOISE_TARGET for m in rows)
+        per_shape = (tcomp + trest) / max(done, 1)  # means: the totals are what the goal is about
+        if (stack, kind) in warm_walls:  # a warm run that compiled some shapes cold: its warm shapes only
+            per_shape, hits = warm_walls[(stack, kind)]
+            stack_note = f" ({hits} shapes that hit the cache)"
+        else:
+            stack_note = ""
+        saved = 0.0
+        if kind == "cold" and stack in warm:
+            w = warm[stack]
+            backend = next(b for b in med if b not in ("ATEN", "TRITON", "mix"))
+            if stack.startswith("recipe") and split and mix_rate is not None:
+                triton_left = median(i[1] for i in split["TRITON"])
+                nvgemm_left = median(i[0] - i[2] * mix_rate for i in split["NVGEMM"])
+                how = "autotune logs"
+            else:
+                triton_left = med["TRITON"] - w["TRITON"]
+                nvgemm_left = med[backend] - w[backend]
+                how = "cold - warm, an upper bound"
+            saved = med["TRITON"] + med[backend] - (triton_left + nvgemm_left + w["TRITON"] + w[backend])
+            note = (f"TRITON+{backend} {med['TRITON'] + med[backend]:.1f} -> "
+                    f"{triton_left + nvgemm_left + w['TRITON'] + w[backend]:.1f} (left: Triton {triton_left:.1f}, "
+                    f"{backend} {nvgemm_left:.1f}, {how})")
+        else:
+            note = "compile as measured" + stack_note
+        timing_saved = capped / max(done, 1) * (0.5 - TIME_CAP_S)
+        goal = 150 if kind == "warm" else 300
+        projected = (startup or 3.0) + n * (per_shape - saved - timing_saved)
+        print(f"  {stack:45s} {kind:4s} {per_shape:.1f} s/shape - {saved:.1f} compile - {timing_saved:.1f} timing; "
+              f"{note}; {n} shapes ~{projected:.0f} s (goal {goal} s, was {total:.0f} s"
+              f"{', ' + str(cut) + ' rows cut' if cut else ''})")
+    print("  (means per measured shape; a warm run whose cold run was cut compiled those shapes cold: projected from "
+          "the shapes that hit the cache)")
 
 
 def library_section(path: Path) -> None:
