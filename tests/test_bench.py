@@ -311,6 +311,16 @@ def on_fake_gpu(policy, tmp_path, shapes, budget=60.0, **env):
                      env=environment)
 
 
+def test_real_child_compiles_mix_second_and_shows_it_last(policy, tmp_path):
+    # mix right after ATEN, so that its autotuning leaves every choice timed for TRITON's and NVGEMM's compiles;
+    # the repeat stays ATEN's; the report keeps the order a reader compares in
+    result = on_fake_gpu(policy, tmp_path, SQUARE)
+    compiled = [line.split()[3] + (" (repeat)" if "(repeat)" in line else "")
+                for line in Path(result.log).read_text().splitlines() if line.startswith("envcheck-bench: row ")]
+    assert compiled == ["ATEN", "mix", "TRITON", "NVGEMM", "ATEN (repeat)"]
+    assert [m.backend for m in result.measurements] == ["ATEN", "TRITON", "NVGEMM", "mix"]
+
+
 def test_real_child_runs_every_backend_and_times_it(policy, tmp_path):
     result = on_fake_gpu(policy, tmp_path, (Shape(4096, 4096, 4096, "square"), Shape(16, 4096, 4096, "decode")))
     assert result.status is Status.PASS, (result.summary, Path(result.log).read_text())
@@ -390,9 +400,9 @@ def test_library_times_the_heuristics_best_five_in_its_order(policy, tmp_path):
     result, rows = library_rows(policy, tmp_path)
     assert rows == [("cuBLAS", "torch.mm (cuBLAS)", "ok"), ("cutlass_api", "broken", "wrong-result")] + [
         ("cutlass_api", "tile" + tile, "ok") for tile in ("128x256x32", "256x128x32", "128x128x32", "64x128x32")]
-    assert result.candidates == "nvMatmulHeuristics's top 5 of 8 candidates"
-    assert result.summary.endswith("(cutlass_api: nvMatmulHeuristics's top 5 of 8 candidates per shape)") or \
-        "(cutlass_api: nvMatmulHeuristics's top 5 of 8 candidates per shape)" in result.summary
+    assert result.candidates == "nvMatmulHeuristics' top 5 of 8 candidates"
+    assert result.summary.endswith("(cutlass_api: nvMatmulHeuristics' top 5 of 8 candidates per shape)") or \
+        "(cutlass_api: nvMatmulHeuristics' top 5 of 8 candidates per shape)" in result.summary
     assert result.to_dict()["candidates"] == result.candidates
 
 

@@ -37,7 +37,7 @@ def test_the_best_count_in_the_heuristics_order_each_once(fake_heuristics):
     offered = kernels((64, 64), (128, 256), (64, 128), (128, 128), (32, 32))
     chosen = library.rank(offered, 4096, 4096, 4096, "bfloat16", 3)
     assert names(chosen) == ["k128x256", "k128x128", "k64x128"]
-    assert chosen[1] == "nvMatmulHeuristics's top 3 of 5 candidates"
+    assert chosen[1] == "nvMatmulHeuristics' top 3 of 5 candidates"
 
 
 @pytest.mark.parametrize("count, expected", [(1, 1), (4, 4), (5, 5), (6, 5), (None, 5)])
@@ -48,7 +48,7 @@ def test_count_boundaries(fake_heuristics, count, expected):
     if count is None:  # --all-candidates: the library's own order, untouched
         assert chosen == offered and how == "every candidate (5), as asked"
     else:
-        assert how == "nvMatmulHeuristics's top %d of 5 candidates" % expected
+        assert how == "nvMatmulHeuristics' top %d of 5 candidates" % expected
 
 
 def test_not_installed_times_every_candidate_and_says_why(fake_heuristics):
@@ -73,8 +73,11 @@ def test_kernels_it_does_not_propose_or_without_a_design_are_not_ranked(fake_heu
     offered = kernels((96, 96), ())  # a shape the model has no entry for, a kernel without metadata.design
     assert library.rank(offered, 64, 64, 64, "bfloat16", 5) == (
         offered, "every candidate (2): nvMatmulHeuristics proposed none of them")
+    blind = kernels((), ())
+    assert library.rank(blind, 64, 64, 64, "bfloat16", 5) == (
+        blind, "every candidate (2): none names its tile and cluster shape")
     mixed = kernels((96, 96), (64, 64), ())
-    assert library.rank(mixed, 64, 64, 64, "bfloat16", 5) == ([mixed[1]], "nvMatmulHeuristics's top 1 of 3 candidates")
+    assert library.rank(mixed, 64, 64, 64, "bfloat16", 5) == ([mixed[1]], "nvMatmulHeuristics' top 1 of 3 candidates")
 
 
 @pytest.mark.parametrize("width", [4, 5])

@@ -204,6 +204,8 @@ def rank(kernels, m, n, k, dtype, count):
     if count is None:
         return kernels, "every candidate (%d), as asked" % len(kernels)
     keyed = [kernel for kernel in kernels if kernel.key is not None]
+    if not keyed:
+        return kernels, "every candidate (%d): none names its tile and cluster shape" % len(kernels)
     try:
         order = heuristic_order([kernel.key for kernel in keyed], m, n, k, dtype)
     except ImportError:
@@ -214,4 +216,4 @@ def rank(kernels, m, n, k, dtype, count):
     ranked = [kernel for key, _ in order for kernel in keyed if kernel.key == key]
     if not ranked:
         return kernels, "every candidate (%d): %s proposed none of them" % (len(kernels), HEURISTICS)
-    return ranked[:count], "%s's top %d of %d candidates" % (HEURISTICS, min(count, len(ranked)), len(kernels))
+    return ranked[:count], "%s' top %d of %d candidates" % (HEURISTICS, min(count, len(ranked)), len(kernels))
