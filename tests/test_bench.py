@@ -443,3 +443,12 @@ def test_a_cache_folder_that_cannot_be_used_is_a_usage_error_naming_its_variable
     with pytest.raises(UsageError, match=f"ENVCHECK_CACHE_DIR={blocker / 'cache'}"):
         run_bench(PY, GOOD, policy, BenchOptions(shapes=SQUARE))
     assert blocker.read_text() == ""
+
+
+def test_all_candidates_without_library_is_exit_2_naming_both_flags(tmp_path):
+    env = {**os.environ, "ENVCHECK_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([PY, "-m", "envcheck", "bench", "--all-candidates"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr
+    assert "--all-candidates" in done.stderr and "--library" in done.stderr
+    assert not any(tmp_path.iterdir())  # nothing started, nothing written
