@@ -189,7 +189,8 @@ def bench(
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the report (table, JSON or markdown) to FILE (atomically) instead of standard output."),
     plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the speed relative to cuBLAS and TF/s by shape (with --compare: each result against its own cuBLAS); .png or .svg, needs matplotlib."),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: cold compiles."),
-    library: bool = typer.Option(False, "--library", help="Time the profile's kernel library directly (every candidate kernel) beside cuBLAS, without Inductor."),
+    library: bool = typer.Option(False, "--library", help="Time the profile's kernel library directly beside cuBLAS, without Inductor: nvMatmulHeuristics' best 5 candidates per shape (every one where it is not installed)."),
+    all_candidates: bool = typer.Option(False, "--all-candidates", help="With --library: time every candidate kernel, not only nvMatmulHeuristics' best 5."),
     weights: Optional[Path] = typer.Option(None, "--weights", metavar="FILE", help="How often each shape runs (lines 'MxNxK COUNT', or a JSON/TOML map), for the total cost of Inductor's own pick."),
     compare: bool = typer.Option(False, "--compare", help="Compare saved results (RESULT.json...: `envcheck bench --json` outputs) instead of measuring."),
     results: Optional[List[Path]] = typer.Argument(None, metavar="RESULT.json", help="With --compare: two or more saved bench results, the first the reference."),
@@ -204,8 +205,11 @@ def bench(
         return compare_command(results or [], weights=weights, output_format=output_format, output=output, plot=plot)
     from .commands.bench import bench_command
 
+    if all_candidates and not library:
+        raise UsageError("--all-candidates: it chooses the kernels --library times; add --library")
     return bench_command(python, policy, shapes=shapes, dtype=dtype, budget=budget, timeout=timeout,
-                         output_format=output_format, output=output, plot=plot, fresh=fresh, library=library, weights=weights)
+                         output_format=output_format, output=output, plot=plot, fresh=fresh, library=library, weights=weights,
+                         all_candidates=all_candidates)
 
 
 @app.command()

@@ -122,7 +122,9 @@ def test_real_child_without_torch_is_a_named_failure_with_a_log(policy, tmp_path
     run_dir = Path(result.log).parent
     assert {p.name for p in run_dir.glob("*.py")} == {"bench_child.py", "envcheck_protocol.py", "envcheck_gemm.py",
                                                       "envcheck_lookup.py", "envcheck_timing.py", "envcheck_library.py"}
-    assert json.loads((run_dir / "plan.json").read_text())["backends"][2]["name"] == "NVGEMM"
+    plan = json.loads((run_dir / "plan.json").read_text())
+    # mix right after ATEN: its autotuning times every choice TRITON's and NVGEMM's compiles then find cached
+    assert [b["name"] for b in plan["backends"]] == ["ATEN", "mix", "TRITON", "NVGEMM"] and plan["top_k"] == 5
 
 
 def test_replayed_rows_become_measurements_verdicts_and_a_decision(policy, tmp_path):
@@ -309,6 +311,16 @@ def on_fake_gpu(policy, tmp_path, shapes, budget=60.0, **env):
                      env=environment)
 
 
+def test_real_child_compiles_mix_second_and_shows_it_last(policy, tmp_path):
+    # mix right after ATEN, so that its autotuning leaves every choice timed for TRITON's and NVGEMM's compiles;
+    # the repeat stays ATEN's; the report keeps the order a reader compares in
+    result = on_fake_gpu(policy, tmp_path, SQUARE)
+    compiled = [line.split()[3] + (" (repeat)" if "(repeat)" in line else "")
+                for line in Path(result.log).read_text().splitlines() if line.startswith("envcheck-bench: row ")]
+    assert compiled == ["ATEN", "mix", "TRITON", "NVGEMM", "ATEN (repeat)"]
+    assert [m.backend for m in result.measurements] == ["ATEN", "TRITON", "NVGEMM", "mix"]
+
+
 def test_real_child_runs_every_backend_and_times_it(policy, tmp_path):
     result = on_fake_gpu(policy, tmp_path, (Shape(4096, 4096, 4096, "square"), Shape(16, 4096, 4096, "decode")))
     assert result.status is Status.PASS, (result.summary, Path(result.log).read_text())
@@ -362,19 +374,43 @@ def test_real_child_out_of_budget_measures_nothing_and_says_why(policy, tmp_path
     assert result.status is Status.FAIL and "time budget" in result.cause
 
 
-def test_library_times_cublas_and_every_candidate_kernel(policy, tmp_path):
-    environment = {**os.environ, "PYTHONPATH": str(FAKE_GPU)}
-    result = run_bench(PY, GOOD, policy, BenchOptions(shapes=SQUARE, library=True), cache_dir=tmp_path / "cache",
-                       env=environment)
-    rows = [(m.backend, m.kernel, m.status) for m in result.measurements]
-    assert rows == [("cuBLAS", "torch.mm (cuBLAS)", "ok"),
-                    ("cutlass_api", "cutedsl.Sm80TensorOpGemmKernel_fake_tile128x128x32", "ok"),
-                    ("cutlass_api", "cutedsl.Sm80TensorOpGemmKernel_fake_tile64x64x32", "ok"),
-                    ("cutlass_api", "cutedsl.Sm80TensorOpGemmKernel_fake_broken", "wrong-result")]
+def library_rows(policy, tmp_path, **options):
+    environment = {**os.environ, "PYTHONPATH": str(FAKE_GPU), **options.pop("env", {})}
+    result = run_bench(PY, GOOD, policy, BenchOptions(shapes=SQUARE, library=True, **options),
+                       cache_dir=tmp_path / "cache", env=environment)
+    return result, [(m.backend, m.kernel.rsplit("_", 1)[-1], m.status) for m in result.measurements]
+
+
+def test_library_with_all_candidates_times_cublas_and_every_candidate_kernel(policy, tmp_path):
+    result, rows = library_rows(policy, tmp_path, all_candidates=True)
+    assert rows == [("cuBLAS", "torch.mm (cuBLAS)", "ok")] + [
+        ("cutlass_api", "tile" + tile, "ok") for tile in
+        ("128x128x32", "64x64x32", "128x256x32", "256x128x32", "64x128x32", "128x64x32", "32x32x32")] + [
+        ("cutlass_api", "broken", "wrong-result")]
     verdict = result.verdicts[0]
-    assert verdict.baseline == "cuBLAS" and verdict.verdict == "loses" and verdict.speedup == pytest.approx(342 / 785)
+    assert verdict.baseline == "cuBLAS" and verdict.verdict == "loses" and verdict.speedup == pytest.approx(371 / 785)
     assert result.decision.text.startswith("cutlass_api called directly on NVIDIA H200") and result.decision.snippet == ""
     assert "wrong results from 1 kernel" in result.decision.text
+    assert result.candidates == "every candidate (8), as asked" and "every candidate (8), as asked" in result.summary
+
+
+def test_library_times_the_heuristics_best_five_in_its_order(policy, tmp_path):
+    # the fake model ranks by tile area: 256x256 (the broken kernel), 128x256, 256x128, 128x128, then 64x128 and
+    # 128x64 (the same area: its own order decides); 64x64 and 32x32 are not timed
+    result, rows = library_rows(policy, tmp_path)
+    assert rows == [("cuBLAS", "torch.mm (cuBLAS)", "ok"), ("cutlass_api", "broken", "wrong-result")] + [
+        ("cutlass_api", "tile" + tile, "ok") for tile in ("128x256x32", "256x128x32", "128x128x32", "64x128x32")]
+    assert result.candidates == "nvMatmulHeuristics' top 5 of 8 candidates"
+    assert result.summary.endswith("(cutlass_api: nvMatmulHeuristics' top 5 of 8 candidates per shape)") or \
+        "(cutlass_api: nvMatmulHeuristics' top 5 of 8 candidates per shape)" in result.summary
+    assert result.to_dict()["candidates"] == result.candidates
+
+
+def test_library_without_the_heuristic_times_every_candidate_and_says_so(policy, tmp_path):
+    result, rows = library_rows(policy, tmp_path, env={"FAKE_NO_HEURISTICS": "1"})
+    assert len(rows) == 9 and rows[1] == ("cutlass_api", "tile128x128x32", "ok")  # the library's own order
+    assert result.candidates == "every candidate (8): nvMatmulHeuristics is not installed"
+    assert "nvMatmulHeuristics is not installed" in result.summary
 
 
 def test_processes_are_told_apart_by_session_and_ancestry(tmp_path):
@@ -407,3 +443,12 @@ def test_a_cache_folder_that_cannot_be_used_is_a_usage_error_naming_its_variable
     with pytest.raises(UsageError, match=f"ENVCHECK_CACHE_DIR={blocker / 'cache'}"):
         run_bench(PY, GOOD, policy, BenchOptions(shapes=SQUARE))
     assert blocker.read_text() == ""
+
+
+def test_all_candidates_without_library_is_exit_2_naming_both_flags(tmp_path):
+    env = {**os.environ, "ENVCHECK_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([PY, "-m", "envcheck", "bench", "--all-candidates"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr
+    assert "--all-candidates" in done.stderr and "--library" in done.stderr
+    assert not any(tmp_path.iterdir())  # nothing started, nothing written

@@ -30,6 +30,7 @@ def bench_command(
     fresh: bool = False,
     library: bool = False,
     weights: Optional[Path] = None,
+    all_candidates: bool = False,
     cache_dir: Optional[Path] = None,
     out=None,
     err=None,
@@ -70,7 +71,7 @@ def bench_command(
     say = progress(err)
     began = time.monotonic()
     options = BenchOptions(shapes=parsed, dtype=DTYPE_FLAGS[dtype], budget_s=float(budget), fresh=fresh, library=library,
-                           timeout_s=timeout, weights=counts)
+                           all_candidates=all_candidates, timeout_s=timeout, weights=counts)
     result = run_bench(target, facts, chosen, options, cache_dir=cache_dir, progress=say)  # None: says which variable chose it
     from .. import __version__
 

@@ -8,7 +8,9 @@ imported by envcheck itself except by tests. So: standard library only at module
     python bench_child.py --plan plan.json [--code-dir DIR] [--lookup-marker FILE]
 
 plan.json: {"shapes": [{"m", "n", "k", "label"}], "dtype", "backends": [{"name", "backends"}], "budget_s",
-"noise_target", "time_cap_s", "seed"}.
+"noise_target", "time_cap_s", "seed", "library", "top_k"}. The backends are compiled in the plan's order; the first
+is measured again at the end of each shape (the repeat). With "library": cuBLAS, then the library's candidates,
+ranked by nvMatmulHeuristics and cut to "top_k" (null: every candidate; library.rank).
 
 It speaks envcheck/inside/protocol.py: `envcheck-bench: phase NAME +SECONDS` progress lines on stderr; on stdout one
 `ENVCHECK-BENCH-ROW {json}` line per (shape, backend) as soon as it is measured (ROW_SCHEMA), so that a run killed by
@@ -43,6 +45,7 @@ RESULT_SCHEMA = (
     "sleep_cycles_per_ms",  # the calibration of the blocking kernel
     "kernel_lookup",  # "inductor" or "seeded" (lookup.py)
     "timings",  # [[phase, seconds since start], ...]
+    "candidates",  # with a library: how its kernels were chosen, one sentence per distinct outcome (library.rank)
     "error",  # null or {"type", "message", "traceback"}
 )
 
@@ -277,7 +280,7 @@ def bench(plan, args, run):
         a, b = gemm.operands(torch, shape["m"], shape["n"], shape["k"], dtype, device, generator)
         reference = a.float() @ b.float()
         inputs = (a, b, reference, reference.abs().max().item())
-        for backend, prepare in _plan_rows(torch, ctx, plan, shape, a, b, calls):
+        for backend, prepare in _plan_rows(torch, ctx, plan, shape, a, b, calls, result["candidates"]):
             if run.elapsed() >= budget:
                 if not backend.get("repeat"):
                     _skip(run, shape, backend, "the time budget (%g s) ran out" % budget)
@@ -301,11 +304,13 @@ def bench(plan, args, run):
     run.phase("done")
 
 
-def _plan_rows(torch, ctx, plan, shape, a, b, calls):
+def _plan_rows(torch, ctx, plan, shape, a, b, calls, chosen):
     """(backend, prepare) for each row of a shape, in order, ending with the repeat of the first one measured.
 
     Through Inductor: each backend of the plan. With plan["library"]: cuBLAS called directly (torch.mm into a
-    buffer), then every candidate kernel the library offers for this GEMM (library.candidates)."""
+    buffer), then the candidate kernels the library offers for this GEMM (library.candidates), nvMatmulHeuristics'
+    best plan["top_k"] of them (library.rank; every one where top_k is null or the heuristic is missing); how they
+    were chosen goes into `chosen`, once per distinct sentence."""
     if plan.get("library"):
         module = plan["library"]
         out = torch.empty(shape["m"], shape["n"], device=a.device, dtype=a.dtype)
@@ -319,6 +324,9 @@ def _plan_rows(torch, ctx, plan, shape, a, b, calls):
         yield cublas, direct
         try:
             kernels = library.candidates(module, a, b, out, tuple(ctx["capability"]))
+            kernels, how = library.rank(kernels, shape["m"], shape["n"], shape["k"], ctx["dtype"], plan.get("top_k"))
+            if how not in chosen:
+                chosen.append(how)
         except Exception as exc:  # noqa: BLE001 - the library itself failed: one row says so
             def failing(exc=exc):
                 raise exc
@@ -349,7 +357,7 @@ def main(argv=None):
     parser.add_argument("--code-dir", default=None)
     parser.add_argument("--lookup-marker", default=None)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    run = protocol.Recorder(RESULT_SCHEMA, protocol.BENCH_PHASE, versions={})
+    run = protocol.Recorder(RESULT_SCHEMA, protocol.BENCH_PHASE, versions={}, candidates=[])
 
     def body():
         with open(args.plan, encoding="utf-8") as handle:

@@ -20,13 +20,23 @@ The target is the one Inductor asks for (inductor_target_sm): the device's own, 
 Inductor ("TargetSm 80a is invalid. ArchConditional targets must be Hopper (sm90) or newer"): the error is the run's
 result, explained by envcheck's table of known failures (causes/signatures.toml), never worked around here.
 
+rank() orders the candidates the way Inductor chooses which NVGEMM kernels to autotune (filter_kernels in
+torch/_inductor/template_heuristics/nv_universal_gemm.py on 2.11, heuristics/template/ on 2.14): nvMatmulHeuristics'
+performance model (CUTLASS3 target, PERF_MODEL_BASED_AUTO_TUNING) proposes tile and cluster shapes, restricted by a
+validity callback to those the library has, best estimated runtime first; a kernel matches on (tile m, tile n,
+[tile k on cutlass_api], cluster m, cluster n), as there.
+
 Which library a profile uses is data (the profile names the module); what differs between libraries is the calling
 convention, which is code: one adapter per library API below, keyed by module name.
 """
 
 from __future__ import annotations
 
-__all__ = ["LibraryKernel", "UnknownLibrary", "LIBRARIES", "candidates", "inductor_target_sm", "library_version"]
+__all__ = ["LibraryKernel", "UnknownLibrary", "LIBRARIES", "candidates", "inductor_target_sm", "library_version",
+           "rank", "heuristic_order", "HEURISTICS"]
+
+HEURISTICS = "nvMatmulHeuristics"
+_PRECISION = {"bfloat16": "TST", "float16": "HSH"}  # Inductor's {A}{accumulator}{out}, cuBLAS letters (T: bf16)
 
 
 class UnknownLibrary(ValueError):
@@ -41,10 +51,11 @@ class LibraryKernel(object):
     the caller's out tensor.
     """
 
-    __slots__ = ("name", "_compile", "_run")
+    __slots__ = ("name", "key", "_compile", "_run")
 
-    def __init__(self, name, compile, run):
+    def __init__(self, name, compile, run, key=None):
         self.name = name
+        self.key = key  # what the heuristic matches it on: (tile m, tile n, [tile k,] cluster m, cluster n), or None
         self._compile = compile
         self._run = run
 
@@ -56,6 +67,15 @@ class LibraryKernel(object):
 
     def __repr__(self):
         return "LibraryKernel(%r)" % (self.name,)
+
+
+def _design_key(metadata, with_tile_k):
+    """A kernel's tile and cluster shape as Inductor's heuristic matches it, or None where it has no design."""
+    design = getattr(metadata, "design", None)
+    tile, cluster = getattr(design, "tile_shape", None), getattr(design, "cluster_shape", None)
+    if tile is None or cluster is None or len(tile) < (3 if with_tile_k else 2) or len(cluster) < 2:
+        return None
+    return tuple(tile[:3] if with_tile_k else tile[:2]) + tuple(cluster[:2])
 
 
 def _stream():
@@ -76,6 +96,7 @@ def _cutlass_api(a, b, out, cc):
             kernel.metadata.kernel_name,
             lambda: kernel.compile(args),  # as Inductor does: cutlass_api compiles for the current device
             lambda compiled: kernel.run(args, compiled, stream=_stream(), assume_supported_args=True),
+            _design_key(kernel.metadata, True),  # torch 2.11's key has the tile's k
         )
 
     return [bind(k) for k in cutlass_api.get_kernels(args, cc=number)]
@@ -100,6 +121,7 @@ def _operators(a, b, out, cc):
             op.metadata.operator_name,
             lambda: op.compile(args, target_sm=target),
             lambda compiled: op.run(args, compiled, stream=_stream(), assume_supported_args=True),
+            _design_key(op.metadata, False),  # torch 2.14's: tile k means different things to the two
         )
 
     return [bind(op) for op in operators.get_operators(args, target_sm=target)]
@@ -137,3 +159,70 @@ def library_version(library):
         return metadata.version(entry[1])
     except Exception:  # not installed under that name (an editable checkout without metadata)
         return None
+
+
+def heuristic_order(keys, m, n, k, dtype, gpu=None):
+    """The distinct keys among `keys` in nvMatmulHeuristics' order for out(m x n) = a(m x k) @ b(k x n), both
+    row-major, best estimated runtime first: [(key, seconds)]. Keys it does not propose are left out. gpu: one of
+    nvMatmulHeuristics.NvMatmulHeuristicsNvidiaGpu by name ("H200_SXM") to rank for a GPU that is not here; None
+    for the one present. ImportError when nvMatmulHeuristics is not installed."""
+    import nvMatmulHeuristics as nvmmh
+
+    valid = set(keys)
+    width = max(len(key) for key in valid) if valid else 4
+    hardware = getattr(nvmmh.NvMatmulHeuristicsNvidiaGpu, gpu) if gpu else None
+    handle = nvmmh.NvMatmulHeuristicsInterfaceEx(
+        backend=nvmmh.NvMatmulHeuristicsTarget.CUTLASS3,
+        flags=nvmmh.NvMatmulHeuristicsFlags.PERF_MODEL_BASED_AUTO_TUNING,
+        load_discovery_implicitly=True, gpu=hardware)
+    backend = handle.createBackend(nvmmh.NvMatmulHeuristicsTarget.CUTLASS3)
+
+    def as_key(cta, cluster):
+        return tuple(cta[:3] if width == 5 else cta[:2]) + tuple(cluster[:2])
+
+    def validity(kernel_ptr, problem_ptr):
+        kernel = kernel_ptr.contents
+        return 1 if as_key(kernel.cta, kernel.cluster) in valid else 0
+
+    precision = _PRECISION.get(dtype, "HSH")
+    layout = nvmmh.NvMatmulHeuristicsMatmulLayout["TT_ROW_MAJOR"]
+    try:
+        handle.setBackendCallbackProperty(
+            backend, nvmmh.NvMatmulHeuristicsBackendPropertyCallbackKind.KERNEL_ADDITIONAL_VALIDITY_CHECK, validity)
+        handle.loadInternalDiscoverySet(layout, precision=precision)
+        problem = handle.makeNvMatmulHeuristicsProblem(m, n, k, layout, batch_size=1)
+        # it proposes a shape once per stage count and split: ask for enough that every valid shape can come
+        proposed = handle.getEx(problem, 8 * len(valid), backend, precision=precision) or []
+    finally:
+        handle.destroyBackend(backend)
+    order = []
+    for config in proposed:
+        kernel = config["kernel"]
+        key = as_key((kernel.cta_tile_m, kernel.cta_tile_n, kernel.cta_tile_k), (kernel.cluster_m, kernel.cluster_n))
+        if key in valid and key not in [seen for seen, _ in order]:
+            order.append((key, float(config["runtime"])))
+    return order
+
+
+def rank(kernels, m, n, k, dtype, count):
+    """(the kernels to time, a sentence saying how they were chosen): nvMatmulHeuristics' best `count` of them
+    (every kernel of a proposed shape, in the heuristic's order, then cut to `count`), or, where the heuristic is
+    not installed, fails or proposes none of them, all of them in the library's order, with the reason. count None:
+    all of them, unranked (--all-candidates)."""
+    kernels = list(kernels)
+    if count is None:
+        return kernels, "every candidate (%d), as asked" % len(kernels)
+    keyed = [kernel for kernel in kernels if kernel.key is not None]
+    if not keyed:
+        return kernels, "every candidate (%d): none names its tile and cluster shape" % len(kernels)
+    try:
+        order = heuristic_order([kernel.key for kernel in keyed], m, n, k, dtype)
+    except ImportError:
+        return kernels, "every candidate (%d): %s is not installed" % (len(kernels), HEURISTICS)
+    except Exception as exc:  # noqa: BLE001 - the heuristic failing is no reason to time nothing
+        return kernels, "every candidate (%d): %s failed (%s: %s)" % (
+            len(kernels), HEURISTICS, type(exc).__name__, str(exc)[:200])
+    ranked = [kernel for key, _ in order for kernel in keyed if kernel.key == key]
+    if not ranked:
+        return kernels, "every candidate (%d): %s proposed none of them" % (len(kernels), HEURISTICS)
+    return ranked[:count], "%s' top %d of %d candidates" % (HEURISTICS, min(count, len(ranked)), len(kernels))

@@ -1,0 +1,304 @@
+"""Where `envcheck bench` spends its time, from what real runs left: per shape, per phase, per stack.
+
+    python benchmarks/bench_time_budget.py [--runs DIR] [--logs DIR] [--shapes]
+
+--runs (default ../shared/h200/2026-12-01, else tests/data/bench/h200-4): the saved `bench --json` results of the
+default llm set, NAME-llm-{cold,warm}.json, with NAME-llm-warm.err beside them where the progress lines were kept
+(they carry the start of every shape: `envcheck: shape I/N LABEL +SECONDS`). --logs (default
+tests/data/bench/h200-3): child logs (bench.log) that kept Inductor's autotuning lines (`SingleProcess AUTOTUNE
+benchmarking takes B seconds and P seconds precompiling for C choices`), which split a compile into Inductor's own
+work, precompiling the candidates and benchmarking them.
+
+The phases, per shape: compile = the first call of each compiled function (Dynamo, Inductor, autotuning, the
+kernel's JIT: a row's compile_s); the rest of the shape's wall time is timing (the warm-up, the rounds up to the
+time cap, do_bench, the call time) plus the reference GEMM and the reset between shapes. Where the progress lines
+were not kept (cold runs), the per-shape rest is the warm run's (the same timing method on the same shapes), and the
+total says how much that leaves unexplained. Figures, then the ratios that decide the plan, medians throughout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from envcheck.bench.result import NOISE_TARGET, TIME_CAP_S  # noqa: E402
+from envcheck.bench.results import read_result  # noqa: E402
+from envcheck.inside import library  # noqa: E402
+
+SHARED = ROOT.parent.parent / "shared" / "h200" / "2026-12-01"
+RUNS = SHARED if SHARED.is_dir() else ROOT / "tests" / "data" / "bench" / "h200-4"
+LOGS = ROOT / "tests" / "data" / "bench" / "h200-3"
+STACKS = {"rec": "recipe (torch 2.11, cutlass_api)", "bench": "operators (torch 2.14.1, cutlass.operators)"}
+_SHAPE = re.compile(r"^envcheck(?:-bench)?: (?:phase )?shape (\d+)/(\d+) .* \+([0-9.]+)$")
+_END = re.compile(r"^envcheck(?:-bench)?: (?:phase )?done \+([0-9.]+)$")
+_AUTOTUNE = re.compile(r"AUTOTUNE benchmarking takes ([0-9.]+) seconds and ([0-9.]+) seconds precompiling for (\d+)")
+_ROW = re.compile(r"^envcheck-bench: row \S+ (\S+)( \(repeat\))? ")
+_LIBRARY_ROW = re.compile(r"^envcheck:   \S+ (?:cutlass_api|cutlass\.operators) \S*cluster(\d+)x(\d+)x\d+_tile(\d+)x(\d+)x\d+ "
+                          r"ok ([0-9.]+) ms")
+_ANCHORS = ((4096, 4096, 4096), (8192, 8192, 8192), (16, 4096, 4096))  # bench-library.txt's shapes, in its order
+
+
+def shape_starts(path: Path) -> list[float]:
+    """The start of each shape (seconds since the child started), then the end where the run got there."""
+    starts, end = [], None
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        found = _SHAPE.match(line.strip())
+        if found:
+            starts.append(float(found.group(3)))
+        elif _END.match(line.strip()):
+            end = float(_END.match(line.strip()).group(1))
+    return starts + ([end] if end is not None else [])
+
+
+def per_shape(result) -> list[dict]:
+    """One entry per shape, in run order: its label, dims, each backend's compile_s, reps, and rows cut."""
+    shapes, order = {}, []
+    for m in result.measurements:
+        key = (m.shape.m, m.shape.n, m.shape.k, m.shape.label)
+        if key not in shapes:
+            shapes[key] = {"shape": m.shape, "compile": {}, "skipped": 0, "warm": []}
+            order.append(key)
+        entry = shapes[key]
+        if m.status == "skipped":
+            entry["skipped"] += 1
+        elif m.compile_s is not None:
+            entry["compile"][m.backend] = m.compile_s
+            entry["warm"].append(bool(m.warm))
+    return [shapes[k] for k in order]
+
+
+def autotune_split(logs: Path) -> dict:
+    """{backend: [(benchmarking s, precompiling s, choices), ...]} from child logs: each AUTOTUNE summary belongs to
+    the next row line printed (the row of the compile that autotuned)."""
+    found = defaultdict(list)
+    for log in sorted(logs.glob("*.log")):
+        pending = None
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            tuned = _AUTOTUNE.search(line)
+            if tuned:
+                pending = (float(tuned.group(1)), float(tuned.group(2)), int(tuned.group(3)))
+                continue
+            row = _ROW.match(line)
+            if row and pending is not None:
+                found[row.group(1)].append(pending)
+                pending = None
+    return found
+
+
+def median(values) -> float:
+    values = list(values)
+    return statistics.median(values) if values else float("nan")
+
+
+def report(runs: Path, logs: Path, show_shapes: bool) -> None:
+    rest_warm, warm_walls = {}, {}
+    lines = []
+    summary = []
+    for prefix, stack in STACKS.items():
+        for kind in ("warm", "cold"):  # warm first: its per-shape rest estimates the cold run's
+            path = runs / f"{prefix}-llm-{kind}.json"
+            if not path.is_file():
+                continue
+            saved = read_result(path)
+            result = saved.result
+            shapes = per_shape(result)
+            err = runs / f"{prefix}-llm-{kind}.err"
+            starts = shape_starts(err) if err.is_file() else []
+            measured = [s for s in shapes if s["compile"]]
+            walls = [b - a for a, b in zip(starts, starts[1:])] if starts else []
+            compiles = [sum(s["compile"].values()) for s in measured]
+            if walls:
+                hit = [w for w, s in zip(walls, measured) if s["warm"] and all(s["warm"])]
+                if len(hit) < len(walls):
+                    warm_walls[(stack, kind)] = (statistics.mean(hit), len(hit))
+                rests = [w - c for w, c in zip(walls, compiles)]
+                rest_warm[prefix] = rests
+            else:
+                rests = rest_warm.get(prefix, [])[: len(measured)]
+            startup = starts[0] if starts else None
+            cut = sum(s["skipped"] for s in shapes)
+            by_backend = defaultdict(list)
+            for s in measured:
+                for backend, seconds in s["compile"].items():
+                    by_backend[backend].append(seconds)
+            total_compile = sum(compiles)
+            summary.append((stack, kind, result.elapsed_s, result.budget_s, len(measured), len(shapes), cut,
+                            median(walls) if walls else None, median(compiles), median(rests), total_compile,
+                            sum(rests), startup, {b: median(v) for b, v in by_backend.items()},
+                            {b: sum(v) for b, v in by_backend.items()}))
+            if show_shapes:
+                lines.append(f"\n{stack}, {kind} ({path.name}): seconds per shape")
+                lines.append("  #  shape                                   m     n     k   wall  compile   rest  "
+                             + "  ".join(f"{b:>7}" for b in sorted(by_backend)))
+                for i, s in enumerate(measured):
+                    wall = f"{walls[i]:6.1f}" if i < len(walls) else "     -"
+                    rest = f"{rests[i]:6.1f}" if i < len(rests) else "     -"
+                    sh = s["shape"]
+                    lines.append(f"  {i + 1:2d} {sh.label[:36]:36s} {sh.m:5d} {sh.n:5d} {sh.k:5d} {wall} "
+                                 f"{compiles[i]:7.1f} {rest}  "
+                                 + "  ".join(f"{s['compile'].get(b, float('nan')):7.2f}" for b in sorted(by_backend)))
+    print("Where bench's time goes: the default llm set (30 shapes x 4 backends + 1 repeat), H200")
+    print(f"runs: {runs}\n")
+    head = (f"{'stack':45s} {'run':4s} {'total':>6s} {'budget':>6s} {'shapes':>7s} {'cut':>4s} "
+            f"{'wall/sh':>7s} {'comp/sh':>7s} {'rest/sh':>7s} {'compile':>7s} {'rest':>6s} {'start':>5s} "
+            f"{'other':>6s}")
+    print(head)
+    for (stack, kind, total, budget, done, n, cut, wall, comp, rest, tcomp, trest, startup, _, _) in summary:
+        other = total - tcomp - trest - (startup or 0)
+        print(f"{stack:45s} {kind:4s} {total:6.0f} {budget:6.0f} {done:3d}/{n:<3d} {cut:4d} "
+              f"{(wall if wall is not None else float('nan')):7.1f} {comp:7.1f} {rest:7.1f} {tcomp:7.0f} "
+              f"{trest:6.0f} {(startup if startup is not None else float('nan')):5.1f} {other:6.0f}")
+    print("\n(wall/sh, comp/sh, rest/sh: medians per measured shape; compile, rest: totals; start: the child's start "
+          "to the first shape; other: total - compile - rest - start; cold rest: the warm run's per shape)")
+    print("\ncompile per row by backend, median s (total s)")
+    for (stack, kind, *_, med, tot) in summary:
+        print(f"  {stack:45s} {kind:4s} " + "  ".join(f"{b} {med[b]:.2f} ({tot[b]:.0f})" for b in sorted(med)))
+    print("\nratios")
+    for (stack, kind, total, budget, done, n, cut, wall, comp, rest, tcomp, trest, startup, _, _) in summary:
+        share = tcomp / (tcomp + trest) if tcomp + trest else float("nan")
+        print(f"  {stack:45s} {kind:4s} compile share {share:4.0%}, timing+rest/shape {rest:4.1f} s, "
+              f"goal {150 if kind == 'warm' else 300} s needs {(150 if kind == 'warm' else 300) / n:.1f} s/shape "
+              f"(now {(total / done if done else float('nan')):.1f})")
+    split = autotune_split(logs)
+    if split:
+        print(f"\nInductor's autotuning in a cold compile ({logs}, recipe stack, anchors): median per row")
+        for backend, items in sorted(split.items()):
+            bench_s = median(i[0] for i in items)
+            pre_s = median(i[1] for i in items)
+            choices = median(i[2] for i in items)
+            print(f"  {backend:7s} {len(items)} rows: benchmarking {bench_s:.2f} s, precompiling {pre_s:.2f} s, "
+                  f"{choices:.0f} choices, {bench_s / choices:.3f} s per choice benchmarked")
+    timing_section(runs)
+    projection_section(runs, summary, split, warm_walls)
+    library_section(runs / "bench-library.txt")
+    for line in lines:
+        print(line)
+
+
+def timing_section(runs: Path) -> None:
+    """The rows that ran to the time cap (spread over the noise target), what they got, and what a shorter cap
+    leaves of the median's precision (standard error of a median: 1.2533 sigma / sqrt(n), sigma ~ IQR / 1.349)."""
+    print(f"\ntiming: rows that ran to the cap (spread > noise target {NOISE_TARGET:g}); cap now {TIME_CAP_S:g} s")
+    for prefix, stack in STACKS.items():
+        for kind in ("warm", "cold"):
+            path = runs / f"{prefix}-llm-{kind}.json"
+            if not path.is_file():
+                continue
+            rows = [m for m in read_result(path).result.measurements if m.status == "ok" and m.spread is not None]
+            capped = [m for m in rows if m.spread > NOISE_TARGET]
+            if not capped:
+                continue
+            reps, spread = median(m.reps for m in capped), median(m.spread for m in capped)
+            blocking = sum(m.mode == "blocking" for m in capped)
+
+            def error(n):
+                return 1.2533 * spread / 1.349 / n ** 0.5
+
+            print(f"  {stack:45s} {kind:4s} {len(capped):3d} of {len(rows)} rows ({blocking} blocking), median "
+                  f"{reps:.0f} reps (at the old 0.5 s cap), spread {spread:.1%}: median within {error(reps):.2%}; "
+                  f"at {TIME_CAP_S:g} s ~{reps * TIME_CAP_S / 0.5:.0f} reps, within {error(reps * TIME_CAP_S / 0.5):.2%}")
+
+
+def projection_section(runs: Path, summary: list, split: dict, warm_walls: dict) -> None:
+    """What the changes should leave of each run, from these figures (a projection, not a measurement: the H200
+    runs in the report measure it). mix is compiled second and times every choice; what TRITON's and NVGEMM's cold
+    compiles then still do is the warm compile plus the work that was not benchmarking: Triton's precompile and the
+    NVGEMM kernels' JIT, which the recipe stack's autotune logs split out (NVGEMM benchmarking less its choices at
+    mix's rate per choice); without logs (operators), the cold row less its warm one, an upper bound. Timing: each
+    row that ran to the cap gives back 0.5 - TIME_CAP_S."""
+    warm = {stack: med for (stack, kind, *_, med, _) in summary if kind == "warm"}
+    mix_rate = None
+    if split.get("mix"):
+        mix_rate = median(i[0] / i[2] for i in split["mix"])
+    print("\nprojection (cold runs: mix second; every run: the time cap), s")
+    for (stack, kind, total, budget, done, n, cut, wall, comp, rest, tcomp, trest, startup, med, _) in summary:
+        path = runs / f"{'rec' if stack.startswith('recipe') else 'bench'}-llm-{kind}.json"
+        rows = [m for m in read_result(path).result.measurements if m.status == "ok" and m.spread is not None]
+        capped = sum(m.spread > NOISE_TARGET for m in rows)
+        per_shape = (tcomp + trest) / max(done, 1)  # means: the totals are what the goal is about
+        if (stack, kind) in warm_walls:  # a warm run that compiled some shapes cold: its warm shapes only
+            per_shape, hits = warm_walls[(stack, kind)]
+            stack_note = f" ({hits} shapes that hit the cache)"
+        else:
+            stack_note = ""
+        saved = 0.0
+        if kind == "cold" and stack in warm:
+            w = warm[stack]
+            backend = next(b for b in med if b not in ("ATEN", "TRITON", "mix"))
+            if stack.startswith("recipe") and split and mix_rate is not None:
+                triton_left = median(i[1] for i in split["TRITON"])
+                nvgemm_left = median(i[0] - i[2] * mix_rate for i in split["NVGEMM"])
+                how = "autotune logs"
+            else:
+                triton_left = med["TRITON"] - w["TRITON"]
+                nvgemm_left = med[backend] - w[backend]
+                how = "cold - warm, an upper bound"
+            saved = med["TRITON"] + med[backend] - (triton_left + nvgemm_left + w["TRITON"] + w[backend])
+            note = (f"TRITON+{backend} {med['TRITON'] + med[backend]:.1f} -> "
+                    f"{triton_left + nvgemm_left + w['TRITON'] + w[backend]:.1f} (left: Triton {triton_left:.1f}, "
+                    f"{backend} {nvgemm_left:.1f}, {how})")
+        else:
+            note = "compile as measured" + stack_note
+        timing_saved = capped / max(done, 1) * (0.5 - TIME_CAP_S)
+        goal = 150 if kind == "warm" else 300
+        projected = (startup or 3.0) + n * (per_shape - saved - timing_saved)
+        print(f"  {stack:45s} {kind:4s} {per_shape:.1f} s/shape - {saved:.1f} compile - {timing_saved:.1f} timing; "
+              f"{note}; {n} shapes ~{projected:.0f} s (goal {goal} s, was {total:.0f} s"
+              f"{', ' + str(cut) + ' rows cut' if cut else ''})")
+    print("  (means per measured shape; a warm run whose cold run was cut compiled those shapes cold: projected from "
+          "the shapes that hit the cache)")
+
+
+def library_section(path: Path) -> None:
+    """--library's candidates as nvMatmulHeuristics ranks them for an H200 (library.heuristic_order, the child's own
+    ranking; it runs on the CPU), against what bench-library.txt measured: where the measured best ranks, and how
+    much slower the best of the top K is."""
+    if not path.is_file():
+        return
+    shapes, index = {}, -1
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if _SHAPE.match(line.strip()):
+            index += 1
+            continue
+        found = _LIBRARY_ROW.match(line)
+        if found and index < len(_ANCHORS):
+            cm, cn, tm, tn, ms = found.groups()
+            shapes.setdefault(_ANCHORS[index], {})[(int(tm), int(tn), int(cm), int(cn))] = float(ms)
+    print(f"\n--library: nvMatmulHeuristics' order (H200_SXM) against the measured sweep ({path.name})")
+    try:
+        orders = {dims: library.heuristic_order(list(measured), *dims, "bfloat16", gpu="H200_SXM")
+                  for dims, measured in shapes.items()}
+    except ImportError:
+        print("  (nvMatmulHeuristics is not installed here: pip install nvidia-matmul-heuristics==0.1.0.27)")
+        return
+    for dims, measured in shapes.items():
+        order = [key for key, _ in orders[dims]]
+        best = min(measured, key=measured.get)
+        where = order.index(best) + 1 if best in order else None
+        tops = []
+        for top_k in (1, 3, 5, 10):
+            picked = [measured[key] for key in order[:top_k]]
+            tops.append(f"top {top_k}: +{min(picked) / measured[best] - 1:.1%}" if picked else f"top {top_k}: -")
+        print(f"  {'x'.join(map(str, dims)):15s} {len(measured):2d} measured, {len(order):2d} ranked; measured best "
+              f"{best} ranks {where or 'not proposed'}; best of " + ", ".join(tops))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=Path, default=RUNS)
+    parser.add_argument("--logs", type=Path, default=LOGS)
+    parser.add_argument("--shapes", action="store_true", help="also every shape's figures")
+    args = parser.parse_args(argv)
+    report(args.runs, args.logs, args.shapes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
