@@ -269,3 +269,43 @@ def test_every_format_shows_it():
     assert f"::error title=envcheck {CHECK_ID}%3A error::" in github_annotations(report)
     assert f"`{CHECK_ID}`" in render(report, "markdown")
     assert to_json_data(report_of(check(P, "")))["reconciliation"] is None  # no smoke: no reconciliation
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The H200 run of issue 17 (e.log E2: only -libs-cu12, no torch-c-dlpack-ext, torch 2.14.1, the smoke passed)
+
+H200_DATA = Path(__file__).parent / "data" / "h200-2026-12-01"
+
+
+def h200_e2_smoke() -> SmokeResult:
+    """The smoke that passed in E2, as e.log printed it: its status line's kernel and GPU."""
+    import re
+
+    log = (H200_DATA / "e.log").read_text(encoding="utf-8")
+    section = log.split("E2 the cu12 trap", 1)[1].split("\n== ", 1)[0]
+    kernel, gpu = re.search(r"^smoke  PASS   (\S+) ran on (.+?) through", section, re.M).groups()
+    return SmokeResult(P, f"{kernel} ran on {gpu}", kernel=kernel, gpu=gpu)
+
+
+def test_the_h200_cu12_state_has_no_failure_the_passing_smoke_contradicts():
+    """Today's verdicts on E2's facts, with and without --strict: nothing the run contradicts fails; and the verdicts
+    doctor gave that day (cutedsl.importable and nvgemm.deps failing as runtime requirements) are what smoke.verdicts
+    now calls wrong, loudly."""
+    from envcheck.profile import load_builtin
+
+    data = json.loads((H200_DATA / "doctor-cu12.json").read_text())
+    made = fb.facts_of_report(data)
+    policy = load_builtin(data["profile"]["id"])
+    result = h200_e2_smoke()
+    assert result.kernel.startswith("cutedsl.Sm90StaticPersistentGemmOperator") and result.gpu == "NVIDIA H200 (9.0)"
+    for strict, status in ((False, P), (True, W)):
+        report = joined(Report(policy.id, data["target"], judge(made, policy, strict=strict), facts=made), result)
+        assert report.finding(CHECK_ID).status is status, report.finding(CHECK_ID).found
+        assert {c.outcome for c in report.reconciliation.contradictions} <= {"overruled"}
+        assert report.exit_code == 0 and not [f.id for f in report.findings if f.status.is_problem]
+    then = tuple(Finding(c["id"], c["title"], Status(c["status"]), c["found"], basis="runtime" if c["status"] == "fail"
+                         else "") for c in data["checks"])
+    report = joined(Report(policy.id, data["target"], then, facts=made), result)
+    assert report.finding(CHECK_ID).status is E and report.exit_code == 1
+    assert [(c.check, c.outcome) for c in report.reconciliation.contradictions] == [
+        ("cutedsl.importable", "disproved"), ("nvgemm.deps", "disproved")]
