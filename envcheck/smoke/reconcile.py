@@ -45,7 +45,8 @@ def elsewhere(facts: Optional[Facts], no_gpu: bool = False) -> str:
     if facts is None:
         return ""
     judged = tuple(dict.fromkeys(g.capability_text for g in facts.gpus if g.given or not no_gpu))
-    seen = tuple(dict.fromkeys(g.capability_text for g in facts.driver.gpus)) if isinstance(facts.driver, Driver) else ()
+    here = facts.driver.gpus if isinstance(facts.driver, Driver) else ()
+    seen = tuple(dict.fromkeys(g.capability_text for g in here))
     if not judged or (len(seen) == 1 and judged == seen):
         return ""
     if len(seen) > 1:
@@ -64,9 +65,9 @@ def reconcile(findings: tuple[Finding, ...], smoke: SmokeResult, named: tuple[st
         return Reconciliation(Status.SKIP, f"not held against the smoke run: {apart}", smoke.status, smoke.kernel,
                               smoke.cause_id)
     if smoke.status in (Status.PASS, Status.WARN) and smoke.kernel:
-        failing = tuple(f for f in findings if f.status is Status.FAIL)
-        found = tuple(Contradiction(f.id, f.status, f.basis or RUNTIME, "overruled" if f.basis == RECIPE else "disproved")
-                      for f in failing)
+        found = tuple(Contradiction(f.id, f.status, f.basis or RUNTIME,
+                                    "overruled" if f.basis == RECIPE else "disproved")
+                      for f in findings if f.status is Status.FAIL)
         status = (Status.ERROR if any(c.outcome == "disproved" for c in found) else Status.WARN if found
                   else Status.PASS)
         said = _passed(found, f"{smoke.kernel}{where}")
@@ -96,18 +97,18 @@ def _passed(found: tuple[Contradiction, ...], ran: str) -> str:
     overruled = tuple(c.check for c in found if c.outcome == "overruled")
     disproved = tuple(c.check for c in found if c.outcome == "disproved")
     if disproved:
-        parts.append(f"{_ids(disproved)} {_verb(disproved, 'fails', 'fail')} as a runtime requirement (the profile says "
-                     f"the backend breaks without it), yet {ran} ran: that verdict is wrong here, and it keeps failing "
-                     "the run until the profile is corrected")
+        parts.append(f"{_ids(disproved)} {_verb(disproved, 'fails', 'fail')} as a runtime requirement (the profile "
+                     f"says the backend breaks without it), yet {ran} ran: that verdict is wrong here, and it keeps "
+                     "failing the run until the profile is corrected")
     if overruled:
-        parts.append(f"{_ids(overruled)} {_verb(overruled, 'fails', 'fail')} only as a recipe deviation (--strict), and "
-                     f"{ran} ran with it: the run outranks the recipe, so the exit code follows the run")
+        parts.append(f"{_ids(overruled)} {_verb(overruled, 'fails', 'fail')} only as a recipe deviation (--strict), "
+                     f"and {ran} ran with it: the run outranks the recipe, so the exit code follows the run")
     return "; ".join(parts)
 
 
 def _verdicts(found: tuple[Contradiction, ...], passed: str = "passed", warned: str = "only warned",
               comma: str = " ") -> str:
-    """"cutedsl.version and cutlass-api.install passed and nvgemm.deps only warned", the verbs as given."""
+    """"cutedsl.version and cutlass-api.install passed; nvgemm.deps only warned", the verbs as given."""
     groups = ((tuple(c.check for c in found if c.status is status), verb)
               for status, verb in ((Status.PASS, passed), (Status.WARN, warned)))
     return "; ".join(f"{_ids(ids)}{comma}{verb}" for ids, verb in groups if ids)
