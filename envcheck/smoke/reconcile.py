@@ -21,7 +21,7 @@ from ..model import Contradiction, Driver, Facts, Finding, Reconciliation, Remed
 from ..profile import RECIPE, RUNTIME
 from .forensics import libraries_finding
 
-__all__ = ["CHECK_ID", "reconcile", "cause_checks", "elsewhere", "joined"]
+__all__ = ["CHECK_ID", "reconcile", "cause_checks", "elsewhere", "finding", "joined"]
 
 CHECK_ID = "smoke.verdicts"
 TITLE = "Whether the smoke run bears the checks out"
