@@ -158,9 +158,9 @@ def _report(python: str, gatherers: Gatherers, candidates: Candidates, options: 
     require_interpreter(python, report.facts.interpreter)  # not Python, or hung: nothing to report on (exit 2)
     if options.smoke:
         from ..smoke import run_smoke
-        from ..smoke.forensics import libraries_finding
+        from ..smoke.reconcile import joined
         result = run_smoke(python, report.facts, policy, progress=progress(sys.stderr))
-        report = replace(report, smoke=result, findings=report.findings + (libraries_finding(result, report),))
+        report = joined(report, result, no_gpu=options.no_gpu)  # the checks held against the run (smoke.verdicts)
     if options.bench:
         from ..bench import last_bench
 

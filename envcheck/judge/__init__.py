@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from ..model import Facts, Finding, Run, Status
-from ..profile import Policy
+from ..profile import RECIPE, RUNTIME, Policy
 from ._common import Context
 from .cuda import cuda_driver, cuda_toolkit
 from .cutedsl import cutedsl_importable, cutedsl_version
@@ -38,14 +39,24 @@ def judge(facts: Facts, policy: Policy, *, no_gpu: bool = False, strict: bool = 
           runs: tuple[Run, ...] = ()) -> tuple[Finding, ...]:
     """Every check's finding. A check that raises is a bug in envcheck: it becomes an `error` finding, not a crash.
 
-    strict: a deviation from a requirement whose basis is `recipe` fails instead of warning. runs: real runs the user
+    strict: a deviation from a requirement whose basis is `recipe` fails instead of warning (and a failing finding
+    says which basis failed it: `recipe` where it passes or warns without --strict). runs: real runs the user
     contributed (doctor --evidence), matched beside the profile's own evidence."""
     ctx = Context(facts, policy, no_gpu, strict, tuple(runs))
+    lenient = replace(ctx, strict=False)
     findings = []
     for check_id, check in CHECKS:
-        try:
-            finding = check(ctx)
-        except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
-            finding = Finding(check_id, check_id, Status.ERROR, f"envcheck could not judge this: {type(exc).__name__}: {exc}")
+        finding = _judged(check_id, check, ctx)
+        if finding.status is Status.FAIL:  # its basis: recipe where only --strict fails it (the contract of `recipe`)
+            failing = not strict or _judged(check_id, check, lenient).status is Status.FAIL
+            finding = replace(finding, basis=RUNTIME if failing else RECIPE)
         findings.append(finding)
     return tuple(findings)
+
+
+def _judged(check_id: str, check: Callable[[Context], Finding], ctx: Context) -> Finding:
+    """One check's finding. A check that raises is a bug in envcheck: an `error` finding, not a crash."""
+    try:
+        return check(ctx)
+    except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
+        return Finding(check_id, check_id, Status.ERROR, f"envcheck could not judge this: {type(exc).__name__}: {exc}")

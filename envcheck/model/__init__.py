@@ -10,7 +10,10 @@ from .facts import (
     Toolkit, TorchBuild, canonical_name, capability_of, capability_text, gpus_given, is_distribution_name,
 )
 from .findings import Evidence, Finding, Remedy, Run, Status, Step
-from .report import EnvironmentRecord, Host, LoadedLibrary, ProcessRecord, ProfileChoice, Report, SmokeResult, plain
+from .report import (
+    Contradiction, EnvironmentRecord, Host, LoadedLibrary, ProcessRecord, ProfileChoice, Reconciliation, Report,
+    SmokeResult, plain,
+)
 
 __all__ = [
     "Status",
@@ -35,6 +38,8 @@ __all__ = [
     "Host",
     "Report",
     "SmokeResult",
+    "Contradiction",
+    "Reconciliation",
     "LoadedLibrary",
     "ProcessRecord",
     "EnvironmentRecord",

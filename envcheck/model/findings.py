@@ -145,3 +145,7 @@ class Finding:
     remedy: Optional[Remedy] = None
     details: tuple[str, ...] = ()
     evidence: Optional[Evidence] = None  # the recorded runs of what was judged, where the verdict rests on them
+    # Of a failing verdict: "runtime" where it fails without --strict (the profile says the backend breaks), "recipe"
+    # where only --strict makes it fail (published, not shown necessary; kept where a passing smoke overruled it to a
+    # warning, smoke/reconcile.py); "" for any other status.
+    basis: str = ""

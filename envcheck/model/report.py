@@ -11,7 +11,8 @@ from typing import Any, Optional
 from .facts import Facts
 from .findings import Finding, Remedy, Status
 
-__all__ = ["plain", "EnvironmentRecord", "LoadedLibrary", "ProcessRecord", "SmokeResult", "ProfileChoice", "Host", "Report"]
+__all__ = ["plain", "EnvironmentRecord", "LoadedLibrary", "ProcessRecord", "SmokeResult", "Contradiction",
+           "Reconciliation", "ProfileChoice", "Host", "Report"]
 
 
 def plain(value: Any) -> Any:
@@ -135,6 +136,32 @@ class SmokeResult:
 
 
 @dataclass(frozen=True)
+class Contradiction:
+    """A check's verdict that the smoke run contradicts (doctor --smoke, judged by smoke/reconcile.py)."""
+
+    check: str  # the check's id
+    status: Status  # its verdict
+    basis: str  # of a failing verdict, Finding.basis ("runtime" where unknown); "" for a pass or a warning
+    outcome: str  # "overruled": a recipe deviation the passing run outranks; "disproved": a runtime failure the
+    # passing run shows wrong; "missed": a pass or a warning where the smoke failed on what the check judges
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """The checks held against the smoke run: whether they agree, and each verdict the run contradicts."""
+
+    status: Status  # of the smoke.verdicts finding: pass (they agree), warn, error (a runtime verdict disproved), skip
+    said: str  # the finding's sentence
+    smoke: Status  # the smoke's own status
+    kernel: Optional[str] = None  # the kernel that ran, where it ran
+    cause_id: Optional[str] = None  # the smoke's cause, where it failed
+    contradictions: tuple[Contradiction, ...] = ()
+
+    def of(self, outcome: str) -> tuple[Contradiction, ...]:
+        return tuple(c for c in self.contradictions if c.outcome == outcome)
+
+
+@dataclass(frozen=True)
 class ProfileChoice:
     """Which profile a report was judged by, and why (the table header, JSON `profile`, markdown)."""
 
@@ -169,6 +196,7 @@ class Report:
     smoke: Optional[SmokeResult] = None  # when --smoke ran
     host: Optional[Host] = None  # doctor fills it in for the JSON a fleet reads
     bench: Optional[dict] = None  # the last `envcheck bench --json` saved under the cache, when --bench asked for it
+    reconciliation: Optional[Reconciliation] = None  # doctor --smoke: the checks held against the run
 
     def __post_init__(self) -> None:
         if isinstance(self.profile, str):

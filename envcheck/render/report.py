@@ -50,6 +50,7 @@ def to_json_data(report: Report) -> dict:
         "summary": summary_counts(report),
         "checks": [plain(f) for f in report.findings],
         "smoke": report.smoke.to_dict() if report.smoke is not None else None,
+        "reconciliation": plain(report.reconciliation) if report.reconciliation is not None else None,
         "bench": report.bench,
         "host": plain(report.host) if report.host is not None else None,
         "facts": plain(report.facts) if report.facts is not None else None,
