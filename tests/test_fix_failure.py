@@ -273,3 +273,43 @@ def test_a_fetch_that_fails_says_why_from_gits_own_words(tmp_path, where, kind):
     assert any(line.startswith("fatal:") for line in cause.lines)
     assert "git: fatal:" in log.getvalue()  # git's fatal lines reach the log too
     assert f"      git: {cause.lines[0]}" in err.getvalue()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Through the command line: the plan names what pip reads and where it takes packages from; a failure says why
+
+
+@pytest.mark.slow
+def test_fix_names_the_pip_files_it_does_not_read_and_says_why_its_pip_step_failed(tmp_path):
+    python = make_venv(tmp_path / "target")
+    profile = tmp_path / "profile.toml"
+    profile.write_text('extends = "torch-2.11-nvgemm"\n\n[python]\nversion = ">=3.10"\n')
+    named = tmp_path / "named.conf"
+    named.write_text(f"[global]\nconstraint = {tmp_path / 'c.txt'}\nindex-url = https://elsewhere.example/simple\n")
+    url = f"https://127.0.0.1:{_closed_port()}/simple"
+    env = {**os.environ, "PIP_CONFIG_FILE": str(named)}
+
+    def fix(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "envcheck", "fix", "--python", str(python), "--policy", str(profile),
+                               "--no-gpu", "--cutlass-dir", str(tmp_path / "cutlass"), "--index-url", url, *args],
+                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+
+    plan = json.loads(fix("--json").stdout)
+    pip_steps = [n for n, s in enumerate(plan["plan"]["steps"], 1)
+                 if any(c[1:3] == ["-m", "pip"] and "install" in c for c in s["commands"])]
+    assert {"path": str(named), "scope": "PIP_CONFIG_FILE", "keys": ["global.constraint", "global.index-url"],
+            "used": False} in plan["pip"]["config_files"]
+    assert plan["pip"]["sources"] == [{"kind": "index", "value": url, "steps": pip_steps, "default": False}]
+    text = fix("--dry-run").stdout
+    assert f"not read: {named} (PIP_CONFIG_FILE: global.constraint, global.index-url)" in text
+    assert f"index: {url}, steps {', '.join(map(str, pip_steps))}" in text
+
+    done = fix("--yes", "--json")
+    assert done.returncode == 1, done.stderr
+    failed = [r for r in json.loads(done.stdout)["outcome"]["done"] if not r["ok"]][0]
+    assert failed["cause"]["kind"] == "network" and failed["cause"]["tool"] == "pip"
+    assert any("Connection refused" in line for line in failed["cause"]["lines"])
+    assert "      pip: " in done.stderr and "pip could not reach the package index" in done.stderr
+    shown = fix("--yes").stdout
+    assert "Failed: install torch" in shown and "pip could not reach the package index" in shown, shown
+    assert "\n  pip: " in shown and "Connection refused" in shown

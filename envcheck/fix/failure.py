@@ -126,12 +126,11 @@ def _clean(line: str) -> str:
 
 
 def _around(line: str, texts: Sequence[str]) -> str:
-    """A long line from a little before the text that matched (pip's retry lines start with 70 characters of
-    urllib3's internals)."""
+    """A long line from the text that matched (pip's retry lines start with 150 characters of urllib3's internals)."""
     if len(line) <= _WIDTH:
         return line
     at = min(i for i in (line.find(text) for text in texts) if i >= 0)
-    return _short(line if at < 40 else "..." + line[at - 20:])
+    return _short(line if at < 40 else "..." + line[at:])
 
 
 def _short(line: str) -> str:
