@@ -97,15 +97,14 @@ def read(tool: str, output: Iterable[str], constraints: Sequence[str] = ()) -> C
     for sign in SIGNS:
         if sign.tool != tool:
             continue
-        matched = [line for line in lines if any(text in line for text in sign.texts)]
+        matched = [i for i, line in enumerate(lines) if any(text in line for text in sign.texts)]
         if matched:
-            return _cause(tool, sign, matched, lines, constraints)
+            return _cause(tool, sign, matched[-1], lines, constraints)
     return Cause(tool, "", "", tuple(_short(line) for line in lines[-_SHOWN:]))
 
 
-def _cause(tool: str, sign: Sign, matched: list[str], lines: list[str], constraints: Sequence[str]) -> Cause:
+def _cause(tool: str, sign: Sign, evidence: int, lines: list[str], constraints: Sequence[str]) -> Cause:
     """The evidence (the last line that matched) and the tool's error lines, in the tool's order, at most _SHOWN."""
-    evidence = max(i for i, line in enumerate(lines) if line is matched[-1])
     picked = [i for i, line in enumerate(lines) if i == evidence or line.startswith(_ERROR)][-_SHOWN:]
     if evidence not in picked:
         picked = [evidence, *picked[1:]]
@@ -113,7 +112,7 @@ def _cause(tool: str, sign: Sign, matched: list[str], lines: list[str], constrai
     files: tuple[str, ...] = ()
     words = sign.words
     if sign.kind == "constraint":
-        wanted = matched[-1].split("(constraint)", 1)[1].strip()
+        wanted = lines[evidence].split("(constraint)", 1)[1].strip()
         files = tuple(constraints)
         words = (f"{sign.words}: {wanted}, from " + ("the constraints file envcheck gives pip" if files
                  else "pip's configuration (no constraints file was given)"))
