@@ -180,10 +180,14 @@ class _GitProgress:
         from git.util import finalize_process
 
         process = getattr(repo.git, command.replace("-", "_"))(*args, as_process=True)
-        handle_process_output(
-            process, None, self.handler.new_message_handler(), finalize_process,
-            decode_streams=False, kill_after_timeout=timeout,
-        )
+        try:
+            handle_process_output(
+                process, None, self.handler.new_message_handler(), finalize_process,
+                decode_streams=False, kill_after_timeout=timeout,
+            )
+        finally:  # GitPython keeps git's `fatal:` and `error:` lines apart from the others: the log needs them most
+            for line in self.handler.error_lines:
+                self.write(line)
 
     def write(self, line: str) -> None:
         log_git(self.log, line)

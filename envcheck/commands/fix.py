@@ -22,6 +22,7 @@ from ..fix import statelock
 from ..fix.apply import Console, Outcome, Runner, apply, run_command
 from ..fix.host import externally_managed, find_interpreters, pip_for
 from ..fix.pip import PipSources, checked_name, sources_from_flags
+from ..fix.pipconfig import config_files, pip_setup
 from ..fix.plan import cutlass_folder, make_plan
 from ..fix.preflight import preflight
 from ..fix.steps import Plan, PlanOptions
@@ -32,7 +33,7 @@ from ..model import Facts, Finding, Interpreter, ProfileChoice
 from ..paths import cache_dir, folder_origin, new_file, usable_folder
 from ..profile import Candidates, Policy
 from ..redact import RedactedStream, Redactor, has_credentials, url_secrets
-from ..render.fix import render_origins, render_outcome, render_plan, set_by, value_origins
+from ..render.fix import render_origins, render_outcome, render_pip, render_plan, set_by, value_origins
 
 __all__ = ["FixOptions", "Io", "run_fix"]
 
@@ -252,15 +253,18 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
     # Which file (and key) or flag set the profile and each URL: shown with every plan, before any change.
     origins = value_origins(policy, sources, cutlass_url, flag_url is not None, offline is not None)
     files = set_by(policy)
+    # What pip reads (no configuration file) and where each pip step takes packages from.
+    pip = pip_setup([(n, argv) for n, step in enumerate(plan.steps, 1) for argv in step.commands],
+                    config_files(interpreter.prefix, io.env))
     if options.as_json:
         document: dict = {
             "policy": {"id": policy.id, "source": policy.source, "reason": choice.reason, "verified": choice.verified,
                        "values": [o.to_json() for o in origins], "set_by": files},
-            "plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None,
+            "pip": pip.to_json(), "plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None,
         }
     else:
         io.out.write(f"Policy: {policy.id} ({policy.source}): {choice.reason}\n" + render_origins(origins, files) + "\n"
-                     + render_plan(plan, "envcheck fix") + "\n")
+                     + (render_pip(pip) + "\n" if plan.steps else "") + render_plan(plan, "envcheck fix") + "\n")
     problem = EXIT_FAILED if plan.failing else EXIT_OK
 
     if options.dry_run or not plan.runnable or (options.as_json and not options.yes):

@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
@@ -20,7 +21,9 @@ from .. import proc, shell
 from ..atomic import replace_text
 from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch
 from ..redact import index_out_of_argv, redact_argv
-from . import manifest, statelock
+from . import failure, manifest, statelock
+from .failure import Cause
+from .pipconfig import ENV as PIP_ENV
 from .steps import Plan, PlannedStep
 from .undo import restore
 
@@ -37,7 +40,8 @@ def run_command(argv: Sequence[str], log: TextIO, on_line: Callable[[str], None]
     """Run argv (never through a shell), copy its output to the log line by line, return its exit status."""
     log.write(f"$ {shell.line(redact_argv(argv))}\n")
     log.flush()
-    env = dict(os.environ, PIP_NO_INPUT="1", PYTHONUNBUFFERED="1", GIT_TERMINAL_PROMPT="0")
+    # PIP_CONFIG_FILE=os.devnull: no pip configuration file applies, which --isolated alone does not ensure (pipconfig)
+    env = dict(os.environ, PIP_NO_INPUT="1", PYTHONUNBUFFERED="1", GIT_TERMINAL_PROMPT="0", **PIP_ENV)
 
     def line(text: str) -> None:
         log.write(text + "\n")
@@ -64,7 +68,12 @@ def run_command(argv: Sequence[str], log: TextIO, on_line: Callable[[str], None]
 
 
 class StepFailed(Exception):
-    """A step did not do its job for a reason outside envcheck; the message says why, the log has the detail."""
+    """A step did not do its job for a reason outside envcheck; the message says why, the log has the detail, and
+    the cause (when a tool failed) what the tool said and what that means."""
+
+    def __init__(self, message: str, cause: Optional[Cause] = None):
+        super().__init__(message)
+        self.cause = cause
 
 
 @dataclass(frozen=True)
@@ -73,9 +82,11 @@ class StepResult:
     ok: bool
     message: str = ""
     seconds: float = 0.0
+    cause: Optional[Cause] = None  # a failed tool's own words, read by fix/failure
 
     def to_json(self) -> dict:
-        return {"what": self.step.what, "ok": self.ok, "message": self.message, "seconds": round(self.seconds, 2)}
+        return {"what": self.step.what, "ok": self.ok, "message": self.message, "seconds": round(self.seconds, 2),
+                "cause": self.cause.to_json() if self.cause is not None else None}
 
 
 @dataclass(frozen=True)
@@ -120,6 +131,12 @@ class Console:
         if text.startswith(_PIP_PROGRESS) and not text.startswith("Requirement already satisfied"):
             self.say(f"      {text[:160]}")
 
+    def failed(self, exc: "StepFailed", optional: bool) -> None:
+        self.say(("      not done (optional, the plan goes on): " if optional else "      FAILED: ") + str(exc))
+        if exc.cause is not None:
+            for line in exc.cause.lines:
+                self.say(f"      {exc.cause.tool}: {line}")
+
     def fetch(self, stage: str, fraction: Optional[float]) -> None:
         if fraction is None:
             self.say(f"      {stage}")
@@ -135,6 +152,20 @@ def _write_files(files: Sequence[tuple[str, str]]) -> None:
         replace_text(path, text)
 
 
+class _GitLines:
+    """The fix log, keeping the last lines git printed into it (cutlass_fetch writes them as `git: ...`)."""
+
+    def __init__(self, log: TextIO):
+        self.log, self.lines = log, deque(maxlen=200)
+
+    def write(self, text: str) -> int:
+        self.lines.extend(line for line in text.splitlines() if line.startswith("git: "))
+        return self.log.write(text)
+
+    def flush(self) -> None:
+        self.log.flush()
+
+
 def _git_error() -> type:
     from git.exc import GitError  # GitPython, only once a fetch runs
 
@@ -146,16 +177,19 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) 
     _write_files(step.writes)
     if step.kind == "cutlass-fetch":
         log.write(f"# fetch {step.param('url')} {step.param('commit')} -> {step.param('dest')}\n")
+        git_log = _GitLines(log)
         try:
             result = fetch(
                 step.param("dest"), step.param("url"), step.param("branch"), step.param("commit"), step.param("subdir"),
-                progress=console.fetch, log=log,
+                progress=console.fetch, log=git_log,  # type: ignore[arg-type]
             )
         except CheckoutRefused as exc:
             raise StepFailed(str(exc)) from None
         except (OSError, _git_error()) as exc:  # git's failure is the step's failure; the log has the detail
             log.write(f"fetch failed: {type(exc).__name__}: {exc}\n")
-            raise StepFailed(f"the fetch from {step.param('url')} failed: {git_error_line(exc)}") from None
+            cause = failure.read("git", [*git_log.lines, *_stderr_lines(exc)])
+            said = cause.text() or git_error_line(exc)
+            raise StepFailed(f"the fetch from {step.param('url')} failed: {said}", cause) from None
         return f"{result.action}: {result.path} at {result.commit[:12]} ({result.bytes_received / 1e6:.2f} MB in {result.seconds:.1f} s)"
     if step.kind == "checkout-restore":
         import json
@@ -165,27 +199,36 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) 
     if step.kind == "remove-path":
         return manifest.remove_if_untouched(step.param("path"))
     for argv in step.commands:
-        status = runner(argv, log, console.pip_line)
+        said: deque[str] = deque(maxlen=400)  # the tool's last lines: what it said before it failed
+
+        def on_line(text: str) -> None:
+            said.append(text)
+            console.pip_line(text)
+
+        status = runner(argv, log, on_line)
         if status != 0:
-            raise StepFailed(f"{Path(argv[0]).name} {' '.join(argv[1:4])} ... exited with {status}")
+            constraints = [a.split("=", 1)[1] for a in argv if a.startswith("--constraint=")]
+            cause = failure.read(failure.tool_of(argv), said, constraints)
+            why = f": {cause.text()}" if cause.text() else ""
+            raise StepFailed(f"{Path(argv[0]).name} {' '.join(argv[1:4])} ... exited with {status}{why}", cause)
     _write_files(step.writes_after)
     if step.kind == "toolkit-install":
         manifest.write(step.param("prefix"))  # what undo may remove, and nothing else
     return ""
 
 
-def git_error_line(exc: BaseException) -> str:
-    """git's own first error line ("fatal: repository '...' not found"), else the exception's last line."""
+def _stderr_lines(exc: BaseException) -> list[str]:
+    """What a GitCommandError carries of git's stderr (a checkout's; a fetch's went to the log)."""
     stderr = getattr(exc, "stderr", None)
     if isinstance(stderr, bytes):
         stderr = stderr.decode("utf-8", "replace")
-    for text in (stderr, str(exc)):
-        lines = [ln.strip().removeprefix("stderr:").strip().strip("'") for ln in (text or "").splitlines()]
-        lines = [ln for ln in lines if ln]
-        errors = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
-        if errors or lines:
-            return (errors[0] if errors else lines[-1])[:300]
-    return type(exc).__name__
+    return [ln.strip().removeprefix("stderr:").strip().strip("'") for ln in (stderr or "").splitlines()]
+
+
+def git_error_line(exc: BaseException) -> str:
+    """The exception's own last line, for a git failure whose output said nothing."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else type(exc).__name__
 
 
 def apply(
@@ -227,13 +270,12 @@ def _steps(
             message = _run_step(step, runner, log, console)
         except StepFailed as exc:
             seconds = time.monotonic() - started
-            results.append(StepResult(step, False, str(exc), seconds))
+            results.append(StepResult(step, False, str(exc), seconds, exc.cause))
             log.write(f"## step {index} failed: {exc}\n")
             log.flush()
+            console.failed(exc, step.optional)
             if step.optional:
-                console.say(f"      not done (optional, the plan goes on): {exc}")
                 continue
-            console.say(f"      FAILED: {exc}")
             return Outcome(tuple(results), steps[index:])
         seconds = time.monotonic() - started
         results.append(StepResult(step, True, message, seconds))

@@ -36,7 +36,8 @@ __all__ = [
 ]
 
 # Options every pip call gets: never ask, never nag, and take no option from PIP_* variables or the user's pip
-# configuration (the sources come from envcheck's flags; the machine's global pip configuration still applies).
+# configuration (the sources come from envcheck's flags). --isolated still reads the global, the environment's and
+# PIP_CONFIG_FILE's files: the runner's PIP_CONFIG_FILE=os.devnull (fix/pipconfig.ENV) turns those off.
 _QUIET = ("--disable-pip-version-check", "--no-input", "--isolated")
 
 

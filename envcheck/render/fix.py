@@ -11,9 +11,10 @@ from ..profile import Policy
 from ..redact import redact_argv, redact_url
 from ..fix.apply import Outcome
 from ..fix.pip import PipSources
+from ..fix.pipconfig import PipSetup
 from ..fix.steps import Plan
 
-__all__ = ["Origin", "value_origins", "set_by", "render_origins", "render_plan", "render_outcome"]
+__all__ = ["Origin", "value_origins", "set_by", "render_origins", "render_pip", "render_plan", "render_outcome"]
 
 _BUILTIN = "built-in profile "
 
@@ -73,6 +74,22 @@ def render_origins(origins: Sequence[Origin], files: dict[str, list[str]]) -> st
     return "\n".join(lines)
 
 
+def render_pip(setup: PipSetup) -> str:
+    """Which pip configuration files pip reads (none) and where its packages come from, step by step."""
+    lines = ["pip runs with --isolated and PIP_CONFIG_FILE=/dev/null: no pip configuration file or PIP_* variable "
+             "applies (pass an index as a flag)"]
+    for item in setup.ignored:
+        lines.append(f"  not read: {item.path} ({item.scope}: {', '.join(item.keys) or 'nothing set'})")
+    for source in setup.sources:
+        what = "index" if source.kind == "index" else "wheels from"
+        default = " (pip's default)" if source.default else ""
+        steps = ", ".join(str(n) for n in source.steps)
+        lines.append(f"  {what}: {redact_url(source.value)}{default}, step{'s' if len(source.steps) > 1 else ''} {steps}")
+    if not setup.sources:
+        lines.append("  no step takes packages from an index or a wheel folder")
+    return "\n".join(lines)
+
+
 def _quote(argv: Sequence[str]) -> str:
     return shell.line(redact_argv(argv))
 
@@ -122,6 +139,8 @@ def render_outcome(outcome: Outcome, again: str = "envcheck fix") -> list[str]:
     failed = outcome.failed
     if failed is not None:
         lines.append(f"Failed: {failed.step.what}: {failed.message}")
+        if failed.cause is not None:  # the tool's own last words, under the account of what they mean
+            lines += [f"  {failed.cause.tool}: {line}" for line in failed.cause.lines]
     if outcome.interrupted is not None:
         lines.append(f"Interrupted (Ctrl-C) during: {outcome.interrupted.what} (it may be half done)")
     if outcome.not_done:
