@@ -16,7 +16,7 @@ import pytest
 import factsbuilder as fb
 from processes import gone_soon
 from envcheck.commands.smoke import smoke_command
-from envcheck.model import Failure, SmokeResult, Status
+from envcheck.model import Failure, ProfileChoice, SmokeResult, Status
 from envcheck.render.smoke import render_text
 from envcheck.runner import LOOKUP_MARKER
 from envcheck.smoke import child_environment, run_smoke, smoke_backends
@@ -325,9 +325,9 @@ def test_smoke_json_is_dated_by_itself_so_a_contributed_run_keeps_its_day(policy
     from envcheck.profile.results import read_run
 
     passed = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=replay(tmp_path, "pass-cold-h200.log"))
-    assert smoke_data(passed, policy.id, PY, today=datetime.date(2026, 12, 1))["date"] == "2026-12-01"
+    assert smoke_data(passed, ProfileChoice(policy.id, "named", policy.source), PY, today=datetime.date(2026, 12, 1))["date"] == "2026-12-01"
     path = tmp_path / "run.json"
-    path.write_text(json.dumps(smoke_data(passed, policy.id, PY)), encoding="utf-8")
+    path.write_text(json.dumps(smoke_data(passed, ProfileChoice(policy.id, "named", policy.source), PY)), encoding="utf-8")
     os.utime(path, (1577934000, 1577934000))  # 2020-01-02
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     assert read_run(path, "run.json").date == today
