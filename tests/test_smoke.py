@@ -274,7 +274,8 @@ def test_smoke_command_here_skips_and_a_skip_is_not_a_pass(capsys, monkeypatch):
     data = json.loads(capsys.readouterr().out)
     if data["smoke"]["cause"] is None or data["smoke"]["cause"]["id"] != "no-gpu":
         pytest.skip("this machine has a GPU")
-    assert code == 1 and data["schema_version"] == 1 and data["smoke"]["status"] == "skip"
+    assert code == 1 and data["schema_version"] == 2 and data["smoke"]["status"] == "skip"
+    assert set(data["profile"]) == {"id", "reason", "source", "verified"}  # doctor's object
     assert smoke_command(None, None, timeout=30, as_json=True, allow_skip=True) == 0
 
 
