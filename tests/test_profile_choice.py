@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,15 +40,25 @@ def envcheck(*args: str, env: dict | None = None, stdin: str = "") -> subprocess
                           input=stdin, env={**os.environ, **(env or {})})
 
 
-def on_a_fake_gpu(tmp_path: Path) -> dict:
-    """envcheck's environment with the stand-in NVML (one H200) and the simulated GPU first on the target's path."""
+def on_a_fake_gpu(tmp_path: Path, python: Path | None = None) -> dict:
+    """envcheck's environment with the stand-in NVML (one H200) and the simulated GPU first on the target's path;
+    with `python`, the simulated torch says the version of the real torch installed there, a CUDA 13.0 build (what
+    the H200's torch says), so that the profile is chosen by the real torch's version."""
+    gpu = FAKE_GPU
+    if python is not None:
+        gpu = tmp_path / "fake_gpu"
+        shutil.copytree(FAKE_GPU, gpu, dirs_exist_ok=True)
+        real = next(Path(str(python)).parent.parent.glob("lib/python*/site-packages/torch/version.py"))
+        version = re.search(r"^__version__\s*=\s*'([^']+)'", real.read_text(), re.M) or re.search(
+            r'^__version__\s*=\s*"([^"]+)"', real.read_text(), re.M)
+        (gpu / "torch" / "version.py").write_text(f"__version__ = {version.group(1)!r}\ncuda = '13.0'\n")
     lib = tmp_path / "nvml-lib"
     lib.mkdir(exist_ok=True)
     link = lib / "libnvidia-ml.so.1"
     if not link.exists():  # any real shared library: envcheck only loads it to see that a driver is there
         link.symlink_to(next(p for p in (Path("/lib/x86_64-linux-gnu/libm.so.6"), Path("/usr/lib64/libm.so.6"),
                                          Path("/lib/aarch64-linux-gnu/libm.so.6")) if p.exists()))
-    return {"LD_LIBRARY_PATH": str(lib), "PYTHONPATH": os.pathsep.join((str(FAKE_GPU), str(FAKE_NVML))),
+    return {"LD_LIBRARY_PATH": str(lib), "PYTHONPATH": os.pathsep.join((str(gpu), str(FAKE_NVML))),
             "ENVCHECK_CACHE_DIR": str(tmp_path / "cache")}
 
 
@@ -171,8 +182,8 @@ def test_dsl_too_new_only_where_doctor_finds_the_dsl_outside_the_profile(version
 # Every command against real torch 2.13.0 and 2.14.1
 
 
-EXPECTED = {"2.13.0": (RECIPE, "torch 2.13.0 is in its range (>=2.11, <2.14)"),
-            "2.14.1": (OPERATORS, "torch 2.14.1 is in its range (>=2.14)")}
+EXPECTED = {"2.13.0": (RECIPE, r"torch 2\.13\.0(\+cpu)? is in its range \(>=2\.11, <2\.14\)"),
+            "2.14.1": (OPERATORS, r"torch 2\.14\.1(\+cu130)? is in its range \(>=2\.14\)")}
 
 
 @pytest.fixture(scope="module")
@@ -203,8 +214,9 @@ def _doctor_profile(python: Path) -> dict:
 def test_doctor_fix_explain_lock_and_bundle_choose_as_doctor_does(torches, tmp_path, version):
     python, (profile, reason) = str(torches[version]), EXPECTED[version]
     said = _doctor_profile(torches[version])
-    assert said == {"id": profile, "reason": reason, "source": f"built-in profile {profile}", "verified": True}
-    line = f"profile {profile} chosen because {reason}"
+    assert re.fullmatch(reason, said["reason"]), said
+    assert said == {"id": profile, "reason": said["reason"], "source": f"built-in profile {profile}", "verified": True}
+    line = f"profile {profile} chosen because {said['reason']}"
     table = envcheck("doctor", "--python", python, "--no-gpu")
     assert f"  {line}" in table.stdout
 
@@ -250,10 +262,10 @@ def test_smoke_and_bench_choose_from_the_targets_torch_through_their_real_childr
     """No profile flag: smoke and bench judge by the profile doctor chose (on torch 2.14.1 the operators one: the
     H200's bench judged by the recipe and failed with 'cutlass_api is not importable')."""
     python, (profile, reason) = str(torches[version]), EXPECTED[version]
-    env = on_a_fake_gpu(tmp_path)
+    env = on_a_fake_gpu(tmp_path, torches[version])
     said = json.loads(envcheck("doctor", "--python", python, "--no-gpu", "--json", env=env).stdout)["profile"]
-    assert said["id"] == profile and said["reason"] == reason
-    line = f"envcheck: profile {profile} chosen because {reason}"
+    assert said["id"] == profile and re.fullmatch(reason, said["reason"]), said
+    line = f"envcheck: profile {profile} chosen because {said['reason']}"
 
     smoke = envcheck("smoke", "--python", python, "--json", "--timeout", "120", env=env)
     data = json.loads(smoke.stdout)

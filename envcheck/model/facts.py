@@ -132,10 +132,12 @@ class Interpreter:
 
     @property
     def torch_version(self) -> Optional[str]:
-        """The installed torch's version, which the profile is chosen by: torch/version.py's, else its metadata's
-        (a version.py without __version__ too); None without torch."""
+        """The installed torch's version, which the profile is chosen by: torch/version.py's, else its metadata's;
+        None without torch."""
+        if self.torch is not None:
+            return self.torch.version
         dist = self.dist("torch")
-        return (self.torch.version if self.torch is not None else None) or (dist.version if dist else None)
+        return dist.version if dist else None
 
 
 SEEN, GIVEN = "seen", "given"  # a GPU NVML reported here; one named with --gpu-capability, judged as if present
