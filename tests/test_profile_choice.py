@@ -173,9 +173,10 @@ def test_dockerfile_has_no_target_and_says_so_or_takes_the_profile_named():
 def test_dsl_too_new_only_where_doctor_finds_the_dsl_outside_the_profile(version, too_new):
     text, remedy = dsl_too_new("has no attribute 'ProxyKind'", Context(python="py", policy=load_builtin(RECIPE),
                                                                         cutedsl_version=version))
-    assert ("is too new" in text) is too_new and (remedy is not None) is too_new, text
+    assert ("is too new" in text) is too_new and bool(remedy.steps) is too_new, text  # steps: install the DSL
     if not too_new:
         assert f"nvidia-cutlass-dsl {version} here is within the policy's >=4.3.0, <=4.3.5" in text
+        assert remedy.commands == (("envcheck", "doctor", "--python", "py", "-v"),)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -253,7 +254,7 @@ def test_explain_agrees_with_doctor_on_the_recipes_dsl(torches):
     cause = data["causes"][0]
     assert cause["id"] == "dsl-too-new" and [d["status"] for d in cause["doctor"]] == ["pass"]
     assert "is too new" not in cause["text"] and "within the policy's >=4.3.0, <=4.3.5" in cause["text"]
-    assert cause["remedy"] is None
+    assert cause["remedy"]["steps"] == [] and cause["remedy"]["commands"][0][:2] == ["envcheck", "doctor"]
 
 
 @pytest.mark.slow

@@ -65,7 +65,8 @@ def dsl_too_new(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
             f"nvidia-cutlass-dsl {ctx.cutedsl_version} here is within the policy's {spec_text(rule.specifier)} "
             "(doctor's cutedsl.version passes): the log comes from another environment, or another `cutlass` is "
             "imported before this DSL's (see cutedsl.importable).",
-            None,
+            Remedy(text="See which `cutlass` this interpreter imports, and from where (cutedsl.importable).",
+                   commands=(("envcheck", "doctor", "--python", ctx.python, "-v"),), link=ctx.policy.link or RECIPE_LINK),
         )
     found = f"nvidia-cutlass-dsl {ctx.cutedsl_version}" if ctx.cutedsl_version else "the installed nvidia-cutlass-dsl"
     return (
