@@ -44,11 +44,12 @@ def _group(
 
 # Options shared by several commands.
 PythonOpt = typer.Option(None, "--python", metavar="PATH", help="Target interpreter (default: the one running envcheck).")
-PolicyOpt = typer.Option(None, "--policy", metavar="FILE", help="A policy profile (TOML) or a built-in profile id.")
 ProfileOpt = typer.Option(
-    None, "--profile", metavar="ID",
-    help="A built-in profile id (one per upstream stack, envcheck/profile/builtin/). Default: the one covering the installed torch.",
+    None, "--profile", metavar="ID|FILE",
+    help="The profile to judge by: a built-in id (one per upstream stack) or a profile file (TOML). Default: the one "
+         "covering the target's torch (the published recipe where there is none).",
 )
+PolicyOpt = typer.Option(None, "--policy", metavar="ID|FILE", hidden=True, help="The old name of --profile.")
 StrictOpt = typer.Option(False, "--strict", help="Deviations from the published recipe fail (they warn by default).")
 CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUTLASS checkout to check or fetch into.")
 
@@ -80,6 +81,13 @@ def _gpu_capability_option(what: str = "Judge") -> typer.models.OptionInfo:
                              "repeatable; with --no-gpu on a machine without one: an image build, CI).")
 
 
+def named_profile(profile: Optional[str], policy: Optional[str]) -> Optional[str]:
+    """The profile named by --profile or its hidden alias --policy (profile.named_profile: both is an error)."""
+    from .profile import named_profile as named
+
+    return named(profile, policy)
+
+
 def seconds(flag: str) -> Callable[[Optional[float]], Optional[float]]:
     """The one check of every numeric flag (each is a time in seconds), run as its option is parsed: a finite number
     above 0 and at most MAX_SECONDS, or a UsageError naming the flag and the range. nan fails every comparison."""
@@ -95,8 +103,8 @@ def seconds(flag: str) -> Callable[[Optional[float]], Optional[float]]:
 @app.command()
 def doctor(
     python: Optional[str] = PythonOpt,
-    policy: Optional[Path] = PolicyOpt,
     profile: Optional[str] = ProfileOpt,
+    policy: Optional[str] = PolicyOpt,
     strict: bool = StrictOpt,
     cutlass_dir: Optional[str] = CutlassDirOpt,
     output_format: str = typer.Option("table", "--format", metavar="FORMAT", help="table, json, markdown, prom (node-exporter textfile) or npd (node-problem-detector plugin: one line, exit 0/1/2)."),
@@ -119,8 +127,7 @@ def doctor(
     return run_doctor(
         DoctorOptions(
             python=python,
-            policy=policy,
-            profile=profile,
+            profile=named_profile(profile, policy),
             strict=strict,
             cutlass_dir=cutlass_dir,
             output_format="json" if as_json else output_format,
@@ -140,8 +147,8 @@ def doctor(
 @app.command()
 def smoke(
     python: Optional[str] = PythonOpt,
-    policy: Optional[Path] = PolicyOpt,
     profile: Optional[str] = ProfileOpt,
+    policy: Optional[str] = PolicyOpt,
     timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS", help="Kill the smoke run after this long.",
                                   callback=seconds("--timeout")),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: a cold compile."),
@@ -156,7 +163,7 @@ def smoke(
     """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
     from .commands.smoke import smoke_command
 
-    return smoke_command(python, policy, profile=profile, timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip, output=output,
+    return smoke_command(python, named_profile(profile, policy), timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip, output=output,
                          library=library)
 
 
@@ -164,20 +171,22 @@ def smoke(
 def explain(
     log: Optional[str] = typer.Argument(None, metavar="FILE|-", help="The log or traceback to read (default: standard input)."),
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="Also show what doctor sees in this interpreter."),
-    policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
+    policy: Optional[str] = PolicyOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the causes as JSON."),
     gpu_capability: List[str] = _gpu_capability_option("With --python, judge"),
 ) -> int:
     """Find known failures of the stack in a log or traceback: cause, evidence line, remedy, checks to run."""
     from .commands.explain import run_explain
 
-    return run_explain(log, python, policy, as_json, gpu_capabilities=gpu_capability)
+    return run_explain(log, python, named_profile(profile, policy), as_json, gpu_capabilities=gpu_capability)
 
 
 @app.command()
 def bench(
     python: Optional[str] = PythonOpt,
-    policy: Optional[Path] = PolicyOpt,
+    profile: Optional[str] = ProfileOpt,
+    policy: Optional[str] = PolicyOpt,
     shapes: str = typer.Option("llm", "--shapes", metavar="SET", help="llm, square, a list MxNxK,... or a file of shapes."),
     dtype: str = typer.Option("bf16", "--dtype", metavar="DTYPE", help="bf16 or fp16."),
     budget: float = typer.Option(600.0, "--budget", metavar="SECONDS", help="Stop measuring new shapes after this long.",
@@ -207,15 +216,16 @@ def bench(
 
     if all_candidates and not library:
         raise UsageError("--all-candidates: it chooses the kernels --library times; add --library")
-    return bench_command(python, policy, shapes=shapes, dtype=dtype, budget=budget, timeout=timeout,
-                         output_format=output_format, output=output, plot=plot, fresh=fresh, library=library, weights=weights,
-                         all_candidates=all_candidates)
+    return bench_command(python, named_profile(profile, policy), shapes=shapes, dtype=dtype, budget=budget,
+                         timeout=timeout, output_format=output_format, output=output, plot=plot, fresh=fresh,
+                         library=library, weights=weights, all_candidates=all_candidates)
 
 
 @app.command()
 def lock(
     output: Path = typer.Option(Path("pylock.toml"), "-o", "--output", metavar="FILE", help="Where to write the lock."),
-    policy: Optional[Path] = typer.Option(None, "--profile", "--policy", metavar="ID|FILE", help="A built-in profile id or a policy file (TOML)."),
+    profile: Optional[str] = ProfileOpt,
+    policy: Optional[str] = PolicyOpt,
     python_version: Optional[str] = typer.Option(None, "--python-version", metavar="X.Y", help="Resolve for this CPython (default 3.12)."),
     platform: Optional[str] = typer.Option(None, "--platform", metavar="NAME", help="Resolve for this uv platform (default x86_64-manylinux_2_28)."),
     torch_index_url: Optional[str] = typer.Option(None, "--torch-index-url", metavar="URL", help="Index searched first (default: the profile's torch.index-url; '' for none)."),
@@ -238,7 +248,7 @@ def lock(
     return run_lock(
         output,
         python=python,
-        policy_file=policy,
+        profile=named_profile(profile, policy),
         find_links=find_links,
         index_url=index_url,
         no_index=no_index,
@@ -265,7 +275,8 @@ def verify(
 @app.command()
 def bundle(
     output: Path = typer.Option(..., "-o", "--output", metavar="DIR|FILE.tar", help="A new folder, or one tar file."),
-    policy: Optional[Path] = typer.Option(None, "--profile", "--policy", metavar="ID|FILE", help="The profile (a built-in id or a TOML file)."),
+    profile: Optional[str] = ProfileOpt,
+    policy: Optional[str] = PolicyOpt,
     lock_file: Optional[Path] = typer.Option(None, "--lock", metavar="FILE", help="The lock to bundle (default: the profile resolved for the target, as `envcheck lock --profile` does)."),
     python_version: str = typer.Option("3.12", "--python-version", metavar="X.Y", help="CPython version of the target."),
     without: List[str] = typer.Option([], "--without", metavar="NAME", help="Leave a package out, and what only it needs (--without torch); repeatable."),
@@ -282,7 +293,7 @@ def bundle(
     from .commands.bundle import run_bundle
 
     return run_bundle(
-        output, profile=policy, lock=lock_file, python_version=python_version, without=without,
+        output, profile=named_profile(profile, policy), lock=lock_file, python_version=python_version, without=without,
         only_missing=only_missing, python=python, split=split, index_url=index_url, no_index=no_index,
         find_links=find_links, cutlass_url=cutlass_url, gpu_capabilities=gpu_capability,
     )
@@ -291,21 +302,21 @@ def bundle(
 @app.command()
 def dockerfile(
     output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Where to write it (default: standard output)."),
-    policy: Optional[Path] = PolicyOpt,
     profile: Optional[str] = ProfileOpt,
+    policy: Optional[str] = PolicyOpt,
     base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
 ) -> int:
     """Render the Dockerfile template for a profile (with its .dockerignore next to -o FILE)."""
     from .commands.dockerfile import run_dockerfile
 
-    return run_dockerfile(output, policy_file=policy, profile=profile, base_image=base_image)
+    return run_dockerfile(output, profile=named_profile(profile, policy), base_image=base_image)
 
 
 @app.command()
 def fix(
     python: Optional[str] = PythonOpt,
-    policy: Optional[Path] = PolicyOpt,
     profile: Optional[str] = ProfileOpt,
+    policy: Optional[str] = PolicyOpt,
     cutlass_dir: Optional[str] = CutlassDirOpt,
     cutlass_url: Optional[str] = typer.Option(None, "--cutlass-url", metavar="URL", help="Where to fetch CUTLASS from: https, ssh or file URL, or a local mirror (default: the profile's)."),
     find_links: List[str] = typer.Option([], "--find-links", metavar="DIR", help="A folder of wheels for pip; repeatable."),
@@ -330,7 +341,7 @@ def fix(
     from .commands.fix import FixOptions, run_fix
 
     return run_fix(FixOptions(
-        python=python, policy=policy, profile=profile, cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
+        python=python, profile=named_profile(profile, policy), cutlass_dir=cutlass_dir, cutlass_url=cutlass_url, find_links=tuple(find_links),
         index_url=index_url, no_index=no_index, dry_run=dry_run, yes=yes, as_json=as_json, undo=undo,
         no_deps=no_deps, toolkit=toolkit, toolkit_prefix=toolkit_prefix, no_gpu=no_gpu, gpu_capabilities=gpu_capability,
         break_system_packages=break_system_packages, remove=tuple(remove), bundle=bundle, lock_timeout=lock_timeout,

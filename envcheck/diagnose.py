@@ -85,13 +85,8 @@ def run_facts(python: str, candidates: Candidates) -> tuple[Policy, ProfileChoic
 
 
 def _torch_version(facts: Facts) -> Optional[str]:
-    """The installed torch's version: torch/version.py, else its metadata; None without torch."""
+    """The installed torch's version (Interpreter.torch_version); None without torch or a readable interpreter."""
     from .model import Interpreter
 
     interpreter = facts.interpreter
-    if not isinstance(interpreter, Interpreter):
-        return None
-    if interpreter.torch is not None:
-        return interpreter.torch.version
-    dist = interpreter.dist("torch")
-    return dist.version if dist else None
+    return interpreter.torch_version if isinstance(interpreter, Interpreter) else None

@@ -269,7 +269,7 @@ def test_formats_and_the_saved_result(policy, tmp_path):
     markdown = render.render(result, saved, "markdown")
     assert "| 4096x4096x4096 | square | NVGEMM |" in markdown
     loaded = json.loads(render.render(result, saved, "json"))
-    assert loaded["schema_version"] == 1 and loaded["bench"]["decision"]["enable"] is False
+    assert loaded["schema_version"] == 2 and loaded["bench"]["decision"]["enable"] is False
     assert loaded["bench"]["peak"]["tflops"] == 989.4 and loaded["bench"]["measurements"][0]["tflops"] > 785
 
     save_last(tmp_path / "cache", saved)

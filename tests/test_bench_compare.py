@@ -196,7 +196,7 @@ def _set(path: str, value):
 
 
 @pytest.mark.parametrize("change, words", [
-    (_set("schema_version", 2), "schema_version 2 is not one this envcheck reads (it reads 1"),
+    (_set("schema_version", 3), "schema_version 3 is not one this envcheck reads (it reads 1, 2"),
     (_set("schema_version", "1"), 'schema_version "1" is not one this envcheck reads'),
     (_set("bench", None), 'not an envcheck bench result (no "schema_version" with a "bench" object)'),
     (_set("bench.measurements.0.kernel_ms", "fast"), 'bench.measurements[0].kernel_ms: expected a number or null, found "fast"'),

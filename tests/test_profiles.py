@@ -13,7 +13,7 @@ from envcheck.errors import UsageError
 from envcheck.judge import judge
 from envcheck.judge.gpu import hidden_by_visible_devices
 from envcheck.model import Status, TorchBuild
-from envcheck.profile import DEFAULT_PROFILE, builtin_profiles, candidates, load, load_builtin, select
+from envcheck.profile import DEFAULT_PROFILE, builtin_profiles, candidates, load, load_builtin, named_profile, select
 
 RECIPE, OPERATORS = DEFAULT_PROFILE, "torch-2.14-operators"
 
@@ -59,13 +59,13 @@ def test_the_built_in_ranges_do_not_overlap(builtins):
 
 
 def test_a_named_profile_wins_and_says_so(tmp_path):
-    named = candidates(profile=OPERATORS)
+    named = candidates(OPERATORS)
     policy, choice = named.select("2.11.0")
     assert policy.id == OPERATORS and "--profile" in choice.reason
     with pytest.raises(UsageError, match="--profile 'torch-9'"):
-        candidates(profile="torch-9")
-    with pytest.raises(UsageError, match="--policy and --profile"):
-        candidates(policy_file=tmp_path / "p.toml", profile=OPERATORS)
+        candidates("torch-9")
+    with pytest.raises(UsageError, match="--profile and --policy"):
+        named_profile(str(tmp_path / "p.toml"), OPERATORS)
     # [tool.envcheck] names its policy file in the reason
     (tmp_path / "pyproject.toml").write_text(f'[tool.envcheck]\nextends = "{OPERATORS}"\n')
     policy, choice = candidates(cwd=tmp_path).select(None)
@@ -298,5 +298,5 @@ def test_the_chosen_profile_and_its_reason_in_every_format(builtins):
     assert data["profile"] == {"id": OPERATORS, "reason": choice.reason, "source": f"built-in profile {OPERATORS}",
                                "verified": False}
     head = table(report).split("\n\n")[0]
-    assert f"profile {OPERATORS}" in head and "profile chosen because torch 2.16.0" in head and "UNVERIFIED" in head
-    assert "Profile chosen because torch 2.16.0" in markdown(report)
+    assert f"profile {OPERATORS}" in head and f"profile {OPERATORS} chosen because torch 2.16.0" in head and "UNVERIFIED" in head
+    assert f"Profile `{OPERATORS}` chosen because torch 2.16.0" in markdown(report)

@@ -16,7 +16,7 @@ import pytest
 import factsbuilder as fb
 from processes import gone_soon
 from envcheck.commands.smoke import smoke_command
-from envcheck.model import Failure, SmokeResult, Status
+from envcheck.model import Failure, ProfileChoice, SmokeResult, Status
 from envcheck.render.smoke import render_text
 from envcheck.runner import LOOKUP_MARKER
 from envcheck.smoke import child_environment, run_smoke, smoke_backends
@@ -274,7 +274,8 @@ def test_smoke_command_here_skips_and_a_skip_is_not_a_pass(capsys, monkeypatch):
     data = json.loads(capsys.readouterr().out)
     if data["smoke"]["cause"] is None or data["smoke"]["cause"]["id"] != "no-gpu":
         pytest.skip("this machine has a GPU")
-    assert code == 1 and data["schema_version"] == 1 and data["smoke"]["status"] == "skip"
+    assert code == 1 and data["schema_version"] == 2 and data["smoke"]["status"] == "skip"
+    assert set(data["profile"]) == {"id", "reason", "source", "verified"}  # doctor's object
     assert smoke_command(None, None, timeout=30, as_json=True, allow_skip=True) == 0
 
 
@@ -325,9 +326,9 @@ def test_smoke_json_is_dated_by_itself_so_a_contributed_run_keeps_its_day(policy
     from envcheck.profile.results import read_run
 
     passed = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=replay(tmp_path, "pass-cold-h200.log"))
-    assert smoke_data(passed, policy.id, PY, today=datetime.date(2026, 12, 1))["date"] == "2026-12-01"
+    assert smoke_data(passed, ProfileChoice(policy.id, "named", policy.source), PY, today=datetime.date(2026, 12, 1))["date"] == "2026-12-01"
     path = tmp_path / "run.json"
-    path.write_text(json.dumps(smoke_data(passed, policy.id, PY)), encoding="utf-8")
+    path.write_text(json.dumps(smoke_data(passed, ProfileChoice(policy.id, "named", policy.source), PY)), encoding="utf-8")
     os.utime(path, (1577934000, 1577934000))  # 2020-01-02
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     assert read_run(path, "run.json").date == today

@@ -105,7 +105,7 @@ def _doctor(capsys, profile, python) -> dict:
 def test_doctor_judges_a_made_up_stack_from_its_profile_alone(quux, capsys):
     profile, wheels, python = quux
     data = _doctor(capsys, profile, python)
-    assert data["profile"]["id"] == "quux-stack" and "--policy" in data["profile"]["reason"]
+    assert data["profile"]["id"] == "quux-stack" and "--profile" in data["profile"]["reason"]
     assert data["profile"]["source"] == str(profile)
     checks = {c["id"]: c for c in data["checks"]}
     assert checks["cutedsl.version"]["status"] == "pass" and "quux-dsl 1.2.0" in checks["cutedsl.version"]["found"]

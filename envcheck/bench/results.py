@@ -1,7 +1,8 @@
 """A saved bench result (`envcheck bench --json`), read back: strictly, by one parsing function, into the same
 BenchResult a live run makes, its verdicts judged again by today's rule (analysis.py, noise.py).
 
-What this envcheck reads: schema_version 1, from envcheck 0.1.0 on. Older 0.1.0 files lack fields added since
+What this envcheck reads: schema_version 1, from envcheck 0.1.0 on, and 2, whose `profile` is doctor's object
+{id, reason, source, verified} where 1 had the id alone. Older 0.1.0 files lack fields added since
 (call_spread, mode, a verdict's drift); a missing optional field reads as unknown. A saved verdict without its
 drift (the run-to-run drift of the repeated measurement, in the noise but not saved on its own before) lends its
 whole noise on the shape as the bound of that drift: the noise of a saved run is never less than it said.
@@ -27,7 +28,7 @@ from .shapes import MAX_DIM, Shape
 
 __all__ = ["SCHEMAS", "SavedRun", "read_result", "parse_result"]
 
-SCHEMAS = (1,)
+SCHEMAS = (1, 2)
 MAX_BYTES = 16 << 20  # a --library run of the llm set: 30 shapes x 29 kernels, about 1 KiB each
 STATUSES = ("ok", "refused", "wrong-result", "error", "skipped")
 EXPECTED = "the output of `envcheck bench --json`"
@@ -182,7 +183,10 @@ def _parse(data, path: str) -> SavedRun:
         verdicts=tuple(verdicts), decision=analysis.decide(verdicts, found, backend, name, library=library),
         method=_get(bench, "method", "bench", "a string") or "", versions=tuple(sorted(versions.items())),
         elapsed_s=_number(bench, "elapsed_s", "bench"), budget_s=_number(bench, "budget_s", "bench"))
-    return SavedRun(path=path, profile=_get(data, "profile", "", "a string", null=True),
+    profile = data.get("profile")  # schema 2: {id, reason, source, verified}; schema 1: the id
+    profile_id = (_get(profile, "id", "profile", "a string", null=True) if isinstance(profile, dict)
+                  else _get(data, "profile", "", "a string", null=True))
+    return SavedRun(path=path, profile=profile_id,
                     envcheck_version=_get(data, "envcheck_version", "", "a string", null=True), result=result,
                     drift_saved=drift_saved)
 

@@ -28,7 +28,7 @@ from .watch import GpuWatch
 
 __all__ = ["run_bench", "last_bench", "save_last", "no_gpu_reason", "SCHEMA_VERSION", "DTYPE_FLAGS"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: `profile` is an object {id, reason, source, verified}, as doctor's (1: the id)
 STARTUP_S = 180.0  # beyond the budget: interpreter start, imports, the first NVGEMM kernel lookup
 # --library times nvMatmulHeuristics' best 5 candidates per shape (--all-candidates: every one). Why 5: it is what
 # torch 2.11's Inductor autotunes (nvgemm_max_profiling_configs; 2.14's 10 is for mid-M ~512, where the winner can

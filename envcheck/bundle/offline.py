@@ -51,7 +51,7 @@ def open_for_fix(path: Path, policy: Policy, cache: Path) -> Offline:
     manifest = opened.manifest
     if manifest.profile != policy.id:
         raise BundleError(f"{opened.name}: made for profile {manifest.profile!r}, and the profile in force is "
-                          f"{policy.id!r}: pass --policy {manifest.profile} or a bundle of {policy.id}")
+                          f"{policy.id!r}: pass --profile {manifest.profile} or a bundle of {policy.id}")
     locked = []
     for entry in manifest.of("wheel"):
         name, version, _build, _tags = parse_wheel_filename(PurePosixPath(entry.path).name)

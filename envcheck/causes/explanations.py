@@ -9,10 +9,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
-from ..judge._common import fix_command, pip_command
+from ..judge._common import fix_command, pip_command, satisfies
 from ..judge.cuda import driver_remedy
 from ..judge.cutlass import fetch_remedy
 from ..model import Remedy, Step
+from ..profile import spec_text
 from .context import Cause, Context
 from .remedies import RECIPE_LINK, TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy as _dsl_remedy
 from .stack import STACK_EXPLANATIONS
@@ -56,11 +57,22 @@ def _cutlass_api_remedy(ctx: Context, text: str) -> Remedy:
 
 
 def dsl_too_new(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
+    rule = ctx.policy.cutedsl
+    if ctx.cutedsl_version and satisfies(ctx.cutedsl_version, rule.specifier):
+        # doctor's own test of cutedsl.version (judge/cutedsl.py): the DSL here is the profile's, so not too new
+        return (
+            f"The log's DSL has no cute.arch.ProxyKind (removed in DSL 4.4.0, pytorch/pytorch#188477), but "
+            f"nvidia-cutlass-dsl {ctx.cutedsl_version} here is within the policy's {spec_text(rule.specifier)} "
+            "(doctor's cutedsl.version passes): the log comes from another environment, or another `cutlass` is "
+            "imported before this DSL's (see cutedsl.importable).",
+            Remedy(text="See which `cutlass` this interpreter imports, and from where (cutedsl.importable).",
+                   commands=(("envcheck", "doctor", "--python", ctx.python, "-v"),), link=ctx.policy.link or RECIPE_LINK),
+        )
     found = f"nvidia-cutlass-dsl {ctx.cutedsl_version}" if ctx.cutedsl_version else "the installed nvidia-cutlass-dsl"
     return (
         f"{found} is too new for cutlass_api: DSL 4.4.0 removed cute.arch.ProxyKind, which the cutlass_api branch "
-        f"still calls (pytorch/pytorch#188477). The policy wants {ctx.policy.cutedsl.requirement}.",
-        _dsl_remedy(ctx, f"Install the DSL the policy names ({ctx.policy.cutedsl.requirement})."),
+        f"still calls (pytorch/pytorch#188477). The policy wants {rule.requirement}.",
+        _dsl_remedy(ctx, f"Install the DSL the policy names ({rule.requirement})."),
     )
 
 

@@ -18,7 +18,7 @@ __all__ = ["bench_command", "compare_command"]
 
 def bench_command(
     python: Optional[str] = None,
-    policy_file: Optional[Path] = None,
+    profile: Optional[str] = None,
     *,
     shapes: str = "llm",
     dtype: str = "bf16",
@@ -64,18 +64,20 @@ def bench_command(
         return 1
 
     from ..diagnose import run_facts
-    from ..profile import Candidates, resolve
+    from ..profile import candidates
+    from ..render.text import profile_json, profile_line
 
-    # The profile named, else the default one whatever torch is installed (doctor, smoke and fix pick by torch).
-    chosen, _, facts = run_facts(target, Candidates((resolve(policy_file),)))
+    # The profile named, else the one that covers the target's torch: the choice doctor, smoke and fix make.
+    chosen, choice, facts = run_facts(target, candidates(profile))
     say = progress(err)
+    say(profile_line(choice))
     began = time.monotonic()
     options = BenchOptions(shapes=parsed, dtype=DTYPE_FLAGS[dtype], budget_s=float(budget), fresh=fresh, library=library,
                            all_candidates=all_candidates, timeout_s=timeout, weights=counts)
     result = run_bench(target, facts, chosen, options, cache_dir=cache_dir, progress=say)  # None: says which variable chose it
     from .. import __version__
 
-    data = {"schema_version": SCHEMA_VERSION, "envcheck_version": __version__, "profile": chosen.id, "target": target,
+    data = {"schema_version": SCHEMA_VERSION, "envcheck_version": __version__, "profile": profile_json(choice), "target": target,
             "wall_s": round(time.monotonic() - began, 3), "bench": result.to_dict()}
     if result.measurements:
         save_last(Path(cache_dir) if cache_dir is not None else paths.cache_dir(), data)

@@ -36,8 +36,9 @@ def run_bundle(
     from packaging.utils import canonicalize_name
 
     from ..gitsafe import checked_index_url, checked_url
-    from ..profile import resolve
+    from ..profile import choose
     from ..redact import Redactor, url_secrets
+    from ..render.text import profile_line
 
     told, redact = err, Redactor(paths=False, also=url_secrets(index_url, cutlass_url))
 
@@ -72,7 +73,9 @@ def run_bundle(
     for name in without:
         if not is_distribution_name(name):
             raise UsageError(f"--without {name!r}: expected a package name such as torch")
-    policy = resolve(profile)
+    torch, target = _target_torch(python)  # --only-missing --python PY: its torch, as doctor reads it
+    policy, choice = choose(profile, torch, target=target)
+    err(f"envcheck bundle: {profile_line(choice)}")
     dropped = tuple(canonicalize_name(n) for n in without)
     with tempfile.TemporaryDirectory(prefix="envcheck-bundle-lock-") as scratch:
         pylock, lock_path = _lock_for(
@@ -93,6 +96,15 @@ def run_bundle(
             no_index=no_index, find_links=tuple(links), cutlass_url=cutlass_url,
         )
         return make_bundle(request, say=lambda text: err(f"envcheck bundle: {text}"))
+
+
+def _target_torch(python: Optional[str]) -> tuple[Optional[str], bool]:
+    """The torch the target has (--only-missing --python PY), for the profile's choice; (None, False): no target."""
+    if python is None:
+        return None, False
+    from ..gather.target import read_target
+
+    return read_target(python).torch_version, True
 
 
 def _lock_for(policy, lock: Optional[Path], scratch: Path, *, python_version: str, without: tuple[str, ...],

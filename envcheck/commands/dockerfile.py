@@ -19,16 +19,17 @@ __all__ = ["run_dockerfile"]
 def run_dockerfile(
     output: Optional[Path],
     *,
-    policy_file: Optional[Path] = None,
     profile: Optional[str] = None,
     base_image: Optional[str] = None,
     out: Optional[Callable[[str], object]] = None,
     err: Callable[[str], None] = lambda text: print(text, file=sys.stderr),
 ) -> int:
     """`envcheck dockerfile`: write the Dockerfile (and a .dockerignore beside it, unless one is there already)."""
-    from ..profile import resolve
+    from ..profile import choose
+    from ..render.text import profile_line
 
-    policy = resolve(policy_file, profile=profile)
+    policy, choice = choose(profile, target=False)  # an image to build: no interpreter to read torch from
+    err(f"envcheck dockerfile: {profile_line(choice)}")
     text = render_dockerfile(policy, base_image)
     if output is None:
         (out or sys.stdout.write)(text)

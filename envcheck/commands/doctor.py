@@ -30,8 +30,7 @@ __all__ = ["DoctorOptions", "run_doctor", "fix_command"]
 @dataclass(frozen=True)
 class DoctorOptions:
     python: Optional[str] = None
-    policy: Optional[Path] = None
-    profile: Optional[str] = None  # a built-in profile id (--profile); neither: the one covering the installed torch
+    profile: Optional[str] = None  # --profile ID|FILE; None: the one covering the installed torch (profile.choose)
     strict: bool = False  # recipe deviations fail
     cutlass_dir: Optional[str] = None
     output_format: str = "table"
@@ -68,16 +67,14 @@ def _fixer_needed(report: Report) -> bool:
 
 def fix_command(target: str, options: DoctorOptions) -> tuple[str, ...]:
     """The `envcheck fix` argv that plans for what doctor judged with these options: the same target interpreter,
-    the same profile (--profile ID, or the --policy file by its absolute path), the same checkout (--cutlass-dir, as
+    the same profile (--profile ID, or a profile file by its absolute path), the same checkout (--cutlass-dir, as
     the absolute folder fix would use) and, with --no-gpu, the same skipped checks. Without a profile flag fix picks
     the profile doctor picked, from the same torch. --strict is not carried: fix has no such flag, and plans for
     warnings as well as failures, so the checks it fixes are the same."""
     argv = ["envcheck", "fix", "--python", target]
     if options.profile is not None:
-        argv += ["--profile", options.profile]
-    if options.policy is not None:
-        named = Path(options.policy)
-        argv += ["--policy", str(named.absolute()) if named.exists() else str(options.policy)]  # else a built-in id
+        named = Path(options.profile)
+        argv += ["--profile", str(named.absolute()) if named.exists() else options.profile]  # else a built-in id
     if options.cutlass_dir:
         argv += ["--cutlass-dir", str(Path(options.cutlass_dir).expanduser().absolute())]
     if options.no_gpu:
@@ -141,7 +138,7 @@ def _start(options: DoctorOptions) -> tuple[str, Gatherers, Candidates]:
     from ..render.text import FORMATS
 
     check_choice("--format", options.output_format, FORMATS + NODE_FORMATS)
-    return python, gatherers, candidates(options.policy, options.profile)
+    return python, gatherers, candidates(options.profile)
 
 
 def _report(python: str, gatherers: Gatherers, candidates: Candidates, options: DoctorOptions) -> tuple[Policy, Report]:

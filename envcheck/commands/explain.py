@@ -13,7 +13,6 @@ import os
 import select
 import stat
 import sys
-from pathlib import Path
 from typing import IO, Optional, TextIO
 
 from ..causes.log import Explained, LogReader, scan
@@ -26,23 +25,24 @@ FIFO_WAIT_S = 5.0  # how long a FIFO may go without a writer before it is refuse
 
 
 def run_explain(
-    source: Optional[str], python: Optional[str], policy_file: Optional[Path], as_json: bool,
+    source: Optional[str], python: Optional[str], profile: Optional[str], as_json: bool,
     stdin: Optional[IO[bytes]] = None, out: Optional[TextIO] = None, gpu_capabilities: tuple[tuple[int, int], ...] = (),
 ) -> int:
-    from .. import profile as policy_module
     from ..causes import Context, context_from
+    from ..profile import candidates, choose
 
     out = out or sys.stdout
-    chosen = policy_module.resolve(policy_file)
     report = None
-    if python is not None:
-        from ..diagnose import diagnose
+    if python is not None:  # judged as doctor judges it: the profile that covers its torch, unless one is named
+        from ..diagnose import diagnose_selected
         from ..gather.target import resolve_python
 
         target = resolve_python(python)
-        report = diagnose(target, None, chosen, gpu_capabilities=gpu_capabilities)
+        chosen, report = diagnose_selected(target, None, candidates(profile), gpu_capabilities=gpu_capabilities)
+        choice = report.profile
         ctx = context_from(report.facts, chosen, target)
     else:
+        chosen, choice = choose(profile, target=False)  # a log alone: no torch to choose by
         ctx = Context(python="python3", policy=chosen, known=False)
     name, stream = _open(source, stdin)
     try:
@@ -59,7 +59,7 @@ def run_explain(
     # Redacted before it is rendered, as doctor's report is: a home path becomes ~/..., which a printed command then
     # leaves for the shell to expand.
     explained = redact.deep(Explained(name, causes, reader.lines_read, report))
-    text = json.dumps(to_dict(explained), indent=2) + "\n" if as_json else render_text(explained)
+    text = json.dumps(to_dict(explained, choice), indent=2) + "\n" if as_json else render_text(explained, choice)
     out.write(redact(text))
     return explained.exit_code
 

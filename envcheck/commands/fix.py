@@ -34,6 +34,7 @@ from ..paths import cache_dir, folder_origin, new_file, usable_folder
 from ..profile import Candidates, Policy
 from ..redact import RedactedStream, Redactor, has_credentials, url_secrets
 from ..render.fix import render_origins, render_outcome, render_pip, render_plan, set_by, value_origins
+from ..render.text import profile_json, profile_line
 
 __all__ = ["FixOptions", "Io", "run_fix"]
 
@@ -41,8 +42,7 @@ __all__ = ["FixOptions", "Io", "run_fix"]
 @dataclass(frozen=True)
 class FixOptions:
     python: Optional[str] = None
-    policy: Optional[Path] = None
-    profile: Optional[str] = None  # a built-in profile id (--profile)
+    profile: Optional[str] = None  # --profile ID|FILE; None: the one covering the installed torch (profile.choose)
     cutlass_dir: Optional[str] = None
     cutlass_url: Optional[str] = None
     find_links: tuple[str, ...] = ()
@@ -154,7 +154,7 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     from ..profile import candidates
 
     python = resolve_python(options.python)
-    named = candidates(options.policy, options.profile)
+    named = candidates(options.profile)
     # pip's output, git's and fix's own carry index URLs, and a child may print a URL's parts apart from it (pip an
     # index's path with its query): whatever reaches the user or the log is masked, those parts too.
     urls = [u for p in named.policies for u in (p.torch_index_url, p.cutlass.url if p.cutlass else "")]
@@ -258,12 +258,13 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
                     config_files(interpreter.prefix, io.env))
     if options.as_json:
         document: dict = {
+            "profile": profile_json(choice),
             "policy": {"id": policy.id, "source": policy.source, "reason": choice.reason, "verified": choice.verified,
                        "values": [o.to_json() for o in origins], "set_by": files},
             "pip": pip.to_json(), "plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None,
         }
     else:
-        io.out.write(f"Policy: {policy.id} ({policy.source}): {choice.reason}\n" + render_origins(origins, files) + "\n"
+        io.out.write(profile_line(choice, capital=True) + "\n" + render_origins(origins, files) + "\n"
                      + (render_pip(pip) + "\n" if plan.steps else "") + render_plan(plan, "envcheck fix") + "\n")
     problem = EXIT_FAILED if plan.failing else EXIT_OK
 

@@ -30,7 +30,7 @@ def run_lock(
     output: Path,
     *,
     python: Optional[str] = None,
-    policy_file: Optional[Path] = None,
+    profile: Optional[str] = None,
     find_links: Sequence[Path] = (),
     index_url: str = PYPI,
     no_index: bool = False,
@@ -55,22 +55,25 @@ def run_lock(
         raise UsageError("--from-env (or --python) locks the live environment: --python-version, --platform, "
                          "--torch-index-url and --without apply to a resolved lock only")
     checked_index_url(index_url, "--index-url")
-    from ..profile import resolve
+    from ..profile import choose
     from ..redact import Redactor
+    from ..render.text import profile_line
 
     redact = Redactor()
     if live:
         from ..gather.target import read_target
 
         interpreter = read_target(python)  # without --profile, the profile that covers its torch
-        policy = resolve(policy_file, torch=interpreter.torch.version if interpreter.torch else None)
+        policy, choice = choose(profile, interpreter.torch_version)
+        err(redact(f"envcheck lock: {profile_line(choice)}"))
         try:
             result = _lock_live(policy, interpreter, find_links, index_url, no_index, Path(output).parent)
         except StackMismatch as exc:
             err(redact(f"envcheck lock: {exc}"))
             return EXIT_FAILED
     else:
-        policy = resolve(policy_file)
+        policy, choice = choose(profile, target=False)  # a platform, not an interpreter: no torch to read
+        err(redact(f"envcheck lock: {profile_line(choice)}"))
         from ..lock.build import build_resolved_lock
         from ..lock.resolve import resolve as resolve_stack
 

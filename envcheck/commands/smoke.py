@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Optional, TextIO
 
-from ..model import SmokeResult, Status
+from ..model import ProfileChoice, SmokeResult, Status
 from ..render.smoke import render_text
+from ..render.text import profile_json, profile_line
 from ..smoke.run import DEFAULT_TIMEOUT, SCHEMA_VERSION, run_smoke
 from ..userfile import emit, progress
 
@@ -18,9 +19,8 @@ __all__ = ["smoke_command", "smoke_data"]
 
 def smoke_command(
     python: Optional[str] = None,
-    policy_file: Optional[Path] = None,
-    *,
     profile: Optional[str] = None,
+    *,
     timeout: float = DEFAULT_TIMEOUT,
     fresh: bool = False,
     as_json: bool = False,
@@ -39,14 +39,15 @@ def smoke_command(
     from ..gather.target import require_interpreter, resolve_python
 
     target = resolve_python(python)  # a bad --python is a usage error, GPU or not
-    # The profile that covers the installed torch, unless one is named.
-    chosen, choice, facts = run_facts(target, candidates(policy_file, profile))
+    # The profile that covers the installed torch, unless one is named (profile.choose's choice, as doctor makes it).
+    chosen, choice, facts = run_facts(target, candidates(profile))
     require_interpreter(target, facts.interpreter)  # not Python, or hung: nothing to prove anything in (exit 2)
-    err.write(f"envcheck: profile {choice.id}: {choice.reason}\n")
+    say = progress(err)
+    say(profile_line(choice))
     result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, library=library,
-                       progress=progress(err))
+                       progress=say)
     if as_json:
-        emit(json.dumps(smoke_data(result, chosen.id, target), indent=2) + "\n", output, out)
+        emit(json.dumps(smoke_data(result, choice, target), indent=2) + "\n", output, out)
     else:
         emit(render_text(result) + "\n", output, out)
     if allow_skip and result.status is Status.SKIP:
@@ -54,9 +55,10 @@ def smoke_command(
     return result.exit_code
 
 
-def smoke_data(result: SmokeResult, profile: str, target: str, today: Optional[datetime.date] = None) -> dict:
-    """`smoke --json`: the result, and the day it ran (UTC), so that a run contributed as evidence is dated by itself
-    (profile/results.py reads `date`), not by when its file was last touched."""
+def smoke_data(result: SmokeResult, profile: ProfileChoice, target: str, today: Optional[datetime.date] = None) -> dict:
+    """`smoke --json`: the result, the profile that judged it and why (doctor's object), and the day it ran (UTC), so
+    that a run contributed as evidence is dated by itself (profile/results.py reads `date`), not by when its file was
+    last touched."""
     day = today or datetime.datetime.now(datetime.timezone.utc).date()
-    return {"schema_version": SCHEMA_VERSION, "profile": profile, "target": target, "date": day.isoformat(),
+    return {"schema_version": SCHEMA_VERSION, "profile": profile_json(profile), "target": target, "date": day.isoformat(),
             "smoke": result.to_dict()}

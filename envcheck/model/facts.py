@@ -130,6 +130,15 @@ class Interpreter:
     def module(self, name: str) -> Optional[ModuleLocation]:
         return next((m for m in self.modules if m.name == name), None)
 
+    @property
+    def torch_version(self) -> Optional[str]:
+        """The installed torch's version, which the profile is chosen by: torch/version.py's, else its metadata's;
+        None without torch."""
+        if self.torch is not None:
+            return self.torch.version
+        dist = self.dist("torch")
+        return dist.version if dist else None
+
 
 SEEN, GIVEN = "seen", "given"  # a GPU NVML reported here; one named with --gpu-capability, judged as if present
 

@@ -6,7 +6,8 @@
   fields.py   reading a table and each kind of value
   build.py    a Policy from a merged profile
   load.py     a profile file or built-in id, its `extends` chain, the built-in profiles (builtin/*.toml, read once)
-  select.py   which profile a run is judged by: the one named, or the one covering the installed torch
+  select.py   which profile a run is judged by (choose: every command's one choice): the one named, or the one
+              covering the target's torch
   project.py  which pyproject.toml is the user's project (its [tool.envcheck] is a profile)
 
 `from envcheck.profile import X` is the way in; the modules inside import each other directly. Names with a leading
@@ -20,7 +21,7 @@ from .schema import (
     DEFAULT_PROFILE, LEVELS, RECIPE, RUNTIME, SCHEMA, Beside, Caveat, Conflict, CutlassSource, GpuRule, PackageRule,
     Policy, PythonRange, SmokeSpec, StandIn, driver_floor_for, driver_text, on_capabilities, spec_text,
 )
-from .select import Candidates, candidates, resolve, select, torch_release
+from .select import Candidates, candidates, choose, named_profile, resolve, select, torch_release
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -31,6 +32,8 @@ __all__ = [
     "ProfileChoice",
     "SmokeSpec",
     "select",
+    "choose",
+    "named_profile",
     "candidates",
     "Candidates",
     "torch_release",

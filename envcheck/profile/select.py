@@ -1,12 +1,13 @@
-"""Which profile a run is judged by: the one the user named (--policy, --profile, [tool.envcheck] of the project's
-pyproject.toml), or the built-in profile that covers the installed torch.
+"""Which profile a run is judged by: the one choice every command makes. The profile the user named (--profile ID or
+FILE, --policy its hidden alias; else [tool.envcheck] of the project's pyproject.toml), or else the built-in profile
+that covers the target's torch, or the published recipe where there is no torch or no target to read it from.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -19,16 +20,30 @@ from .origins import PolicyError
 from .project import project_file
 from .schema import DEFAULT_PROFILE, Policy, spec_text
 
-__all__ = ["Candidates", "candidates", "resolve", "select", "torch_release"]
+__all__ = ["Candidates", "candidates", "choose", "named_profile", "resolve", "select", "torch_release"]
+
+FLAG = "--profile"  # the flag that names a profile on every command; --policy is its hidden alias
+NO_TARGET = "no target interpreter to read torch from"
 
 
-def resolve(
-    policy_file: Optional[Path] = None, cwd: Optional[Path] = None, profile: Optional[str] = None,
-    torch: Optional[str] = None,
-) -> Policy:
-    """The policy in force: --policy FILE, else --profile ID, else [tool.envcheck] of the nearest pyproject.toml, else
-    the built-in profile that covers `torch` (the published recipe when torch is unknown)."""
-    return candidates(policy_file, profile, cwd).select(torch)[0]
+def named_profile(profile: Optional[str], policy: Optional[str]) -> Optional[str]:
+    """The one profile named on a command line: --profile ID|FILE, or its hidden alias --policy; both is an error."""
+    if profile is not None and policy is not None:
+        raise UsageError("--profile and --policy (its old name) both name the profile to use: give one of them")
+    return profile if profile is not None else policy
+
+
+def choose(named: Optional[Union[str, Path]] = None, torch: Optional[str] = None, *, target: bool = True,
+           cwd: Optional[Path] = None) -> tuple[Policy, ProfileChoice]:
+    """The profile a command is judged by, and why: `named` (--profile ID|FILE), else the project's [tool.envcheck],
+    else the built-in profile that covers `torch`, the target's (target=False: the command has no target
+    interpreter, so the default)."""
+    return candidates(named, cwd).select(torch, target=target)
+
+
+def resolve(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None, torch: Optional[str] = None) -> Policy:
+    """choose()'s profile alone."""
+    return choose(named, torch, cwd=cwd)[0]
 
 
 @dataclass(frozen=True)
@@ -42,27 +57,28 @@ class Candidates:
     def probe_modules(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(m for p in self.policies for m in p.probe_modules))
 
-    def select(self, torch: Optional[str]) -> tuple[Policy, ProfileChoice]:
-        """The profile for an installed torch version (None: no torch), and why it was chosen."""
+    def select(self, torch: Optional[str], *, target: bool = True) -> tuple[Policy, ProfileChoice]:
+        """The profile for the target's torch version (None: no torch; target=False: no target at all), and why."""
         if self.reason is not None or len(self.policies) == 1:
             policy = self.policies[0]
             release = torch_release(torch)
             verified = release is None or policy.torch_verified.contains(release)
             return policy, ProfileChoice(policy.id, self.reason or "the only profile", policy.source, verified)
-        return select(self.policies, torch)
+        return select(self.policies, torch if target else None, NO_TARGET if not target else None)
 
 
-def candidates(policy_file: Optional[Path] = None, profile: Optional[str] = None, cwd: Optional[Path] = None) -> Candidates:
-    """--policy FILE, --profile ID, [tool.envcheck] of the nearest pyproject.toml, or else every built-in profile."""
-    if policy_file is not None and profile is not None:
-        raise UsageError("--policy and --profile both name the profile to use: give one of them")
-    if policy_file is not None:
-        return Candidates((load(policy_file),), f"named with --policy {policy_file}")
-    if profile is not None:
+def candidates(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None) -> Candidates:
+    """--profile ID|FILE (a file that exists, else a built-in id), [tool.envcheck] of the nearest pyproject.toml, or
+    else every built-in profile."""
+    if named is not None:
+        text = str(named)
         profiles = builtin_profiles()
-        if profile not in profiles:
-            raise UsageError(f"--profile {profile!r}: expected one of the built-in profiles {', '.join(sorted(profiles))} (a file goes to --policy)")
-        return Candidates((load_builtin(profile),), f"named with --profile {profile}")
+        if not Path(text).exists() and text in profiles:
+            return Candidates((load_builtin(text),), f"named with {FLAG} {text}")
+        if not Path(text).exists() and Path(text).suffix != ".toml" and "/" not in text:
+            raise UsageError(f"{FLAG} {text!r}: expected one of the built-in profiles {', '.join(sorted(profiles))} "
+                             "or a profile file (TOML)")
+        return Candidates((load(Path(text)),), f"named with {FLAG} {text}")
     project = project_file(cwd)  # only the repository the user is in, only files nobody else can write
     if project is not None:
         tool = _read_toml(project).get("tool", {})
@@ -89,17 +105,17 @@ def _lowest(specifier: SpecifierSet) -> Version:
     return max(bounds, default=Version("0"))
 
 
-def select(policies: tuple[Policy, ...], torch: Optional[str]) -> tuple[Policy, ProfileChoice]:
+def select(policies: tuple[Policy, ...], torch: Optional[str], missing: Optional[str] = None) -> tuple[Policy, ProfileChoice]:
     """The built-in profile that covers an installed torch, and why.
 
-    No torch: the published recipe. A torch in a profile's range: that profile (unverified past its `verified`
+    No torch (`missing`: why there is none to read): the published recipe. A torch in a profile's range: that profile (unverified past its `verified`
     range). A torch older than every range: the published recipe, whose torch.version check then fails. Between or
     beyond ranges: the nearest profile below it, marked unverified."""
     by_id = {p.id: p for p in policies}
     default = by_id.get(DEFAULT_PROFILE, policies[0])
     version = torch_release(torch)
     if version is None:
-        why = "no torch is installed" if not torch else f"torch {torch} is not a version envcheck can read"
+        why = (missing or "no torch is installed") if not torch else f"torch {torch} is not a version envcheck can read"
         return default, ProfileChoice(default.id, f"{why}: the published recipe is the default (--profile picks another)", default.source)
     covering = [p for p in policies if p.torch.contains(version)]
     if covering:

@@ -7,8 +7,8 @@ from typing import Optional
 
 from .. import shell
 from ..causes.log import Explained
-from ..model import Finding, Report, plain
-from .text import remedy_lines
+from ..model import Finding, ProfileChoice, Report, plain
+from .text import profile_json, profile_line, remedy_lines
 
 __all__ = ["SCHEMA_VERSION", "to_dict", "render_text"]
 
@@ -26,9 +26,11 @@ def _findings(report: Optional[Report], checks: tuple[str, ...]) -> list[Finding
     return [f for f in (report.finding(c) for c in checks) if f is not None]
 
 
-def to_dict(explained: Explained) -> dict:
+def to_dict(explained: Explained, profile: Optional[ProfileChoice] = None) -> dict:
+    """The JSON; `profile`: the one the causes' remedies were made by, and why (doctor's `profile` object)."""
     return {
         "schema_version": SCHEMA_VERSION,
+        **({"profile": profile_json(profile)} if profile is not None else {}),
         "source": explained.source,
         "lines_read": explained.lines_read,
         "truncated": False,  # schema 1 kept: a log is read to its end now
@@ -51,11 +53,13 @@ def to_dict(explained: Explained) -> dict:
     }
 
 
-def render_text(explained: Explained) -> str:
+def render_text(explained: Explained, profile: Optional[ProfileChoice] = None) -> str:
     read = f"{explained.lines_read} lines"
     if not explained.causes:
         return f"explain  no known failure of the stack in {explained.source} ({read})\n"
     lines = [f"explain  {len(explained.causes)} known failure(s) in {explained.source} ({read}); the first explains it"]
+    if profile is not None:  # the remedies are the profile's
+        lines.append(f"  {profile_line(profile)}")
     for index, found in enumerate(explained.causes):
         cause = found.cause
         lines.append("")

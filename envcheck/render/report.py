@@ -13,7 +13,7 @@ from typing import Sequence
 from .. import __version__, shell
 from ..model import Report, SmokeResult, Status, plain
 from ..terminal import paint
-from .text import COLOR, FORMATS, LABEL, MARK, markdown_cell
+from .text import COLOR, FORMATS, LABEL, MARK, markdown_cell, profile_from, profile_line
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 
@@ -76,8 +76,7 @@ def _paint(text: str, status: Status, color: bool) -> str:
 
 def _from(report: Report, quote: str = "") -> str:
     """Where the policy came from, when it is not the built-in profile: a pyproject.toml above the folder counts."""
-    source = report.policy_source
-    return f" from {quote}{source}{quote}" if source and not source.startswith("built-in") else ""
+    return profile_from(report.profile, quote)
 
 
 def table(report: Report, verbose: bool = False, color: bool = False, fixable: Sequence[str] = (),
@@ -87,7 +86,7 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
     indent = " " * (2 + 6 + 1 + id_width + 2)
     lines = [f"envcheck {__version__} doctor — profile {report.profile.id}{_from(report)}, target {report.target}"]
     if report.profile.reason:
-        lines.extend(textwrap.wrap(f"profile chosen because {_reason(report.profile)}", width, initial_indent="  ", subsequent_indent="    "))
+        lines.extend(textwrap.wrap(profile_line(report.profile), width, initial_indent="  ", subsequent_indent="    "))
     given = report.facts.given_gpus if report.facts is not None else ()
     if given:  # --gpu-capability: the verdicts are for GPUs that are not here
         shown = ", ".join(g.capability_text for g in given)
@@ -132,11 +131,6 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
     return "\n".join(lines) + "\n"
 
 
-def _reason(choice) -> str:
-    """Why this profile judged the report (the policy file is named by _from)."""
-    return choice.reason + ("" if choice.verified else "; UNVERIFIED for this torch")
-
-
 def markdown(report: Report, verbose: bool = False) -> str:
     counts = summary_counts(report)
     lines = [
@@ -145,7 +139,7 @@ def markdown(report: Report, verbose: bool = False) -> str:
         f"Profile `{report.profile.id}`{_from(report, '`')}, target `{report.target}`, envcheck {__version__}. "
         + ", ".join(f"{n} {s}" for s, n in counts.items() if n),
         "",
-        *([f"Profile chosen because {_reason(report.profile)}.", ""] if report.profile.reason else []),
+        *([profile_line(report.profile, "`", capital=True) + ".", ""] if report.profile.reason else []),
         "| | check | found | wanted |",
         "|---|---|---|---|",
     ]

@@ -38,7 +38,7 @@ __all__ = [
     "SCHEMA_VERSION",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: `profile` is an object {id, reason, source, verified}, as doctor's (1: the id)
 DEFAULT_TIMEOUT = 300.0
 
 @dataclass(frozen=True)
