@@ -96,8 +96,9 @@ def _places(prefix: str, env: Mapping[str, str]) -> list[tuple[str, str, bool, s
                ("user", os.path.join(expand(user_dir), "pip", "pip.conf"), False, user),
                ("site", os.path.join(prefix, "pip.conf"), True, "the target environment's own (sys.prefix)")]
     if env.get("PIP_CONFIG_FILE") and env["PIP_CONFIG_FILE"] != os.devnull:
-        places.append(("PIP_CONFIG_FILE", env["PIP_CONFIG_FILE"], False,
-                       "envcheck removes PIP_CONFIG_FILE from pip's environment"))
+        removed = "PIP_CONFIG_FILE" in REMOVED
+        places.append(("PIP_CONFIG_FILE", env["PIP_CONFIG_FILE"], not removed,
+                       "envcheck removes PIP_CONFIG_FILE from pip's environment" if removed else "PIP_CONFIG_FILE names it"))
     return places
 
 
