@@ -23,7 +23,7 @@ from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch
 from ..redact import index_out_of_argv, redact_argv
 from . import failure, manifest, statelock
 from .failure import Cause
-from .pipconfig import ConfigFile, setting
+from .pipconfig import ConfigFile, configured_constraint
 from .steps import Plan, PlannedStep
 from .undo import restore
 
@@ -208,20 +208,13 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console, 
         status = runner(argv, log, on_line)
         if status != 0:
             constraints = [a.split("=", 1)[1] for a in argv if a.startswith("--constraint=")]
-            cause = failure.read(failure.tool_of(argv), said, constraints, _configured_constraint(argv, pip_files))
+            cause = failure.read(failure.tool_of(argv), said, constraints, configured_constraint(argv, pip_files))
             why = f": {cause.text()}" if cause.text() else ""
             raise StepFailed(f"{Path(argv[0]).name} {' '.join(argv[1:4])} ... exited with {status}{why}", cause)
     _write_files(step.writes_after)
     if step.kind == "toolkit-install":
         manifest.write(step.param("prefix"))  # what undo may remove, and nothing else
     return ""
-
-
-def _configured_constraint(argv: Sequence[str], files: Sequence[ConfigFile]) -> tuple[tuple[str, str], ...]:
-    """(file, value) of the `constraint` the pip configuration files pip read give this pip command, if any."""
-    command = next((a for a in ("install", "download") if a in argv), "")
-    found = setting(files, command, "constraint") if command else None
-    return ((found[1].path, found[0]),) if found else ()
 
 
 def _stderr_lines(exc: BaseException) -> list[str]:

@@ -22,7 +22,8 @@ from ..piprun import ISOLATED, REMOVED
 from ..redact import redact_url
 from .failure import tool_of
 
-__all__ = ["DEFAULT_INDEX", "ConfigFile", "Source", "PipSetup", "config_files", "setting", "pip_setup"]
+__all__ = ["DEFAULT_INDEX", "ConfigFile", "Source", "PipSetup", "config_files", "setting", "configured_constraint",
+           "pip_setup"]
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 _TRUE = ("y", "yes", "t", "true", "on", "1")  # what pip's strtobool reads as true
@@ -81,7 +82,7 @@ class PipSetup:
 
 def _places(prefix: str, env: Mapping[str, str]) -> list[tuple[str, str, bool, str]]:
     """(scope, path, read, why) of every file pip looks for, for an environment at prefix, in pip's order; env is
-    pip's environment less REMOVED (XDG_CONFIG_DIRS, HOME and XDG_CONFIG_HOME as the child sees them)."""
+    envcheck's environment, which pip's inherits (XDG_CONFIG_DIRS, HOME and XDG_CONFIG_HOME as the child sees them)."""
     home = env.get("HOME") or os.path.expanduser("~")
 
     def expand(path: str) -> str:  # os.path.expanduser, with the child's HOME
@@ -140,6 +141,18 @@ def setting(files: Sequence[ConfigFile], command: str, key: str) -> Optional[tup
     return None
 
 
+def _command(argv: Sequence[str]) -> str:
+    """The pip command of a pip argv whose configuration section matters here ("install", "download"), else ""."""
+    options = list(argv[: list(argv).index("--")] if "--" in argv else argv)
+    return next((a for a in ("install", "download") if a in options), "") if tool_of(argv) == "pip" else ""
+
+
+def configured_constraint(argv: Sequence[str], files: Sequence[ConfigFile]) -> tuple[tuple[str, str], ...]:
+    """(file, value) of the `constraint` the files pip reads give this pip command, if one does."""
+    found = setting(files, _command(argv), "constraint") if _command(argv) else None
+    return ((found[1].path, found[0]),) if found else ()
+
+
 def _configured(files: Sequence[ConfigFile], command: str, key: str) -> list[tuple[str, str]]:
     """(value, origin) of each value a list option (extra-index-url, find-links) takes from the files."""
     found = setting(files, command, key)
@@ -152,8 +165,8 @@ def pip_setup(commands: Sequence[tuple[int, Sequence[str]]], files: Sequence[Con
     the command line's to the files'); none of the indexes under --no-index or a file's no-index."""
     uses: dict[tuple[str, str, bool, str], list[int]] = {}
     for step, argv in commands:
-        command = next((a for a in ("install", "download") if a in argv), "")
-        if tool_of(argv) != "pip" or not command:
+        command = _command(argv)
+        if not command:
             continue
         options = list(argv[: list(argv).index("--")] if "--" in argv else argv)
         given = [a.split("=", 1)[1] for a in options if a.startswith("--index-url=")]
