@@ -77,8 +77,7 @@ def render_origins(origins: Sequence[Origin], files: dict[str, list[str]]) -> st
 def render_pip(setup: PipSetup) -> str:
     """Which pip configuration files pip reads and which it does not (and why), and where its packages come from,
     step by step, with the file that set an index or a wheel folder."""
-    lines = ["pip runs with --isolated and without PIP_CONFIG_FILE: it reads the machine-wide configuration files "
-             "(global, the environment's own), not the user's, PIP_CONFIG_FILE's or PIP_* variables"]
+    lines = ["pip runs --isolated and without PIP_CONFIG_FILE: it reads the machine-wide configuration files only"]
     for item in setup.files:
         keys = ", ".join(item.keys) or "nothing set"
         lines.append(f"  read: {item.path} ({item.scope}: {keys})" if item.read
