@@ -228,8 +228,8 @@ def index_out_of_argv(argv: Sequence[str], folder: Path) -> tuple[str, ...]:
     `folder`, a folder envcheck made for this one child and only its owner can enter (0700): the file is 0600.
 
     Every user can read a process's argv (`ps`, /proc/PID/cmdline); the child's argv then names the file, not the
-    password. pip reads the options in a requirements file as if they were given on its command line, with
-    --isolated and PIP_CONFIG_FILE=os.devnull too (no variable, no configuration file), and `pip --python` passes
+    password. pip reads the options in a requirements file as if they were given on its command line, under
+    envcheck's rule too (piprun: --isolated, no PIP_CONFIG_FILE), and `pip --python` passes
     the file on to the target's pip. The URL is written so that pip's parser of those files gives it back exactly:
     one shell word (shlex.quote), and `${` (which pip would expand from the environment) percent-encoded, which
     pip decodes in user info and a server decodes elsewhere. Arguments after `--` are requirements, never options."""

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import shutil
+import sys
 import tarfile
 from pathlib import Path
 
@@ -515,3 +516,33 @@ def test_every_mutation_of_a_real_manifest_is_refused_naming_its_key(tmp_path, p
             unchanged.append((spelled(path), how, text))
         shutil.rmtree(folder)
     assert unchanged == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where, applies", [("PIP_CONFIG_FILE", False), ("~/.config", False), ("XDG_CONFIG_DIRS", True)])
+def test_bundles_pip_download_reads_the_machine_wide_pip_configuration_only(tmp_path, monkeypatch, where, applies):
+    """bundle's pip follows fix's rule (envcheck/piprun): a global file's constraint caps the download, a file
+    PIP_CONFIG_FILE names or the user's does not."""
+    from envcheck.bundle.make import _run, pip_download_argv
+
+    wheels = tmp_path / "wheels"
+    for version in ("1.0", "2.0"):
+        build_wheel(wheels, "alpha", version, {"alpha/__init__.py": ""})
+    (tmp_path / "c.txt").write_text("alpha<2\n")
+    conf = {"PIP_CONFIG_FILE": tmp_path / "named.conf", "~/.config": tmp_path / "home" / ".config" / "pip" / "pip.conf",
+            "XDG_CONFIG_DIRS": tmp_path / "xdg" / "pip" / "pip.conf"}[where]
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text(f"[global]\nconstraint = {tmp_path / 'c.txt'}\n")
+    for name in [k for k in os.environ if k.startswith("PIP_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / ("xdg" if where == "XDG_CONFIG_DIRS" else "none")))
+    if where == "PIP_CONFIG_FILE":
+        monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    argv = pip_download_argv(sys.executable, ["alpha==2"], tmp_path / "out", Platform.linux("3.12"),
+                             index_url=None, no_index=True, find_links=[str(wheels)])
+    done = _run(argv)
+    said = done.stdout + done.stderr
+    assert (done.returncode != 0 and "(constraint) alpha<2" in said) if applies else done.returncode == 0, said
+    assert [p.name for p in (tmp_path / "out").glob("*.whl")] == ([] if applies else ["alpha-2.0-py3-none-any.whl"])

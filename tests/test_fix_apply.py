@@ -81,7 +81,7 @@ def broken_env(tmp_path: Path, wheelhouse: Path) -> Path:
 
 def options(python: Path, policy_file: Path, cutlass_dir: Path, wheelhouse: Path, backend: Path, **kw) -> FixOptions:
     return FixOptions(
-        python=str(python), policy=policy_file, cutlass_dir=str(cutlass_dir),
+        python=str(python), profile=str(policy_file), cutlass_dir=str(cutlass_dir),
         find_links=(str(wheelhouse), str(backend)), no_index=True, no_gpu=True, **kw,
     )
 

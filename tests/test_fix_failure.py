@@ -19,7 +19,7 @@ from wheelfactory import build_wheel, make_venv
 from envcheck.fix import failure
 from envcheck.fix.apply import Console, apply, run_command
 from envcheck.fix.pip import PipSources, install_argv, parse_requirement, pip_prefix
-from envcheck.fix.pipconfig import DEFAULT_INDEX, config_files, pip_setup
+from envcheck.fix.pipconfig import DEFAULT_INDEX, ConfigFile, config_files, pip_setup
 from envcheck.fix.steps import Plan, PlannedStep
 
 RETRY = "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection " \
@@ -111,8 +111,14 @@ def test_a_constraint_names_the_constraints_file_it_came_from():
     lines = [ln.format("    The user requested (constraint) alpha<2") for ln in CONFLICT]
     named = failure.read("pip", lines, ["/state/constraints.txt"])
     assert named.files == ("/state/constraints.txt",) and "alpha<2" in named.words
-    assert named.text().endswith("(/state/constraints.txt)")
-    assert "configuration" in failure.read("pip", lines).words  # no file given: pip's configuration set it
+    assert named.text().endswith("from the constraints file envcheck gives pip (/state/constraints.txt)")
+    configured = failure.read("pip", lines, (), [("/etc/xdg/pip/pip.conf", "/etc/c.txt https://u:t@h/c.txt")])
+    assert configured.text().endswith(
+        "alpha<2, from a constraint from /etc/xdg/pip/pip.conf (constraint = /etc/c.txt https://***@h/c.txt)")
+    assert configured.files == ("/etc/xdg/pip/pip.conf",)
+    both = failure.read("pip", lines, ["/s/c.txt"], [("/etc/pip.conf", "/k")])
+    assert both.files == ("/s/c.txt", "/etc/pip.conf") and " or a constraint from /etc/pip.conf (constraint = /k)" in both.words
+    assert "configuration" in failure.read("pip", lines).words  # no file known: pip's configuration set it
 
 
 def test_the_tool_of_an_argv():
@@ -182,35 +188,69 @@ def test_real_pip_failures_are_read_for_what_they_are(tmp_path, wheels):
     assert any("127.0.0.1" in line or "Connection refused" in line for line in _apply(cases[3][0])[0].failed.cause.lines)
 
 
+def _conf(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _pip_env(monkeypatch, tmp_path: Path, **env: str) -> None:
+    """envcheck's environment for a test: no PIP_* variable, the user's and the global places in tmp_path, then env."""
+    for name in [k for k in os.environ if k.startswith("PIP_")]:
+        monkeypatch.delenv(name)
+    defaults = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "config-home"),
+                "XDG_CONFIG_DIRS": str(tmp_path / "no-global")}
+    for name, value in {**defaults, **env}.items():
+        monkeypatch.setenv(name, value)
+
+
 @pytest.mark.slow
-def test_pip_configuration_files_apply_to_pip_isolated_but_not_to_envchecks_pip(tmp_path, wheels, monkeypatch):
-    """pip's own rule, shown with a real pip: --isolated still reads PIP_CONFIG_FILE's file and the global one; the
-    same install through envcheck's runner reads neither, and the plan names both as not read."""
+@pytest.mark.parametrize("scope", ["global", "site"])
+def test_a_machine_wide_file_applies_and_a_constraint_it_sets_is_named(tmp_path, wheels, monkeypatch, scope):
+    """The administrator's files apply to envcheck's pip (a global one under XDG_CONFIG_DIRS, the target
+    environment's own pip.conf), and a constraint conflict names the file that set the constraint."""
     python = make_venv(tmp_path / "venv")
-    (tmp_path / "c.txt").write_text("alpha<2\n")
-    named, global_dir = tmp_path / "named.conf", tmp_path / "xdg"
-    (global_dir / "pip").mkdir(parents=True)
-    for path in (named, global_dir / "pip" / "pip.conf"):
-        path.write_text(f"[global]\nconstraint = {tmp_path / 'c.txt'}\n")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-    argv = install_argv(pip_prefix(str(python), False), [parse_requirement("alpha==2")],
-                        sources=PipSources(find_links=(str(wheels),), no_index=True))
-    for env in ({"PIP_CONFIG_FILE": str(named), "XDG_CONFIG_DIRS": str(tmp_path / "none")},
-                {"XDG_CONFIG_DIRS": str(global_dir)}):
-        plain = subprocess.run(argv, capture_output=True, text=True, env={**clean, **env}, cwd=tmp_path)
-        assert plain.returncode == 1 and "(constraint) alpha<2" in plain.stdout + plain.stderr  # --isolated reads it
-        assert failure.read("pip", (plain.stdout + plain.stderr).splitlines()).kind == "constraint"
-    monkeypatch.setenv("PIP_CONFIG_FILE", str(named))
-    monkeypatch.setenv("XDG_CONFIG_DIRS", str(global_dir))
-    step = PlannedStep("pip-install", "install alpha 2", "a test", (argv,))
+    prefix = tmp_path / "venv"
+    caps = _conf(tmp_path / "c.txt", "alpha<2\n")
+    where = tmp_path / "xdg" / "pip" / "pip.conf" if scope == "global" else prefix / "pip.conf"
+    _conf(where, f"[install]\nconstraint = {caps}\n")
+    _pip_env(monkeypatch, tmp_path, XDG_CONFIG_DIRS=f"{tmp_path / 'none'}:{tmp_path / 'xdg'}")
+    files = config_files(str(prefix), dict(os.environ))
+    assert [(f.path, f.scope, f.read) for f in files if f.path == str(where)] == [(str(where), scope, True)]
+
+    step = _install(python, "alpha==2", sources=PipSources(find_links=(str(wheels),), no_index=True))
+    outcome = apply(Plan("target", (step,)), io.StringIO(), console=Console(io.StringIO()), pip_files=files)
+    cause = outcome.failed.cause
+    assert cause.kind == "constraint", cause
+    assert f"alpha<2, from a constraint from {where} (constraint = {caps})" in cause.text()
+    assert cause.files == (str(where),)
+    assert _installed(python, "alpha") == ""  # nothing was installed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["PIP_CONFIG_FILE", "~/.pip/pip.conf", "XDG_CONFIG_HOME"])
+def test_a_users_or_a_variables_file_does_not_apply(tmp_path, wheels, monkeypatch, which):
+    """A file PIP_CONFIG_FILE names, ~/.pip/pip.conf and $XDG_CONFIG_HOME/pip/pip.conf: pip itself reads each (shown
+    first), envcheck's pip reads none, and the plan says so and why."""
+    python = make_venv(tmp_path / "venv")
+    caps = _conf(tmp_path / "c.txt", "alpha<2\n")
+    place = {"PIP_CONFIG_FILE": tmp_path / "named.conf", "~/.pip/pip.conf": tmp_path / "home" / ".pip" / "pip.conf",
+             "XDG_CONFIG_HOME": tmp_path / "config-home" / "pip" / "pip.conf"}[which]
+    _conf(place, f"[global]\nconstraint = {caps}\n")
+    _pip_env(monkeypatch, tmp_path, **({"PIP_CONFIG_FILE": str(place)} if which == "PIP_CONFIG_FILE" else {}))
+    step = _install(python, "alpha==2", sources=PipSources(find_links=(str(wheels),), no_index=True))
+    argv = step.commands[0]
+    plain = [a for a in argv if a != "--isolated"] if which != "PIP_CONFIG_FILE" else argv  # pip's own rule
+    done = subprocess.run(plain, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 1 and "(constraint) alpha<2" in done.stdout + done.stderr  # the file is real to pip
+
+    files = config_files(str(tmp_path / "venv"), dict(os.environ))
     outcome, said = _apply(step)
     assert outcome.ok, said
     assert _installed(python, "alpha") == "2"
-
-    files = config_files(str(python.parent.parent), dict(os.environ))
-    scopes = {f.path: (f.scope, f.keys) for f in files}
-    assert scopes[str(named)] == ("PIP_CONFIG_FILE", ("global.constraint",))
-    assert scopes[str(global_dir / "pip" / "pip.conf")] == ("global", ("global.constraint",))
+    shown = {f.path: (f.scope, f.read, f.why) for f in files}
+    scope, why = ("PIP_CONFIG_FILE", "removes PIP_CONFIG_FILE") if which == "PIP_CONFIG_FILE" else ("user", "--isolated")
+    assert shown[str(place)][:2] == (scope, False) and why in shown[str(place)][2]
 
 
 def test_the_pip_setup_names_each_steps_indexes_and_wheel_folders():
@@ -230,27 +270,74 @@ def test_the_pip_setup_names_each_steps_indexes_and_wheel_folders():
         ("find-links", "/w", (3, 4), False),
         ("index", "https://extra/simple", (5,), False),
     ]
-    assert json.loads(json.dumps(setup.to_json()))["env"] == {"PIP_CONFIG_FILE": os.devnull}
+    assert json.loads(json.dumps(setup.to_json()))["removed_from_env"] == ["PIP_CONFIG_FILE"]
+
+
+def _file(path: str, scope: str, read: bool, **settings: str) -> ConfigFile:
+    return ConfigFile(path, scope, read, "", tuple((k.replace("__", ".").replace("_", "-"), v) for k, v in settings.items()))
+
+
+# (files pip may read, the argv's own options, the sources expected: (kind, value, from))
+CONFIGURED = [
+    ([_file("/g", "global", True, global__index_url="https://g/simple")], [],
+     [("index", "https://g/simple", "/g (global)")]),
+    ([_file("/g", "global", True, global__index_url="https://g/simple"),
+      _file("/s", "site", True, global__index_url="https://s/simple")], [],
+     [("index", "https://s/simple", "/s (site)")]),  # the later file wins
+    ([_file("/g", "global", True, install__index_url="https://i/simple"),
+      _file("/s", "site", True, global__index_url="https://s/simple")], [],
+     [("index", "https://i/simple", "/g (global)")]),  # [install] over [global], whatever the file
+    ([_file("/u", "user", False, global__index_url="https://u/simple")], [],
+     [("index", DEFAULT_INDEX, "")]),  # a file pip does not read sets nothing
+    ([_file("/g", "global", True, global__index_url="https://g/simple"),
+      _file("/s", "site", True, global__index_url="")], [],
+     [("index", DEFAULT_INDEX, "")]),  # an empty value in a later file: pip takes none
+    ([_file("/g", "global", True, global__index_url="https://g/simple")], ["--index-url=https://flag/simple"],
+     [("index", "https://flag/simple", "")]),  # the command line over the file
+    ([_file("/g", "global", True, global__extra_index_url="https://e1/simple https://e2/simple",
+            install__find_links="/w1")], ["--find-links=/w2"],
+     [("index", DEFAULT_INDEX, ""), ("index", "https://e1/simple", "/g (global)"),
+      ("index", "https://e2/simple", "/g (global)"), ("find-links", "/w1", "/g (global)"), ("find-links", "/w2", "")]),
+    ([_file("/g", "global", True, global__no_index="yes", global__extra_index_url="https://e/simple",
+            global__find_links="/w")], [], [("find-links", "/w", "/g (global)")]),  # a file's no-index
+    ([_file("/g", "global", True, global__no_index="false")], [], [("index", DEFAULT_INDEX, "")]),
+    ([_file("/g", "global", True, global__extra_index_url="https://e/simple")], ["--no-index"], []),
+]
+
+
+@pytest.mark.parametrize("files, options, expected", CONFIGURED)
+def test_the_index_of_a_step_accounts_for_the_files_pip_reads(files, options, expected):
+    argv = ("/v/bin/python", "-m", "pip", "install", "--isolated", *options, "--", "a")
+    setup = pip_setup([(1, argv)], files)
+    assert [(s.kind, s.value, s.origin) for s in setup.sources] == expected
+    assert setup.files == tuple(files)
 
 
 def test_config_files_are_found_where_pip_looks_and_unreadable_ones_said(tmp_path):
-    home, prefix, xdg1, xdg2 = tmp_path / "home", tmp_path / "venv", tmp_path / "x1", tmp_path / "x2"
+    home, prefix, xdg1, xdg2 = tmp_path / "home", tmp_path / "venv", tmp_path / "x1", tmp_path / "home" / "x2"
     for path, text in [(home / ".pip" / "pip.conf", "[global]\nindex-url = https://a/simple\n"),
                        (home / ".config" / "pip" / "pip.conf", "[install]\nfind-links = /w\n"),
                        (xdg2 / "pip" / "pip.conf", "[global]\ncert = /c\nconstraint = /k\n"),
                        (prefix / "pip.conf", "not an ini file\n")]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    found = config_files(str(prefix), {"HOME": str(home), "XDG_CONFIG_DIRS": f"{xdg1}:{xdg2}"})
-    got = [(f.scope, f.path, f.keys) for f in found if not f.path.startswith("/etc/")]
+    named = tmp_path / "named.conf"
+    named.write_text("[global]\nFind_Links = /n\n")
+    found = config_files(str(prefix), {"HOME": str(home), "XDG_CONFIG_DIRS": f"{xdg1}:~/x2:",
+                                       "PIP_CONFIG_FILE": str(named)})
+    got = [(f.scope, f.path, f.read, f.keys) for f in found if not f.path.startswith("/etc/")]
     assert got == [
-        ("global", str(xdg2 / "pip" / "pip.conf"), ("global.cert", "global.constraint")),
-        ("user", str(home / ".pip" / "pip.conf"), ("global.index-url",)),
-        ("user", str(home / ".config" / "pip" / "pip.conf"), ("install.find-links",)),
-        ("site", str(prefix / "pip.conf"), ("(unreadable: MissingSectionHeaderError)",)),
+        ("global", str(xdg2 / "pip" / "pip.conf"), True, ("global.cert", "global.constraint")),  # ~ is the child's HOME
+        ("user", str(home / ".pip" / "pip.conf"), False, ("global.index-url",)),
+        ("user", str(home / ".config" / "pip" / "pip.conf"), False, ("install.find-links",)),
+        ("site", str(prefix / "pip.conf"), True, ("(unreadable: MissingSectionHeaderError)",)),
+        ("PIP_CONFIG_FILE", str(named), False, ("global.find-links",)),  # the key as pip normalizes it
     ]
+    assert found[-1].settings == (("global.find-links", "/n"),)
     devnull = config_files(str(prefix), {"HOME": str(home), "PIP_CONFIG_FILE": os.devnull})
     assert "PIP_CONFIG_FILE" not in {f.scope for f in devnull}  # pip's "no configuration file", not a file
+    moved = config_files(str(prefix), {"HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "cfg")})
+    assert str(home / ".config" / "pip" / "pip.conf") not in {f.path for f in moved}  # XDG_CONFIG_HOME moves it
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -280,14 +367,18 @@ def test_a_fetch_that_fails_says_why_from_gits_own_words(tmp_path, where, kind):
 
 
 @pytest.mark.slow
-def test_fix_names_the_pip_files_it_does_not_read_and_says_why_its_pip_step_failed(tmp_path):
+def test_fix_names_the_pip_files_it_reads_and_does_not_and_says_why_its_pip_step_failed(tmp_path):
     python = make_venv(tmp_path / "target")
     profile = tmp_path / "profile.toml"
     profile.write_text('extends = "torch-2.11-nvgemm"\n\n[python]\nversion = ">=3.10"\n')
-    named = tmp_path / "named.conf"
-    named.write_text(f"[global]\nconstraint = {tmp_path / 'c.txt'}\nindex-url = https://elsewhere.example/simple\n")
+    named = _conf(tmp_path / "named.conf",
+                  f"[global]\nconstraint = {tmp_path / 'c.txt'}\nindex-url = https://elsewhere.example/simple\n")
+    user = _conf(tmp_path / "config-home" / "pip" / "pip.conf", "[global]\nextra-index-url = https://user.example/simple\n")
+    mirror = f"https://me:secret@127.0.0.1:{_closed_port()}/mirror"
+    machine = _conf(tmp_path / "xdg" / "pip" / "pip.conf", f"[global]\nextra-index-url = {mirror}\n")
     url = f"https://127.0.0.1:{_closed_port()}/simple"
-    env = {**os.environ, "PIP_CONFIG_FILE": str(named)}
+    env = {**os.environ, "PIP_CONFIG_FILE": str(named), "XDG_CONFIG_HOME": str(tmp_path / "config-home"),
+           "XDG_CONFIG_DIRS": str(tmp_path / "xdg")}
 
     def fix(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "envcheck", "fix", "--python", str(python), "--policy", str(profile),
@@ -297,12 +388,24 @@ def test_fix_names_the_pip_files_it_does_not_read_and_says_why_its_pip_step_fail
     plan = json.loads(fix("--json").stdout)
     pip_steps = [n for n, s in enumerate(plan["plan"]["steps"], 1)
                  if any(c[1:3] == ["-m", "pip"] and "install" in c for c in s["commands"])]
-    assert {"path": str(named), "scope": "PIP_CONFIG_FILE", "keys": ["global.constraint", "global.index-url"],
-            "used": False} in plan["pip"]["config_files"]
-    assert plan["pip"]["sources"] == [{"kind": "index", "value": url, "steps": pip_steps, "default": False}]
+    files = {f["path"]: f for f in plan["pip"]["config_files"]}
+    assert files[str(named)] == {"path": str(named), "scope": "PIP_CONFIG_FILE", "read": False,
+                                 "why": "envcheck removes PIP_CONFIG_FILE from pip's environment",
+                                 "keys": ["global.constraint", "global.index-url"]}
+    assert (files[str(user)]["scope"], files[str(user)]["read"]) == ("user", False)
+    assert (files[str(machine)]["scope"], files[str(machine)]["read"]) == ("global", True)
+    shown_mirror = mirror.replace("me:secret@", "***@")
+    assert plan["pip"]["sources"] == [
+        {"kind": "index", "value": url, "steps": pip_steps, "default": False, "from": None},
+        {"kind": "index", "value": shown_mirror, "steps": pip_steps, "default": False, "from": f"{machine} (global)"}]
     text = fix("--dry-run").stdout
-    assert f"not read: {named} (PIP_CONFIG_FILE: global.constraint, global.index-url)" in text
-    assert f"index: {url}, steps {', '.join(map(str, pip_steps))}" in text
+    assert f"not read: {named} (PIP_CONFIG_FILE: global.constraint, global.index-url; envcheck removes" in text
+    assert f"not read: {user} (user: global.extra-index-url; --isolated skips the user's files)" in text
+    assert f"  read: {machine} (global: global.extra-index-url)" in text
+    steps = ", ".join(map(str, pip_steps))
+    assert f"index: {url}, steps {steps}" in text
+    assert f"index: from {machine} (global): {shown_mirror}, steps {steps}" in text
+    assert "secret" not in text + json.dumps(plan)
 
     done = fix("--yes", "--json")
     assert done.returncode == 1, done.stderr

@@ -9,6 +9,7 @@ each file's size and sha256. Written as a folder, or as one tar file (optionally
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import sys
 import tarfile
@@ -20,7 +21,7 @@ from typing import Callable, Iterable, Mapping, Optional, Sequence
 from packaging.pylock import Package, Pylock
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from .. import __version__, proc, shell
+from .. import __version__, piprun, proc, shell
 from ..errors import EXIT_FAILED, UsageError
 from ..lock.lockfile import applies
 from ..redact import index_out_of_argv
@@ -103,7 +104,7 @@ def pip_download_argv(python: str, requirements: Sequence[str], dest: Path, plat
                       index_url: Optional[str], no_index: bool, find_links: Sequence[str]) -> list[str]:
     """pip download for another machine: binary wheels only, no dependency resolution. `requirements` are pip
     arguments: `-r FILE` of hash-pinned lines (then pip requires every hash), or requirement strings."""
-    argv = [python, "-m", "pip", "download", "--isolated", "--disable-pip-version-check", "--no-input",
+    argv = [python, "-m", "pip", "download", piprun.ISOLATED, "--disable-pip-version-check", "--no-input",
             "--no-deps", "--only-binary=:all:", f"--python-version={platform.python_version}",
             f"--implementation={platform.implementation}", f"--dest={dest}"]
     argv += [f"--platform={tag}" for tag in platform.tags]
@@ -122,9 +123,10 @@ DOWNLOAD_S = 3600.0  # pip download of a whole stack (a CUDA torch is GBs): then
 
 
 def _run(argv: Sequence[str]) -> proc.Finished:
-    """pip in a private folder of its own, where an index URL that holds a secret goes in a file, not its argv."""
+    """pip in a private folder of its own, where an index URL that holds a secret goes in a file, not its argv; under
+    envcheck's pip rule (piprun: the machine-wide pip configuration applies, PIP_CONFIG_FILE's does not)."""
     with tempfile.TemporaryDirectory(prefix="envcheck-pip-") as private:
-        return proc.run(index_out_of_argv(argv, Path(private)), DOWNLOAD_S)
+        return proc.run(index_out_of_argv(argv, Path(private)), DOWNLOAD_S, env=piprun.environment(os.environ))
 
 
 class Incomplete(Exception):

@@ -253,9 +253,9 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
     # Which file (and key) or flag set the profile and each URL: shown with every plan, before any change.
     origins = value_origins(policy, sources, cutlass_url, flag_url is not None, offline is not None)
     files = set_by(policy)
-    # What pip reads (no configuration file) and where each pip step takes packages from.
-    pip = pip_setup([(n, argv) for n, step in enumerate(plan.steps, 1) for argv in step.commands],
-                    config_files(interpreter.prefix, io.env))
+    # Which pip configuration files pip reads (the machine-wide ones) and where each pip step takes packages from.
+    pip_files = config_files(interpreter.prefix, io.env)
+    pip = pip_setup([(n, argv) for n, step in enumerate(plan.steps, 1) for argv in step.commands], pip_files)
     if options.as_json:
         document: dict = {
             "profile": profile_json(choice),
@@ -288,7 +288,7 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
             state, interpreter, plan, read_state(cutlass_dir, source.branch) if source is not None else None,
             source.branch if source is not None else "", source.commit if source is not None else "", sources, log,
         ))
-        outcome = apply(plan, log, runner=io.runner, console=console)
+        outcome = apply(plan, log, runner=io.runner, console=console, pip_files=pip_files)
         if outcome.interrupted is not None:
             return _interrupted(options, io, document if options.as_json else None, outcome, log_path, python)
         if outcome.ok:
@@ -356,7 +356,8 @@ def _undo(
     log, log_path = _open_log(state, "undo", state_what, io.err.redact)  # run_fix's, with the URLs' secrets
     with log:
         console.say(f"The full pip and git output goes to {log_path}")
-        outcome = apply(plan, log, runner=io.runner, console=console)
+        outcome = apply(plan, log, runner=io.runner, console=console,
+                        pip_files=config_files(interpreter.prefix, io.env))
     if outcome.interrupted is not None:
         return _interrupted(options, io, document if options.as_json else None, outcome, log_path, interpreter.executable)
     from ..gather.interpreter import gather_interpreter

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
-from .. import proc, shell
+from .. import piprun, proc, shell
 from ..atomic import replace_text
 from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch
 from ..redact import index_out_of_argv, redact_argv
 from . import failure, manifest, statelock
 from .failure import Cause
-from .pipconfig import ENV as PIP_ENV
+from .pipconfig import ConfigFile, configured_constraint
 from .steps import Plan, PlannedStep
 from .undo import restore
 
@@ -40,8 +40,8 @@ def run_command(argv: Sequence[str], log: TextIO, on_line: Callable[[str], None]
     """Run argv (never through a shell), copy its output to the log line by line, return its exit status."""
     log.write(f"$ {shell.line(redact_argv(argv))}\n")
     log.flush()
-    # PIP_CONFIG_FILE=os.devnull: no pip configuration file applies, which --isolated alone does not ensure (pipconfig)
-    env = dict(os.environ, PIP_NO_INPUT="1", PYTHONUNBUFFERED="1", GIT_TERMINAL_PROMPT="0", **PIP_ENV)
+    # without PIP_CONFIG_FILE: with --isolated, pip reads only the machine-wide configuration files (piprun)
+    env = piprun.environment(os.environ, PIP_NO_INPUT="1", PYTHONUNBUFFERED="1", GIT_TERMINAL_PROMPT="0")
 
     def line(text: str) -> None:
         log.write(text + "\n")
@@ -172,7 +172,7 @@ def _git_error() -> type:
     return GitError
 
 
-def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) -> str:
+def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console, pip_files: Sequence[ConfigFile]) -> str:
     """Run one step; return a short account, raise StepFailed with the reason when it fails."""
     _write_files(step.writes)
     if step.kind == "cutlass-fetch":
@@ -208,7 +208,7 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console) 
         status = runner(argv, log, on_line)
         if status != 0:
             constraints = [a.split("=", 1)[1] for a in argv if a.startswith("--constraint=")]
-            cause = failure.read(failure.tool_of(argv), said, constraints)
+            cause = failure.read(failure.tool_of(argv), said, constraints, configured_constraint(argv, pip_files))
             why = f": {cause.text()}" if cause.text() else ""
             raise StepFailed(f"{Path(argv[0]).name} {' '.join(argv[1:4])} ... exited with {status}{why}", cause)
     _write_files(step.writes_after)
@@ -238,15 +238,17 @@ def apply(
     runner: Runner = run_command,
     console: Optional[Console] = None,
     before_step: Optional[Callable[[PlannedStep], None]] = None,
+    pip_files: Sequence[ConfigFile] = (),
 ) -> Outcome:
     """Run the plan's steps in order. before_step runs first for each (the snapshot packs what the step replaces).
+    pip_files: the pip configuration files found (pipconfig.config_files), so that a failure names the one it came from.
 
     Ctrl-C during a step ends the run with an Outcome that names the interrupted step; every step is idempotent, so
     running the plan again finishes it."""
     console = console or Console(quiet=True)
     results: list[StepResult] = []
     try:
-        return _steps(plan.steps, results, log, runner, console, before_step)
+        return _steps(plan.steps, results, log, runner, console, before_step, pip_files)
     except KeyboardInterrupt:  # Ctrl-C, in a step or between two: the account of what was done and what was not
         left = plan.steps[len(results):]
         if left:
@@ -257,7 +259,7 @@ def apply(
 
 def _steps(
     steps: tuple[PlannedStep, ...], results: list[StepResult], log: TextIO, runner: Runner, console: Console,
-    before_step: Optional[Callable[[PlannedStep], None]],
+    before_step: Optional[Callable[[PlannedStep], None]], pip_files: Sequence[ConfigFile],
 ) -> Outcome:
     for index, step in enumerate(steps, 1):
         console.step(index, len(steps), step)
@@ -267,7 +269,7 @@ def _steps(
         try:
             if before_step is not None:
                 before_step(step)
-            message = _run_step(step, runner, log, console)
+            message = _run_step(step, runner, log, console, pip_files)
         except StepFailed as exc:
             seconds = time.monotonic() - started
             results.append(StepResult(step, False, str(exc), seconds, exc.cause))

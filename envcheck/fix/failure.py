@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from ..redact import redact_url
+
 __all__ = ["Sign", "SIGNS", "Cause", "read", "tool_of"]
 
 
@@ -63,7 +65,8 @@ _WIDTH = 240  # characters per line shown at most
 @dataclass(frozen=True)
 class Cause:
     """What a failed step's tool said: its kind ("" when no sign matched), the words shown, the tool's lines that
-    show it, and the files it names (the constraints file whose constraint conflicts)."""
+    show it, and the files it names (for a constraint: the constraints files given, the configuration file that set
+    one)."""
 
     tool: str
     kind: str
@@ -75,7 +78,7 @@ class Cause:
         """One line: the words and the files, or the tool's last line when nothing matched."""
         if not self.kind:
             return f"{self.tool} said: {self.lines[-1]}" if self.lines else ""
-        return self.words + (f" ({', '.join(self.files)})" if self.files else "")
+        return self.words
 
     def to_json(self) -> dict:
         return {"tool": self.tool, "kind": self.kind or None, "words": self.words, "lines": list(self.lines),
@@ -89,9 +92,11 @@ def tool_of(argv: Sequence[str]) -> str:
     return argv[0].rsplit("/", 1)[-1] if argv else ""
 
 
-def read(tool: str, output: Iterable[str], constraints: Sequence[str] = ()) -> Cause:
+def read(tool: str, output: Iterable[str], constraints: Sequence[str] = (),
+         configured: Sequence[tuple[str, str]] = ()) -> Cause:
     """The cause of a failure from the tool's output lines (git's may carry the log's `git: ` prefix).
-    constraints: the constraint files the step gave pip (named when a constraint conflicts)."""
+    constraints: the constraint files the step gave pip; configured: (file, value) of the `constraint` a pip
+    configuration file pip read set. Both are named when a constraint conflicts."""
     lines = [_clean(line) for line in output]
     lines = [line for line in lines if line and not line.startswith(_NOISE)]
     for sign in SIGNS:
@@ -99,11 +104,12 @@ def read(tool: str, output: Iterable[str], constraints: Sequence[str] = ()) -> C
             continue
         matched = [i for i, line in enumerate(lines) if any(text in line for text in sign.texts)]
         if matched:
-            return _cause(tool, sign, matched[-1], lines, constraints)
+            return _cause(tool, sign, matched[-1], lines, constraints, configured)
     return Cause(tool, "", "", tuple(_short(line) for line in lines[-_SHOWN:]))
 
 
-def _cause(tool: str, sign: Sign, evidence: int, lines: list[str], constraints: Sequence[str]) -> Cause:
+def _cause(tool: str, sign: Sign, evidence: int, lines: list[str], constraints: Sequence[str],
+           configured: Sequence[tuple[str, str]]) -> Cause:
     """The evidence (the last line that matched) and the tool's error lines, in the tool's order, at most _SHOWN."""
     picked = [i for i, line in enumerate(lines) if i == evidence or line.startswith(_ERROR)][-_SHOWN:]
     if evidence not in picked:
@@ -113,9 +119,11 @@ def _cause(tool: str, sign: Sign, evidence: int, lines: list[str], constraints: 
     words = sign.words
     if sign.kind == "constraint":
         wanted = lines[evidence].split("(constraint)", 1)[1].strip()
-        files = tuple(constraints)
-        words = (f"{sign.words}: {wanted}, from " + ("the constraints file envcheck gives pip" if files
-                 else "pip's configuration (no constraints file was given)"))
+        files = (*constraints, *(path for path, _ in configured))
+        given = [f"the constraints file envcheck gives pip ({', '.join(constraints)})"] if constraints else []
+        given += [f"a constraint from {path} (constraint = {' '.join(map(redact_url, value.split()))})"
+                  for path, value in configured]
+        words = f"{sign.words}: {wanted}, from " + (" or ".join(given) or "pip's configuration")
     return Cause(tool, sign.kind, words, shown, files)
 
 

@@ -21,6 +21,7 @@ from packaging.specifiers import SpecifierSet
 from ..errors import UsageError
 from ..gitsafe import checked_index_url
 from ..model import canonical_name, is_distribution_name
+from ..piprun import ISOLATED
 from ..redact import redact_url
 
 __all__ = [
@@ -36,9 +37,9 @@ __all__ = [
 ]
 
 # Options every pip call gets: never ask, never nag, and take no option from PIP_* variables or the user's pip
-# configuration (the sources come from envcheck's flags). --isolated still reads the global, the environment's and
-# PIP_CONFIG_FILE's files: the runner's PIP_CONFIG_FILE=os.devnull (fix/pipconfig.ENV) turns those off.
-_QUIET = ("--disable-pip-version-check", "--no-input", "--isolated")
+# configuration files (envcheck/piprun). The runner removes PIP_CONFIG_FILE too, so pip reads exactly the
+# machine-wide files (global, the environment's own): an administrator's mirror, CA bundle and proxy apply.
+_QUIET = ("--disable-pip-version-check", "--no-input", ISOLATED)
 
 
 @dataclass(frozen=True)

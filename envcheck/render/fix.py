@@ -75,16 +75,20 @@ def render_origins(origins: Sequence[Origin], files: dict[str, list[str]]) -> st
 
 
 def render_pip(setup: PipSetup) -> str:
-    """Which pip configuration files pip reads (none) and where its packages come from, step by step."""
-    lines = ["pip runs with --isolated and PIP_CONFIG_FILE=/dev/null: no pip configuration file or PIP_* variable "
-             "applies (pass an index as a flag)"]
-    for item in setup.ignored:
-        lines.append(f"  not read: {item.path} ({item.scope}: {', '.join(item.keys) or 'nothing set'})")
+    """Which pip configuration files pip reads and which it does not (and why), and where its packages come from,
+    step by step, with the file that set an index or a wheel folder."""
+    lines = ["pip runs --isolated and without PIP_CONFIG_FILE: it reads the machine-wide configuration files only"]
+    for item in setup.files:
+        keys = ", ".join(item.keys) or "nothing set"
+        lines.append(f"  read: {item.path} ({item.scope}: {keys})" if item.read
+                     else f"  not read: {item.path} ({item.scope}: {keys}; {item.why})")
     for source in setup.sources:
         what = "index" if source.kind == "index" else "wheels from"
+        origin = f"from {source.origin}: " if source.origin else ""
         default = " (pip's default)" if source.default else ""
         steps = ", ".join(str(n) for n in source.steps)
-        lines.append(f"  {what}: {redact_url(source.value)}{default}, step{'s' if len(source.steps) > 1 else ''} {steps}")
+        lines.append(f"  {what}: {origin}{redact_url(source.value)}{default}, "
+                     f"step{'s' if len(source.steps) > 1 else ''} {steps}")
     if not setup.sources:
         lines.append("  no step takes packages from an index or a wheel folder")
     return "\n".join(lines)
