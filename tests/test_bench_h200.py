@@ -172,3 +172,24 @@ def test_sustained_timing_keeps_the_true_verdicts(policy, tmp_path):
     assert [v.verdict for v in result.verdicts] == ["loses", "loses", "loses"] and not result.decision.enable
     decode = found[(16, 4096, 4096, "NVGEMM")]
     assert decode.kernel_ms < 0.1 and decode.call_ms > 3 * decode.kernel_ms  # host overhead shown apart
+
+
+H200_5 = Path(__file__).parent / "data" / "bench" / "h200-5"  # 2026-12-01, after issue 18's speed work (README)
+
+
+def test_a_budget_that_ends_inside_a_shape_is_reported_not_a_crash(policy, tmp_path):
+    """The recipe's cold llm run of 2026-12-01: the 420 s budget ran out after ATEN and mix of 1x8192x28672 (shape 26), so
+    that shape has a measured pick and no single backend to hold it against. The cost of autotuning summed that
+    shape's missing savings and crashed (TypeError, exit 3) on the H200; now the shape's pick is kept, the pins that
+    need it are not offered, and the cut rows are reported."""
+    lines = (H200_5 / "rec-llm-cold-cut.lines").read_text(encoding="utf-8").splitlines()
+    shapes = tuple(dict.fromkeys(Shape(**row["shape"]) for row in result_lines("\n".join(lines), protocol.BENCH_ROW)))
+    assert len(shapes) == 30
+    result = replay(policy, tmp_path, H200_5 / "rec-llm-cold-cut.lines", shapes=shapes, budget=420.0)
+    skipped = [m for m in result.measurements if m.status == "skipped"]
+    assert len(skipped) == 2 + 4 * 4  # TRITON and NVGEMM of shape 26, and shapes 27-30 whole (no repeat row)
+    assert result.status is Status.WARN and "incomplete: 18" in result.summary
+    cut = next(c for c in result.autotune.costs if (c.shape.m, c.shape.n, c.shape.k) == (1, 8192, 28672))
+    assert cut.kernel_ms is not None and cut.saving("NVGEMM", False) is None
+    assert all(t.pin is None or t.pin.backend != "NVGEMM" for t in result.autotune.totals)
+    json.dumps(result.to_dict())  # the JSON a user gets is whole

@@ -215,10 +215,12 @@ class AutotuneReport:
 
 
 def _weighted(costs: Sequence[MixCost], weights: Weights, value) -> Optional[float]:
-    parts = [weights.of(c.shape) * value(c) if weights.of(c.shape) else 0.0 for c in costs]
-    if any(weights.of(c.shape) and value(c) is None for c in costs):
+    """The weighted sum of value(cost) over the shapes of weight > 0; None where one of them has no value (a single
+    backend the budget cut after the pick was measured, say)."""
+    weighed = [(weights.of(c.shape), value(c)) for c in costs if weights.of(c.shape)]
+    if any(v is None for _, v in weighed):
         return None
-    return sum(parts)
+    return sum(w * v for w, v in weighed)
 
 
 def _pin(costs: Sequence[MixCost], weights: Weights, per_call: bool, mix_ms: Optional[float]) -> Optional[Pin]:
