@@ -55,6 +55,15 @@ SIGN_CASES = [
      "externally-managed", "externally-managed-environment"),
     ("pip", ["ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device"],
      "disk-full", "No space left"),
+    # a retry pip recovered from does not hide how it ended (the review's cases)
+    ("pip", [RETRY.format("110] Read timed out"), "ERROR: Could not install packages due to an OSError: [Errno 28] "
+             "No space left on device"], "disk-full", "No space left"),
+    ("pip", [RETRY.format("110] Read timed out"), *[ln.format("    The user requested (constraint) alpha<2")
+                                                   for ln in CONFLICT]], "constraint", "alpha<2"),
+    ("pip", [RETRY.format("110] Read timed out"), *[ln.format("    beta 1.0 depends on alpha<2") for ln in CONFLICT]],
+     "conflict", "ResolutionImpossible"),
+    ("pip", [RETRY.format("110] Read timed out"), "error: externally-managed-environment"], "externally-managed",
+     "externally-managed-environment"),
     ("git", ["git: fatal: unable to access 'https://h/c.git/': SSL certificate problem: self-signed certificate"],
      "certificate", "SSL certificate problem"),
     ("git", ["git: fatal: unable to access 'https://h/c.git/': server certificate verification failed. CAfile: x"],

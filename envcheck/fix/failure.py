@@ -1,9 +1,10 @@
 """failure: why a pip or git step failed, read from what the tool printed, as a table of signs.
 
 Each Sign names the tool, the texts that show it (any one of them, in any line the tool printed), what it is
-(`kind`) and the words a user is shown. The first sign that matches wins, so the order is the priority: pip says
-"No matching distribution" after its retries failed to reach the index, which is the network, not the version; a
-resolver conflict caused by a constraint is the constraint. What matches no sign is shown as the tool's last
+(`kind`) and the words a user is shown. The first sign that matches wins, so the order is the priority: what pip
+ends with (a constraint, a resolver conflict, PEP 668, a full disk) before a network retry it may have recovered
+from; pip says "No matching distribution" after its retries failed to reach the index, which is the network, not
+the version; a resolver conflict caused by a constraint is the constraint. What matches no sign is shown as the tool's last
 meaningful lines, unclassified. Nothing here runs or reads anything: the lines come from the step's own output.
 """
 
@@ -28,19 +29,19 @@ class Sign:
 SIGNS: tuple[Sign, ...] = (
     Sign("pip", "certificate", ("CERTIFICATE_VERIFY_FAILED", "SSLCertVerificationError"),
          "pip did not accept the index's TLS certificate"),
-    Sign("pip", "network", ("Failed to establish a new connection", "Temporary failure in name resolution",
-                            "Name or service not known", "Connection refused", "Network is unreachable",
-                            "ConnectTimeoutError", "Read timed out", "Connection reset by peer"),
-         "pip could not reach the package index: no network, no DNS, or the server refused the connection"),
     Sign("pip", "constraint", ("The user requested (constraint)",),
          "a constraint pip was given conflicts with what this step installs"),
     Sign("pip", "conflict", ("ResolutionImpossible", "conflicting dependencies"),
          "pip's resolver found no versions that satisfy every requirement at once (conflicting dependencies)"),
-    Sign("pip", "no-version", ("No matching distribution found for", "Could not find a version that satisfies"),
-         "no version that satisfies the requirement is on the indexes pip looked in"),
     Sign("pip", "externally-managed", ("externally-managed-environment",),
          "pip refuses to change an interpreter its distribution manages (PEP 668)"),
     Sign("pip", "disk-full", ("No space left on device",), "the disk is full"),
+    Sign("pip", "network", ("Failed to establish a new connection", "Temporary failure in name resolution",
+                            "Name or service not known", "Connection refused", "Network is unreachable",
+                            "ConnectTimeoutError", "Read timed out", "Connection reset by peer"),
+         "pip could not reach the package index: no network, no DNS, or the server refused the connection"),
+    Sign("pip", "no-version", ("No matching distribution found for", "Could not find a version that satisfies"),
+         "no version that satisfies the requirement is on the indexes pip looked in"),
     Sign("git", "certificate", ("SSL certificate problem", "server certificate verification failed"),
          "git did not accept the server's TLS certificate"),
     Sign("git", "no-repository", ("does not appear to be a git repository", "' not found", "Repository not found"),
