@@ -82,14 +82,17 @@ def test_choose(tmp_path, named, torch, target, profile, words):
     assert policy.id == choice.id == profile and words in choice.reason, choice.reason
 
 
-def test_a_file_is_named_with_the_same_flag_and_a_file_wins_over_an_id_of_its_name(tmp_path, monkeypatch):
+def test_a_file_is_named_with_the_same_flag_and_an_id_always_means_the_built_in(tmp_path, monkeypatch):
     (tmp_path / "mine.toml").write_text(f'extends = "{OPERATORS}"\nid = "mine"\n')
     policy, choice = choose(str(tmp_path / "mine.toml"), "2.13.0", cwd=tmp_path)
     assert policy.id == "mine" and choice.reason == f"named with --profile {tmp_path / 'mine.toml'}"
     assert choice.source == str(tmp_path / "mine.toml")
     monkeypatch.chdir(tmp_path)
     (tmp_path / RECIPE).write_text(f'extends = "{OPERATORS}"\nid = "a-file"\n')  # a file named like a built-in id
-    assert choose(RECIPE, cwd=tmp_path)[0].id == "a-file"
+    assert choose(RECIPE, cwd=tmp_path)[0].id == RECIPE  # the built-in: a file in the folder never takes its place
+    assert choose(f"./{RECIPE}", cwd=tmp_path)[0].id == "a-file"  # named as a path, it is the file
+    (tmp_path / OPERATORS).mkdir()  # a folder of that name (a venv) does not break the built-in
+    assert choose(OPERATORS, cwd=tmp_path)[0].id == OPERATORS
 
 
 @pytest.mark.parametrize("named, words", [

@@ -68,12 +68,14 @@ class Candidates:
 
 
 def candidates(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None) -> Candidates:
-    """--profile ID|FILE (a file that exists, else a built-in id), [tool.envcheck] of the nearest pyproject.toml, or
-    else every built-in profile."""
+    """--profile ID|FILE (a built-in id, else a file), [tool.envcheck] of the nearest pyproject.toml, or else every
+    built-in profile. A built-in id always means the built-in profile: a file or folder of that name in the current
+    folder (a venv called torch-2.11-nvgemm, a file someone else left in a shared folder) is named as a path,
+    ./torch-2.11-nvgemm, never taken in its place."""
     if named is not None:
         text = str(named)
         profiles = builtin_profiles()
-        if not Path(text).exists() and text in profiles:
+        if text in profiles:
             return Candidates((load_builtin(text),), f"named with {FLAG} {text}")
         if not Path(text).exists() and Path(text).suffix != ".toml" and "/" not in text:
             raise UsageError(f"{FLAG} {text!r}: expected one of the built-in profiles {', '.join(sorted(profiles))} "
