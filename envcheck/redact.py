@@ -128,9 +128,16 @@ def url_secrets(*urls: Optional[str]) -> tuple[str, ...]:
 
 
 def _redact_text_urls(text: str) -> str:
-    text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+    text = _URL_IN_TEXT.sub(_redact_url_in_text, text)
     return _PARAMETER_IN_TEXT.sub(
         lambda m: f"{m['lead']}{m['name']}={MASK}" if credential_name(m["name"]) else m.group(0), text)
+
+
+def _redact_url_in_text(match: re.Match) -> str:
+    """A URL found in prose, masked; the punctuation that ends its sentence (", steps 1, 2") stays outside it."""
+    found = match.group(0)
+    url = found.rstrip(",.;:!?")
+    return redact_url(url) + found[len(url):]
 
 
 class Redactor:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -383,7 +384,7 @@ def test_fix_names_the_pip_files_it_reads_and_does_not_and_says_why_its_pip_step
     named = _conf(tmp_path / "named.conf",
                   f"[global]\nconstraint = {tmp_path / 'c.txt'}\nindex-url = https://elsewhere.example/simple\n")
     user = _conf(tmp_path / "config-home" / "pip" / "pip.conf", "[global]\nextra-index-url = https://user.example/simple\n")
-    mirror = f"https://me:secret@127.0.0.1:{_closed_port()}/mirror"
+    mirror = f"https://me:secret@127.0.0.1:{_closed_port()}/mirror?k=S3cretValue42"  # pip prints the query apart
     machine = _conf(tmp_path / "xdg" / "pip" / "pip.conf", f"[global]\nextra-index-url = {mirror}\n")
     url = f"https://127.0.0.1:{_closed_port()}/simple"
     env = {**os.environ, "PIP_CONFIG_FILE": str(named), "XDG_CONFIG_HOME": str(tmp_path / "config-home"),
@@ -403,7 +404,7 @@ def test_fix_names_the_pip_files_it_reads_and_does_not_and_says_why_its_pip_step
                                  "keys": ["global.constraint", "global.index-url"]}
     assert (files[str(user)]["scope"], files[str(user)]["read"]) == ("user", False)
     assert (files[str(machine)]["scope"], files[str(machine)]["read"]) == ("global", True)
-    shown_mirror = mirror.replace("me:secret@", "***@")
+    shown_mirror = mirror.replace("me:secret@", "***@").replace("S3cretValue42", "***")
     assert plan["pip"]["sources"] == [
         {"kind": "index", "value": url, "steps": pip_steps, "default": False, "from": None},
         {"kind": "index", "value": shown_mirror, "steps": pip_steps, "default": False, "from": f"{machine} (global)"}]
@@ -422,6 +423,11 @@ def test_fix_names_the_pip_files_it_reads_and_does_not_and_says_why_its_pip_step
     assert failed["cause"]["kind"] == "network" and failed["cause"]["tool"] == "pip"
     assert any("Connection refused" in line for line in failed["cause"]["lines"])
     assert "      pip: " in done.stderr and "pip could not reach the package index" in done.stderr
-    shown = fix("--yes").stdout
-    assert "Failed: install torch" in shown and "pip could not reach the package index" in shown, shown
-    assert "\n  pip: " in shown and "Connection refused" in shown
+    shown = fix("--yes")
+    assert "Failed: install torch" in shown.stdout and "pip could not reach the package index" in shown.stdout
+    assert "\n  pip: " in shown.stdout and "Connection refused" in shown.stdout
+    # the secrets of a URL a file pip reads set are masked in the output and the log, where pip prints them apart
+    log = Path(re.search(r"output goes to (\S+)", shown.stderr)[1]).read_text()
+    assert "127.0.0.1" in log and "/mirror" in log
+    for output in (done.stdout, done.stderr, shown.stdout, shown.stderr, log):
+        assert "S3cretValue42" not in output and "secret" not in output

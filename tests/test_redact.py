@@ -19,6 +19,9 @@ from envcheck.redact import (RedactedStream, Redactor, has_credentials, redact_a
     ("/root/me/x", "~/x"),
     ("/root/meadow/x", "/root/meadow/x"),
     ("plain text", "plain text"),
+    # the punctuation that ends a URL's sentence stays outside it (a plan's "URL, steps 1, 2")
+    ("index: https://h/simple?k=S3cret, steps 1, 2.", "index: https://h/simple?k=***, steps 1, 2."),
+    ("see https://u:p4ss@h/simple.", "see https://***@h/simple."),
 ])
 def test_redaction_table(text, expected):
     assert Redactor(env={}, home="/root/me")(text) == expected

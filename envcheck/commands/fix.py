@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, Optional, TextIO
+from typing import Callable, Mapping, Optional, Sequence, TextIO
 
 from .. import shell
 from ..cutlass_fetch import read_state
@@ -22,7 +22,7 @@ from ..fix import statelock
 from ..fix.apply import Console, Outcome, Runner, apply, run_command
 from ..fix.host import externally_managed, find_interpreters, pip_for
 from ..fix.pip import PipSources, checked_name, sources_from_flags
-from ..fix.pipconfig import config_files, pip_setup
+from ..fix.pipconfig import ConfigFile, config_files, pip_setup
 from ..fix.plan import cutlass_folder, make_plan
 from ..fix.preflight import preflight
 from ..fix.steps import Plan, PlanOptions
@@ -149,6 +149,16 @@ def _consent(io: Io, options: FixOptions, plan: Plan) -> tuple[str, ...]:
     return tuple(agreed)
 
 
+def _masking(io: Io, pip_files: Sequence[ConfigFile]) -> Io:
+    """io whose streams, and the log opened from them, also mask the secret parts of the URLs that the pip
+    configuration files pip reads set: pip prints an index's path and query apart from the URL (url_secrets)."""
+    secrets = url_secrets(*(value for file in pip_files if file.read for _, value in file.settings))
+    if not secrets:
+        return io
+    redact = Redactor(paths=False, also=(*io.err.redact.secrets, *secrets))
+    return replace(io, out=RedactedStream(io.out, redact), err=RedactedStream(io.err, redact))
+
+
 def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
     io = io or Io()
     from ..profile import candidates
@@ -249,12 +259,13 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
     refused = preflight(plan) if plan.runnable else ()
     if refused:
         raise UsageError(f"the plan cannot run, so nothing was changed: {'; '.join(refused)}")
-    console = Console(io.err, quiet=False)
     # Which file (and key) or flag set the profile and each URL: shown with every plan, before any change.
     origins = value_origins(policy, sources, cutlass_url, flag_url is not None, offline is not None)
     files = set_by(policy)
     # Which pip configuration files pip reads (the machine-wide ones) and where each pip step takes packages from.
     pip_files = config_files(interpreter.prefix, io.env)
+    io = _masking(io, pip_files)
+    console = Console(io.err, quiet=False)
     pip = pip_setup([(n, argv) for n, step in enumerate(plan.steps, 1) for argv in step.commands], pip_files)
     if options.as_json:
         document: dict = {
@@ -352,12 +363,13 @@ def _undo(
         return EXIT_OK
     if not _agreed(io, options, f"Undo: apply these {len(plan.steps)} steps to {interpreter.executable}?"):
         return EXIT_FAILED
+    pip_files = config_files(interpreter.prefix, io.env)
+    io = _masking(io, pip_files)
     console = Console(io.err)
     log, log_path = _open_log(state, "undo", state_what, io.err.redact)  # run_fix's, with the URLs' secrets
     with log:
         console.say(f"The full pip and git output goes to {log_path}")
-        outcome = apply(plan, log, runner=io.runner, console=console,
-                        pip_files=config_files(interpreter.prefix, io.env))
+        outcome = apply(plan, log, runner=io.runner, console=console, pip_files=pip_files)
     if outcome.interrupted is not None:
         return _interrupted(options, io, document if options.as_json else None, outcome, log_path, interpreter.executable)
     from ..gather.interpreter import gather_interpreter
