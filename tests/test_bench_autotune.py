@@ -169,6 +169,22 @@ def test_a_prefill_pick_slower_than_nvgemm_beyond_the_noise_pins_nvgemm_for_pref
     assert '# inductor_config.max_autotune_gemm_backends = "NVGEMM"' in lines
 
 
+def test_a_class_whose_shapes_were_not_all_measured_gets_its_cost_and_no_pin():
+    """The budget ran out before a second decode shape's pick: decode's cost is over what was measured, and no pin
+    rests on part of the class (prefill, measured whole, keeps its pin); so does the scope of every shape."""
+    verdicts = _two_classes(decode_mix=0.018, prefill_mix=0.092, decode_choice="ATEN")
+    cut = Shape(64, 4096, 4096, "llama-3.1-8b attn-proj")
+    later = judge([row(cut, "ATEN", ms=0.02, call=0.03), row(cut, "mix", status="skipped", ms=0.0, kernel_ms=None, call_ms=None)])[1]
+    report = autotune_report([*verdicts, *later], BACKENDS)
+    assert report.unmeasured == ("64x4096x4096",)
+    assert not report.total("decode").complete and report.total("decode").pin is None
+    assert report.total("prefill").complete and report.total("prefill").pin.backend == "NVGEMM"
+    assert not report.total("all").complete and report.total("all").pin is None
+    lines = report.snippet.splitlines()
+    assert '# inductor_config.max_autotune_gemm_backends = "NVGEMM"' in lines
+    assert lines.count("#   not every shape of it was measured (the budget ran out first): no backend is pinned") == 2
+
+
 def test_weights_leave_out_shapes_they_do_not_list_and_name_those_not_measured(tmp_path):
     verdicts = _two_classes(decode_mix=0.02, prefill_mix=0.0885)  # only decode loses
     weights = tmp_path / "w.json"

@@ -166,6 +166,7 @@ class Total:
     call_excess_ms: Optional[float]
     pin: Optional[Pin]  # the backend to allow alone, by kernel time; None: none does better than the pick
     call_pin: Optional[Pin]  # the same by call time
+    complete: bool = True  # every weighted shape of the scope had its pick measured (else no pin is offered)
 
     @property
     def cost(self) -> float:
@@ -185,7 +186,7 @@ class Total:
                 "excess_ms": self.excess_ms, "cost": self.cost, "call_mix_ms": self.call_mix_ms,
                 "call_excess_ms": self.call_excess_ms, "call_cost": self.call_cost,
                 "pin": None if self.pin is None else self.pin.to_dict(),
-                "call_pin": None if self.call_pin is None else self.call_pin.to_dict()}
+                "call_pin": None if self.call_pin is None else self.call_pin.to_dict(), "complete": self.complete}
 
 
 @dataclass(frozen=True)
@@ -236,7 +237,9 @@ def _pin(costs: Sequence[MixCost], weights: Weights, per_call: bool, mix_ms: Opt
     return best
 
 
-def _total(scope: str, costs: Sequence[MixCost], weights: Weights) -> Total:
+def _total(scope: str, costs: Sequence[MixCost], weights: Weights, complete: bool = True) -> Total:
+    """complete: every weighted shape of the scope had its pick measured; a pin rests on all of them or is not
+    offered (a budget that ran out before some shapes leaves the scope's cost, not its advice)."""
     mix_ms = _weighted(costs, weights, lambda c: c.kernel_ms) or 0.0
     excess = _weighted(costs, weights, lambda c: c.excess()) or 0.0
     call_mix = _weighted(costs, weights, lambda c: c.call_ms)
@@ -244,8 +247,9 @@ def _total(scope: str, costs: Sequence[MixCost], weights: Weights) -> Total:
     return Total(scope=scope, shapes=tuple(c.shape.text for c in costs),
                  losses=tuple(c.shape.text for c in costs if not c.ok), mix_ms=mix_ms, excess_ms=excess,
                  call_mix_ms=call_mix, call_excess_ms=call_excess,
-                 pin=_pin(costs, weights, False, mix_ms) if excess > 0 else None,
-                 call_pin=_pin(costs, weights, True, call_mix) if call_excess and call_excess > 0 else None)
+                 pin=_pin(costs, weights, False, mix_ms) if complete and excess > 0 else None,
+                 call_pin=_pin(costs, weights, True, call_mix) if complete and call_excess and call_excess > 0
+                 else None, complete=complete)
 
 
 class Judged(Protocol):
@@ -259,11 +263,13 @@ def autotune_report(verdicts: Sequence[Judged], backends: str, weights: Weights 
     shapes = [v.shape for v in verdicts]
     costs = [v.mix_cost for v in verdicts if v.mix_cost is not None]
     weighted = [c for c in costs if weights.of(c.shape) > 0]
-    totals = [_total(name, [c for c in weighted if shape_class(c.shape) == name], weights) for name in CLASSES]
+    with_cost = {c.shape for c in costs}
+    missing = {shape_class(s) for s in shapes if s not in with_cost and weights.of(s) > 0}  # classes cut short
+    totals = [_total(name, [c for c in weighted if shape_class(c.shape) == name], weights, name not in missing)
+              for name in CLASSES]
     totals = [t for t in totals if t.shapes]
     if len(totals) > 1:
-        totals.append(_total("all", weighted, weights))
-    with_cost = {c.shape for c in costs}
+        totals.append(_total("all", weighted, weights, not missing))
     return AutotuneReport(costs=tuple(costs), weights=weights, totals=tuple(totals),
                           unmeasured=tuple(s.text for s in shapes if s not in with_cost),
                           not_in_bench=weights.not_in(shapes), backends=backends)
@@ -295,6 +301,9 @@ def pin_snippet(report: AutotuneReport) -> str:
     for total in report.totals:
         call = "" if total.call_cost is None else f" and {100 * total.call_cost:+.1f}% per call"
         lines.append(f"# {_scope(total.scope)}: the pick cost {100 * total.cost:+.1f}% of kernel time{call}")
+        if not total.complete:
+            lines.append("#   not every shape of it was measured (the budget ran out first): no backend is pinned")
+            continue
         for pin, how in ((total.pin, "in kernel time (what counts in a CUDA graph)"),
                          (total.call_pin, "per call (no CUDA graphs: the host launch path counts)")):
             if pin is None:
