@@ -16,6 +16,7 @@ import pytest
 
 import factsbuilder as fb
 from shellstubs import Stubs
+from test_explain_stack import EXACT
 from wheelfactory import build_wheel, install, make_venv
 
 from envcheck.judge import judge
@@ -178,6 +179,8 @@ SAMPLES = {  # one line of a log per signature of envcheck/causes/signatures.tom
     "no-valid-choices": "torch._inductor.exc.NoValidChoicesError: No choices to select",
     "fell-back": "SmokeFellBack: the generated code calls extern_kernels.mm",
     "wrong-result": "SmokeWrongResult: max error 3.5",
+    # the stack's messages, each as its source writes it (tests/test_explain_stack.py quotes them with file and line)
+    **{cause: message for message, cause in reversed(EXACT)},
 }
 
 
@@ -257,7 +260,7 @@ def test_doctors_fix_line_carries_the_flags_it_judged_with_and_plans_for_the_sam
     assert promise, table
     stubs = Stubs(tmp_path / "sandbox", ["envcheck"], home=home)
     (argv,) = stubs.paste(promise[1]).argvs  # the shell reads it back
-    assert argv == ["envcheck", "fix", "--python", str(python), "--policy", str(profile), "--cutlass-dir", str(cutlass),
+    assert argv == ["envcheck", "fix", "--python", str(python), "--profile", str(profile), "--cutlass-dir", str(cutlass),
                     "--no-gpu"]
     in_remedies = [line for line in dollar_lines(table) if line.startswith("envcheck fix")]
     assert in_remedies and all(stubs.paste(line).argvs == [argv] for line in in_remedies), "each remedy's fix says the same"
