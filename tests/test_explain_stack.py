@@ -201,6 +201,11 @@ def test_the_dsls_tvm_ffi_request_is_installed_as_asked(policy, text, requiremen
 def test_the_dsl_flavour_remedies_name_the_installed_version(policy, text, requirement):
     cause = main_cause(text, policy, cutedsl_version="4.8.1", known=True)
     assert cause.remedy.steps[0].args == (requirement,)
+    # from the log alone the DSL's version is unknown: no command, which would pull the newest flavour (another
+    # version than -libs-base, the very mismatch of the cause), but the words that say what to install
+    blind = main_cause(text, policy).remedy
+    assert not blind.commands and not blind.steps
+    assert requirement.split("==")[0] in blind.text and "the DSL's own" in blind.text and "{" not in blind.text
 
 
 def test_the_conflict_says_envchecks_runs_clear_both(policy):

@@ -121,24 +121,31 @@ def nvmmh_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     )
 
 
+def _flavour(ctx: Context, text: str, flavour: str, reinstall: bool = False, why: str = "") -> Remedy:
+    """A DSL flavour package of the DSL's own version: without that version (explain without --python) the text
+    only, since an unpinned -libs-cuN would pull the newest, another version than -libs-base."""
+    name = f"nvidia-cutlass-dsl-libs-{flavour}"
+    if not ctx.cutedsl_version:
+        return Remedy(text=text.format(requirement=name) + " Its version must be the DSL's own (`pip show "
+                      "nvidia-cutlass-dsl`; `envcheck explain --python PY` names it).")
+    requirement = f"{name}=={ctx.cutedsl_version}"
+    return _install(ctx, text.format(requirement=requirement), requirement, reinstall=reinstall, why=why)
+
+
 def dsl_flavor_incompatible(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
-    version = f"=={ctx.cutedsl_version}" if ctx.cutedsl_version else ""
-    requirement = f"nvidia-cutlass-dsl-libs-cu12{version}"
     return (
         f"Every toolkit flavour of the DSL installed here ({said}) needs a newer CUDA than the driver supports: e.g. "
         "only -libs-cu13 on a driver below 580 (CUDA 12.x).",
-        _install(ctx, f"Install {requirement} beside it, or update the driver (580.65.06 or newer for CUDA 13).",
-                 requirement, why="the DSL's CUDA 12 flavour, which this driver runs"),
+        _flavour(ctx, "Install {requirement} beside it, or update the driver (580.65.06 or newer for CUDA 13).",
+                 "cu12", why="the DSL's CUDA 12 flavour, which this driver runs"),
     )
 
 
 def dsl_install_incomplete(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
-    version = f"=={ctx.cutedsl_version}" if ctx.cutedsl_version else ""
-    requirement = f"nvidia-cutlass-dsl-libs-cu{said}{version}"
     return (
         f"The DSL's cu{said} flavour is half there: its compiler module is installed but its runtime library "
         "(libcute_dsl_runtime.so) is not (an interrupted install, or -libs-base and -libs-cuN of different versions).",
-        _install(ctx, f"Reinstall {requirement}.", requirement, reinstall=True, why=f"the DSL's cu{said} flavour"),
+        _flavour(ctx, "Reinstall {requirement}.", f"cu{said}", reinstall=True, why=f"the DSL's cu{said} flavour"),
     )
 
 

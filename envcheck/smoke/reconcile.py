@@ -53,7 +53,7 @@ def elsewhere(facts: Optional[Facts], no_gpu: bool = False) -> str:
         return (f"the checks were judged for GPUs of compute capability {' and '.join(judged)}, and the smoke ran on "
                 "one GPU: what it proved holds for that one only")
     return (f"the checks were judged for compute capability {' and '.join(judged)} (given with --gpu-capability), "
-            f"the smoke ran on the GPU here ({' and '.join(seen) or 'none seen'})")
+            f"a smoke runs only on the GPU here ({' and '.join(seen) or 'none seen'})")
 
 
 def reconcile(findings: tuple[Finding, ...], smoke: SmokeResult, named: tuple[str, ...] = (),
