@@ -44,11 +44,7 @@ class Context:
     @property
     def torch(self) -> Optional[Version]:
         """The installed torch's release (torch/version.py, else its metadata); None without one (or unreadable)."""
-        interpreter = self.interpreter
-        if interpreter is None:
-            return None
-        dist = interpreter.dist("torch")
-        return torch_release(interpreter.torch.version if interpreter.torch else (dist.version if dist else None))
+        return torch_release(self.interpreter.torch_version) if self.interpreter is not None else None
 
     def deviation(self, basis: str) -> Status:
         """The status of a requirement not met: fail where it is runtime (or --strict), warn where it is recipe."""

@@ -72,8 +72,7 @@ def _here(ctx: Context, field: str) -> Optional[str]:
     if field == DSL_BUILD:
         return dsl_build(ctx)
     if field == TORCH:
-        dist = interpreter.dist(TORCH)
-        return _minor(interpreter.torch.version if interpreter.torch else dist.version if dist else None)
+        return _minor(interpreter.torch_version)
     dist = interpreter.dist(field)
     return _release(dist.version) if dist is not None else None
 

@@ -62,9 +62,7 @@ def torch_version(ctx: Context) -> Finding:
         return error
     interpreter, policy = ctx.interpreter, ctx.policy
     wanted = f"torch {spec_text(policy.torch)}"
-    build = interpreter.torch
-    dist = interpreter.dist("torch")
-    version = build.version if build else (dist.version if dist else None)
+    version = interpreter.torch_version
     if version is None:
         module = interpreter.module("torch")
         found = "not installed" if not (module and module.origin) else f"a torch module at {module.origin} without version.py or metadata"
