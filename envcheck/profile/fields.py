@@ -158,18 +158,18 @@ def _index_url(value: Any) -> str:
         raise ValueError from None
 
 
-def _git_ref(value: Any) -> str:
-    ref = _string(value)
-    if not is_plain_name(ref):
-        raise ValueError
-    return ref
+def _checked(accepts: Callable[[str], bool]) -> Callable[[Any], str]:
+    """A string value that `accepts` takes (gitsafe's checks of a name, a commit id, a path; ValueError else)."""
+    def value(raw: Any) -> str:
+        text = _string(raw)
+        if not accepts(text):
+            raise ValueError
+        return text
+    return value
 
 
-def _sha(value: Any) -> str:
-    sha = _string(value)
-    if not is_commit_id(sha):
-        raise ValueError
-    return sha
+_git_ref = _checked(is_plain_name)
+_sha = _checked(is_commit_id)
 
 
 # A folder inside a repository or a site directory (gitsafe.is_relative_path says why so few characters).
@@ -177,19 +177,9 @@ _RELATIVE_PATH_EXPECTED = ("a relative path inside the repository: names of lett
                            "joined by '/' (no '..', no leading '/', '.' or '-', no spaces or other characters)")
 
 
-def _relative_path(value: Any) -> str:
-    path = _string(value)
-    if not is_relative_path(path):
-        raise ValueError
-    return path
-
-
-def _one_line(value: Any) -> str:
-    """A text shown on one line (a title): no line break, control or invisible formatting character."""
-    text = _string(value)
-    if unsafe_character(text) is not None:
-        raise ValueError
-    return text
+_relative_path = _checked(is_relative_path)
+# A text shown on one line (a title): no line break, control or invisible formatting character.
+_one_line = _checked(lambda text: unsafe_character(text) is None)
 
 
 def _status(value: Any) -> Status:
