@@ -145,9 +145,11 @@ def _report(python: str, gatherers: Gatherers, candidates: Candidates, options: 
     """The chosen profile, and its report: diagnose, the smoke run when asked, and the host object."""
     from ..gather.host import host_of
 
-    from ..profile.results import read_run
+    runs: tuple = ()
+    if options.evidence:  # the reader of contributed runs only where one is given: doctor's start stays light
+        from ..profile.results import read_run
 
-    runs = tuple(read_run(path, f"--evidence {path}") for path in options.evidence)
+        runs = tuple(read_run(path, f"--evidence {path}") for path in options.evidence)
     policy, report = diagnose_selected(
         python, options.cutlass_dir, candidates, no_gpu=options.no_gpu, gatherers=gatherers, strict=options.strict,
         gpu_capabilities=options.gpu_capabilities, runs=runs,
