@@ -168,3 +168,14 @@ def cutlass_repo(tmp_path) -> Path:
     git("commit", "-q", "-m", "cutlass_api", cwd=repo)
     git("tag", "v0.1.0a1", cwd=repo)
     return repo
+
+
+def pypi_reachable(project: str = "uv") -> bool:
+    """Whether the package index answers for `project` (tests that download from it skip where it does not)."""
+    import urllib.request
+
+    try:
+        urllib.request.urlopen(f"https://pypi.org/simple/{project}/", timeout=10).close()
+    except OSError:
+        return False
+    return True

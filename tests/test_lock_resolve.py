@@ -8,7 +8,6 @@ stack from PyPI (skipped where PyPI cannot be reached).
 from __future__ import annotations
 
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from packaging.pylock import Pylock
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from conftest import git, python312
+from conftest import git, pypi_reachable, python312
 from wheelfactory import make_venv, pip
 
 from envcheck.cli import main
@@ -29,14 +28,6 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-
-def pypi_reachable() -> bool:
-    try:
-        urllib.request.urlopen("https://pypi.org/simple/uv/", timeout=10).close()
-    except OSError:
-        return False
-    return True
 
 
 def network(test):

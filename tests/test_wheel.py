@@ -14,12 +14,12 @@ import re
 import shutil
 import subprocess
 import sys
-import urllib.request
 import venv
 import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import pypi_reachable
 from readme import help_commands, readme_commands
 from wheelfactory import install, make_venv, operators_wheels
 
@@ -27,16 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TYPE_LABEL = re.compile(r"<[A-Za-z][\w\[\], |.]*>")  # typer 0.29's <bool>, <list[Path]> (tests/test_helpstyle.py)
 
 
-def _pypi_reachable() -> bool:
-    try:
-        urllib.request.urlopen("https://pypi.org/simple/typer/", timeout=10).close()
-    except OSError:
-        return False
-    return True
-
-
 pytestmark = [pytest.mark.slow, pytest.mark.network,
-              pytest.mark.skipif(not _pypi_reachable(), reason="PyPI cannot be reached: envcheck's dependencies come from it")]
+              pytest.mark.skipif(not pypi_reachable("typer"), reason="PyPI cannot be reached: envcheck's dependencies come from it")]
 
 
 def source_files() -> list[str]:
