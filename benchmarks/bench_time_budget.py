@@ -2,12 +2,13 @@
 
     python benchmarks/bench_time_budget.py [--runs DIR] [--logs DIR] [--shapes]
 
---runs (default ../shared/h200/2026-12-01, else tests/data/bench/h200-4): the saved `bench --json` results of the
-default llm set, NAME-llm-{cold,warm}.json, with NAME-llm-warm.err beside them where the progress lines were kept
-(they carry the start of every shape: `envcheck: shape I/N LABEL +SECONDS`). --logs (default
-tests/data/bench/h200-3): child logs (bench.log) that kept Inductor's autotuning lines (`SingleProcess AUTOTUNE
-benchmarking takes B seconds and P seconds precompiling for C choices`), which split a compile into Inductor's own
-work, precompiling the candidates and benchmarking them.
+--runs (default tests/data/bench/h200-6: both stacks' llm runs, cold and warm, with the code of 2026-12-01 15:20):
+the saved `bench --json` results of the default llm set, NAME-llm-{cold,warm}.json (NAME rec: the recipe stack;
+bench: the operators stack), with NAME-llm-{cold,warm}.err beside them where the progress lines were kept (they
+carry the start of every shape: `envcheck: shape I/N LABEL +SECONDS`). --logs (default: the same folder): child
+logs (*.log) that kept Inductor's autotuning lines (`SingleProcess AUTOTUNE benchmarking takes B seconds and P
+seconds precompiling for C choices`) and the child's row lines, which split a compile into Inductor's benchmarking
+of its choices (on both stacks it includes the CuteDSL kernels' JIT or load), their precompiling, and the rest.
 
 The phases, per shape: compile = the first call of each compiled function (Dynamo, Inductor, autotuning, the
 kernel's JIT: a row's compile_s); the rest of the shape's wall time is timing (the warm-up, the rounds up to the
@@ -19,6 +20,7 @@ total says how much that leaves unexplained. Figures, then the ratios that decid
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import statistics
 import sys
@@ -32,14 +34,12 @@ from envcheck.bench.result import NOISE_TARGET, TIME_CAP_S  # noqa: E402
 from envcheck.bench.results import read_result  # noqa: E402
 from envcheck.inside import library  # noqa: E402
 
-SHARED = ROOT.parent.parent / "shared" / "h200" / "2026-12-01"
-RUNS = SHARED if SHARED.is_dir() else ROOT / "tests" / "data" / "bench" / "h200-4"
-LOGS = ROOT / "tests" / "data" / "bench" / "h200-3"
+RUNS = ROOT / "tests" / "data" / "bench" / "h200-6"
 STACKS = {"rec": "recipe (torch 2.11, cutlass_api)", "bench": "operators (torch 2.14.1, cutlass.operators)"}
 _SHAPE = re.compile(r"^envcheck(?:-bench)?: (?:phase )?shape (\d+)/(\d+) .* \+([0-9.]+)$")
 _END = re.compile(r"^envcheck(?:-bench)?: (?:phase )?done \+([0-9.]+)$")
 _AUTOTUNE = re.compile(r"AUTOTUNE benchmarking takes ([0-9.]+) seconds and ([0-9.]+) seconds precompiling for (\d+)")
-_ROW = re.compile(r"^envcheck-bench: row \S+ (\S+)( \(repeat\))? ")
+_ROW = "ENVCHECK-BENCH-ROW "
 _LIBRARY_ROW = re.compile(r"^envcheck:   \S+ (?:cutlass_api|cutlass\.operators) \S*cluster(\d+)x(\d+)x\d+_tile(\d+)x(\d+)x\d+ "
                           r"ok ([0-9.]+) ms")
 _ANCHORS = ((4096, 4096, 4096), (8192, 8192, 8192), (16, 4096, 4096))  # bench-library.txt's shapes, in its order
@@ -75,8 +75,8 @@ def per_shape(result) -> list[dict]:
 
 
 def autotune_split(logs: Path) -> dict:
-    """{backend: [(benchmarking s, precompiling s, choices), ...]} from child logs: each AUTOTUNE summary belongs to
-    the next row line printed (the row of the compile that autotuned)."""
+    """{(log name, backend): [(benchmarking s, precompiling s, choices), ...]} from child logs: each AUTOTUNE
+    summary belongs to the next row the child emitted (ENVCHECK-BENCH-ROW: the row of the compile that autotuned)."""
     found = defaultdict(list)
     for log in sorted(logs.glob("*.log")):
         pending = None
@@ -85,9 +85,8 @@ def autotune_split(logs: Path) -> dict:
             if tuned:
                 pending = (float(tuned.group(1)), float(tuned.group(2)), int(tuned.group(3)))
                 continue
-            row = _ROW.match(line)
-            if row and pending is not None:
-                found[row.group(1)].append(pending)
+            if line.startswith(_ROW) and pending is not None:
+                found[(log.name, json.loads(line[len(_ROW):])["backend"])].append(pending)
                 pending = None
     return found
 
@@ -98,7 +97,7 @@ def median(values) -> float:
 
 
 def report(runs: Path, logs: Path, show_shapes: bool) -> None:
-    rest_warm, warm_walls = {}, {}
+    rest_warm = {}
     lines = []
     summary = []
     for prefix, stack in STACKS.items():
@@ -115,9 +114,6 @@ def report(runs: Path, logs: Path, show_shapes: bool) -> None:
             walls = [b - a for a, b in zip(starts, starts[1:])] if starts else []
             compiles = [sum(s["compile"].values()) for s in measured]
             if walls:
-                hit = [w for w, s in zip(walls, measured) if s["warm"] and all(s["warm"])]
-                if len(hit) < len(walls):
-                    warm_walls[(stack, kind)] = (statistics.mean(hit), len(hit))
                 rests = [w - c for w, c in zip(walls, compiles)]
                 rest_warm[prefix] = rests
             else:
@@ -168,15 +164,15 @@ def report(runs: Path, logs: Path, show_shapes: bool) -> None:
               f"(now {(total / done if done else float('nan')):.1f})")
     split = autotune_split(logs)
     if split:
-        print(f"\nInductor's autotuning in a cold compile ({logs}, recipe stack, anchors): median per row")
-        for backend, items in sorted(split.items()):
-            bench_s = median(i[0] for i in items)
-            pre_s = median(i[1] for i in items)
+        print(f"\nInductor's autotuning inside the compiles ({logs}): per log and backend, total (median per row)")
+        for (log, backend), items in sorted(split.items()):
+            bench_s = [i[0] for i in items]
+            pre_s = [i[1] for i in items]
             choices = median(i[2] for i in items)
-            print(f"  {backend:7s} {len(items)} rows: benchmarking {bench_s:.2f} s, precompiling {pre_s:.2f} s, "
-                  f"{choices:.0f} choices, {bench_s / choices:.3f} s per choice benchmarked")
+            print(f"  {log:22s} {backend:7s} {len(items):2d} rows: benchmarking {sum(bench_s):6.1f} s "
+                  f"({median(bench_s):.2f}), precompiling {sum(pre_s):5.1f} s ({median(pre_s):.2f}), "
+                  f"{choices:.0f} choices, {median(bench_s) / choices:.3f} s per choice benchmarked")
     timing_section(runs)
-    projection_section(runs, summary, split, warm_walls)
     library_section(runs / "bench-library.txt")
     for line in lines:
         print(line)
@@ -202,58 +198,7 @@ def timing_section(runs: Path) -> None:
                 return 1.2533 * spread / 1.349 / n ** 0.5
 
             print(f"  {stack:45s} {kind:4s} {len(capped):3d} of {len(rows)} rows ({blocking} blocking), median "
-                  f"{reps:.0f} reps (at the old 0.5 s cap), spread {spread:.1%}: median within {error(reps):.2%}; "
-                  f"at {TIME_CAP_S:g} s ~{reps * TIME_CAP_S / 0.5:.0f} reps, within {error(reps * TIME_CAP_S / 0.5):.2%}")
-
-
-def projection_section(runs: Path, summary: list, split: dict, warm_walls: dict) -> None:
-    """What the changes should leave of each run, from these figures (a projection, not a measurement: the H200
-    runs in the report measure it). mix is compiled second and times every choice; what TRITON's and NVGEMM's cold
-    compiles then still do is the warm compile plus the work that was not benchmarking: Triton's precompile and the
-    NVGEMM kernels' JIT, which the recipe stack's autotune logs split out (NVGEMM benchmarking less its choices at
-    mix's rate per choice); without logs (operators), the cold row less its warm one, an upper bound. Timing: each
-    row that ran to the cap gives back 0.5 - TIME_CAP_S."""
-    warm = {stack: med for (stack, kind, *_, med, _) in summary if kind == "warm"}
-    mix_rate = None
-    if split.get("mix"):
-        mix_rate = median(i[0] / i[2] for i in split["mix"])
-    print("\nprojection (cold runs: mix second; every run: the time cap), s")
-    for (stack, kind, total, budget, done, n, cut, wall, comp, rest, tcomp, trest, startup, med, _) in summary:
-        path = runs / f"{'rec' if stack.startswith('recipe') else 'bench'}-llm-{kind}.json"
-        rows = [m for m in read_result(path).result.measurements if m.status == "ok" and m.spread is not None]
-        capped = sum(m.spread > NOISE_TARGET for m in rows)
-        per_shape = (tcomp + trest) / max(done, 1)  # means: the totals are what the goal is about
-        if (stack, kind) in warm_walls:  # a warm run that compiled some shapes cold: its warm shapes only
-            per_shape, hits = warm_walls[(stack, kind)]
-            stack_note = f" ({hits} shapes that hit the cache)"
-        else:
-            stack_note = ""
-        saved = 0.0
-        if kind == "cold" and stack in warm:
-            w = warm[stack]
-            backend = next(b for b in med if b not in ("ATEN", "TRITON", "mix"))
-            if stack.startswith("recipe") and split and mix_rate is not None:
-                triton_left = median(i[1] for i in split["TRITON"])
-                nvgemm_left = median(i[0] - i[2] * mix_rate for i in split["NVGEMM"])
-                how = "autotune logs"
-            else:
-                triton_left = med["TRITON"] - w["TRITON"]
-                nvgemm_left = med[backend] - w[backend]
-                how = "cold - warm, an upper bound"
-            saved = med["TRITON"] + med[backend] - (triton_left + nvgemm_left + w["TRITON"] + w[backend])
-            note = (f"TRITON+{backend} {med['TRITON'] + med[backend]:.1f} -> "
-                    f"{triton_left + nvgemm_left + w['TRITON'] + w[backend]:.1f} (left: Triton {triton_left:.1f}, "
-                    f"{backend} {nvgemm_left:.1f}, {how})")
-        else:
-            note = "compile as measured" + stack_note
-        timing_saved = capped / max(done, 1) * (0.5 - TIME_CAP_S)
-        goal = 150 if kind == "warm" else 300
-        projected = (startup or 3.0) + n * (per_shape - saved - timing_saved)
-        print(f"  {stack:45s} {kind:4s} {per_shape:.1f} s/shape - {saved:.1f} compile - {timing_saved:.1f} timing; "
-              f"{note}; {n} shapes ~{projected:.0f} s (goal {goal} s, was {total:.0f} s"
-              f"{', ' + str(cut) + ' rows cut' if cut else ''})")
-    print("  (means per measured shape; a warm run whose cold run was cut compiled those shapes cold: projected from "
-          "the shapes that hit the cache)")
+                  f"{reps:.0f} reps, spread {spread:.1%}: median within {error(reps):.2%}")
 
 
 def library_section(path: Path) -> None:
@@ -293,10 +238,10 @@ def library_section(path: Path) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=Path, default=RUNS)
-    parser.add_argument("--logs", type=Path, default=LOGS)
+    parser.add_argument("--logs", type=Path, default=None, help="default: --runs")
     parser.add_argument("--shapes", action="store_true", help="also every shape's figures")
     args = parser.parse_args(argv)
-    report(args.runs, args.logs, args.shapes)
+    report(args.runs, args.logs or args.runs, args.shapes)
     return 0
 
 
