@@ -546,3 +546,35 @@ def test_bundles_pip_download_reads_the_machine_wide_pip_configuration_only(tmp_
     said = done.stdout + done.stderr
     assert (done.returncode != 0 and "(constraint) alpha<2" in said) if applies else done.returncode == 0, said
     assert [p.name for p in (tmp_path / "out").glob("*.whl")] == ([] if applies else ["alpha-2.0-py3-none-any.whl"])
+
+
+def test_bundle_masks_the_secrets_of_an_index_url_a_pip_file_it_reads_sets(tmp_path):
+    """pip prints an index URL's path and query apart from the URL when it cannot reach it; bundle's pip reads the
+    machine-wide pip files (piprun), so the secrets of the URLs those files set are masked in what bundle prints, as
+    fix masks them (a global file under XDG_CONFIG_DIRS names a closed port, with a secret in its user info and
+    query)."""
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    mirror = f"https://me:secret@127.0.0.1:{port}/mirror?k=S3cretValue42"
+    conf = tmp_path / "xdg" / "pip" / "pip.conf"
+    conf.parent.mkdir(parents=True)
+    conf.write_text(f"[global]\nindex-url = {mirror}\nretries = 1\ntimeout = 2\n")
+    lock = tmp_path / "lock" / "pylock.toml"
+    lock.parent.mkdir()
+    lock.write_text('lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "apache-tvm-ffi"\nversion = "0.1.7"\n'
+                    'wheels = [{ name = "apache_tvm_ffi-0.1.7-py3-none-any.whl", '
+                    'url = "https://files.example/apache_tvm_ffi-0.1.7-py3-none-any.whl", '
+                    f'hashes = {{ sha256 = "{"1" * 64}" }} }}]\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_DIRS=str(tmp_path / "xdg"), XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    done = subprocess.run([sys.executable, "-m", "envcheck", "bundle", "--profile", "torch-2.11-nvgemm", "--lock",
+                           str(lock), "-o", str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    said = done.stdout + done.stderr
+    # pip's words are shown: the host and the path it could not reach ("Retrying ... /mirror?k=.../apache-tvm-ffi/")
+    assert done.returncode == 1 and "pip download failed" in said and "127.0.0.1" in said and "/mirror" in said, said
+    assert "S3cretValue42" not in said and "secret" not in said, said

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -35,12 +36,15 @@ def run_bundle(
 ) -> int:
     from packaging.utils import canonicalize_name
 
+    from ..fix.pipconfig import config_files, read_secrets
     from ..gitsafe import checked_index_url, checked_url
     from ..profile import choose
     from ..redact import Redactor, url_secrets
     from ..render.text import profile_line
 
-    told, redact = err, Redactor(paths=False, also=url_secrets(index_url, cutlass_url))
+    # bundle's pip (sys.executable's, under piprun's rule) reads the machine-wide pip files: their URLs' secrets too
+    pip_reads = read_secrets(config_files(sys.prefix, os.environ))
+    told, redact = err, Redactor(paths=False, also=(*url_secrets(index_url, cutlass_url), *pip_reads))
 
     def err(text: str) -> None:  # what bundle says names URLs, and pip's words: masked, the URLs' parts too
         told(redact(text))

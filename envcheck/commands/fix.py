@@ -22,7 +22,7 @@ from ..fix import statelock
 from ..fix.apply import Console, Outcome, Runner, apply, run_command
 from ..fix.host import externally_managed, find_interpreters, pip_for
 from ..fix.pip import PipSources, checked_name, sources_from_flags
-from ..fix.pipconfig import ConfigFile, config_files, pip_setup
+from ..fix.pipconfig import ConfigFile, config_files, pip_setup, read_secrets
 from ..fix.plan import cutlass_folder, make_plan
 from ..fix.preflight import preflight
 from ..fix.steps import Plan, PlanOptions
@@ -152,7 +152,7 @@ def _consent(io: Io, options: FixOptions, plan: Plan) -> tuple[str, ...]:
 def _masking(io: Io, pip_files: Sequence[ConfigFile]) -> Io:
     """io whose streams, and the log opened from them, also mask the secret parts of the URLs that the pip
     configuration files pip reads set: pip prints an index's path and query apart from the URL (url_secrets)."""
-    secrets = url_secrets(*(value for file in pip_files if file.read for _, value in file.settings))
+    secrets = read_secrets(pip_files)
     if not secrets:
         return io
     redact = Redactor(paths=False, also=(*io.err.redact.secrets, *secrets))

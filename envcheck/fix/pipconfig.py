@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from ..piprun import ISOLATED, REMOVED
-from ..redact import redact_url
+from ..redact import redact_url, url_secrets
 from .failure import tool_of
 
-__all__ = ["DEFAULT_INDEX", "ConfigFile", "Source", "PipSetup", "config_files", "setting", "configured_constraint",
+__all__ = ["DEFAULT_INDEX", "ConfigFile", "Source", "PipSetup", "config_files", "read_secrets", "setting", "configured_constraint",
            "pip_setup"]
 
 DEFAULT_INDEX = "https://pypi.org/simple"
@@ -120,6 +120,12 @@ def config_files(prefix: str, env: Mapping[str, str]) -> tuple[ConfigFile, ...]:
         except (OSError, UnicodeDecodeError, configparser.Error) as exc:
             found.append(ConfigFile(path, scope, read, why, error=type(exc).__name__))
     return tuple(found)
+
+
+def read_secrets(files: Sequence[ConfigFile]) -> tuple[str, ...]:
+    """The secret parts of every URL the files pip reads set (redact.url_secrets): what pip may print apart from
+    its URL (an index's path with its query, when it cannot reach it), for the masking of fix's and bundle's output."""
+    return url_secrets(*(value for file in files if file.read for _, value in file.settings))
 
 
 def _normal(name: str) -> str:
