@@ -575,6 +575,7 @@ def test_bundle_masks_the_secrets_of_an_index_url_a_pip_file_it_reads_sets(tmp_p
                            str(lock), "-o", str(tmp_path / "out")], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=120)
     said = done.stdout + done.stderr
-    # pip's words are shown: the host and the path it could not reach ("Retrying ... /mirror?k=.../apache-tvm-ffi/")
-    assert done.returncode == 1 and "pip download failed" in said and "127.0.0.1" in said and "/mirror" in said, said
+    # pip's words are shown, with the path it could not reach ("Retrying ... /mirror?k=.../apache-tvm-ffi/"; pip 26
+    # names the host too, pip 23 does not)
+    assert done.returncode == 1 and "pip download failed" in said and "/mirror" in said, said
     assert "S3cretValue42" not in said and "secret" not in said, said
