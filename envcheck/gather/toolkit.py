@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from typing import Mapping, Optional
 
+from ..background import together
 from ..model import Interpreter, Nvcc, Toolkit
 from ..proc import run
 
@@ -73,6 +74,5 @@ def gather_toolkit(
     env: Mapping[str, str], interpreter: Optional[Interpreter], timeout: float = 10.0, system_cuda: str = SYSTEM_CUDA
 ) -> Toolkit:
     locations = nvcc_locations(env, interpreter, system_cuda)
-    with ThreadPoolExecutor(max_workers=max(1, len(locations))) as pool:
-        candidates = list(pool.map(lambda item: _run_nvcc(item[0], item[1], timeout), locations))
+    candidates = together(*(functools.partial(_run_nvcc, path, source, timeout) for path, source in locations))
     return Toolkit(candidates=tuple(candidates))
