@@ -4,9 +4,9 @@ importing it (it, and the logging it imports, were a measured part of doctor's s
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Generic, Optional, TypeVar
+from typing import Any, Callable, Generic, Iterable, Optional, TypeVar
 
-__all__ = ["Background", "together"]
+__all__ = ["Background", "results", "together"]
 
 T = TypeVar("T")
 
@@ -42,10 +42,14 @@ class Background(Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
-def together(*calls: Callable[[], T]) -> list[T]:
-    """Every call at once, each on a thread of its own; once all have ended, their values in order, or the first
-    error in that order raised."""
-    started = [Background(call) for call in calls]
+def results(started: Iterable[Background[T]]) -> list[T]:
+    """Once every one of them has ended: their values in order, or the first error in that order raised."""
+    started = list(started)
     for each in started:
         each.wait()
     return [each.result() for each in started]
+
+
+def together(*calls: Callable[[], T]) -> list[T]:
+    """Every call at once, each on a thread of its own: their results()."""
+    return results([Background(call) for call in calls])

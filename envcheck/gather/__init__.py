@@ -5,6 +5,7 @@ The gatherers run concurrently; what they return is assembled into one Facts val
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 from .checkout import locate_checkout, read_checkout
 from .driver import gather_driver
 from .interpreter import Probe, gather_interpreter
-from .toolkit import gather_toolkit
+from .toolkit import early_nvcc, gather_toolkit
 
 __all__ = ["Sources", "gather", "Gatherers", "started", "head_start"]
 
@@ -83,15 +84,18 @@ def head_start(python: str) -> Gatherers:
 
 
 def started(python: str, env: Optional[Mapping[str, str]] = None) -> Gatherers:
-    """Gatherers whose slow, policy-free parts (the probe's scan, NVML) are already running, so the caller can do
-    other work (read the policy, import the judges) meanwhile; the probe gets the policy's modules when it is read.
+    """Gatherers whose slow, policy-free parts (the probe's scan, NVML, each nvcc found without the interpreter) are
+    already running, so the caller can do other work (read the policy, import the judges) meanwhile; the probe gets
+    the policy's modules when it is read.
     A head start for the same target (and the environment of the process) is taken, once, instead of a new start."""
     early = _HEAD_START.pop(python, None) if env is None else None
     if early is not None:
         return early
     probe = Probe(python, env)
     driver = Background(gather_driver)
-    return replace(Gatherers(), interpreter=lambda _python, timeout, _env, modules=(): probe.result(timeout, modules), driver=driver.result)
+    nvcc = early_nvcc(os.environ if env is None else env)
+    return replace(Gatherers(), interpreter=lambda _python, timeout, _env, modules=(): probe.result(timeout, modules),
+                   driver=driver.result, toolkit=functools.partial(gather_toolkit, started=nvcc))
 
 
 def _settle(name: str, future: Background, deadline: float, timings: dict) -> Union[object, Failure]:
