@@ -389,3 +389,11 @@ def test_an_nvcc_started_early_is_taken_not_asked_again_and_the_toolkit_is_the_s
     assert log.read_text() == "x\n"  # the PATH nvcc once: taken from the early start; CUDA_HOME's asked now
     assert taken == gather_toolkit(env, None, system_cuda=system)
     assert [(c.source, c.version) for c in taken.candidates] == [("CUDA_HOME", "13.1.80"), ("PATH", "13.0.88")]
+
+
+def test_the_hostname_is_the_one_socket_gives():
+    import socket
+
+    from envcheck.gather.host import host_of, local_hostname
+
+    assert local_hostname() == socket.gethostname() == host_of(None).hostname
