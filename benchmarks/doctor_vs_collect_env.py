@@ -5,7 +5,8 @@
 Both commands run as a user would run them, alternately, so that machine noise hits both alike. Prints each
 command's median wall time and the ratio (goal: doctor <= 1/10 of collect_env), the median time each of doctor's
 gatherers took to answer (from its JSON), and the typer in use. Also checks that doctor's run imported no torch,
-cutlass or triton in envcheck's own process.
+cutlass or triton in envcheck's own process, and prints how much of its modules' import time is envcheck's, typer's
+and pydantic's (typer 0.29 imports pydantic).
 
 envcheck's own modules are byte-compiled first, as `pip install` compiles them: run from a source tree where
 PYTHONDONTWRITEBYTECODE is set, every run would otherwise compile them again, which no installed envcheck does.
@@ -74,6 +75,15 @@ def main() -> int:
                                    capture_output=True, text=True).stdout.strip()
     print(f"typer {typer_version or 'missing'} (0.29 and later build a pydantic adapter per option: slower start-up)")
     print(f"heavy modules imported by envcheck's own process: {', '.join(heavy) or 'none'}")
+    owners: dict[str, float] = {}
+    for line in imports.splitlines():
+        fields = line.split("|")
+        if line.startswith("import time:") and fields[0].split(":")[1].strip().isdigit():
+            top = fields[-1].strip().split(".")[0]
+            owner = "pydantic" if top in ("pydantic", "pydantic_core") else top if top in ("envcheck", "typer") else "the rest"
+            owners[owner] = owners.get(owner, 0) + int(fields[0].split(":")[1]) / 1000
+    print("import self-time of doctor's modules (one -X importtime run, ms): "
+          + ", ".join(f"{owner} {owners.get(owner, 0):.0f}" for owner in ("envcheck", "typer", "pydantic", "the rest")))
     return 0
 
 

@@ -3,9 +3,10 @@
 Exit codes (the same for every command, envcheck/endings.py maps every ending to one): 0 every required check
 passed, 1 a required check failed, 2 bad usage or bad input, 3 envcheck itself failed (the log's path is printed),
 130 interrupted, 141 standard output closed early.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` here: typer reads every command's annotations, and as strings it would
+evaluate each of them (hundreds, at every start; a measured part of doctor's start-up).
+"""
 
 import math
 import sys

@@ -62,8 +62,9 @@ _OFFLINE = {"GIT_NO_LAZY_FETCH": "1"}  # git 2.44+ (and 2.39.4+): no fetch for a
 
 
 _FIXED = tuple((s.key, s.value) for s in SETTINGS if s.value is not None and "<name>" not in s.key)
-# The <name> settings, as patterns of the keys `git config --list` prints (section and variable in lower case).
-_NAMED = tuple((re.compile(re.escape(s.trigger.lower()).replace("<name>", "(?P<name>.+)")), s.key, s.value)
+# The <name> settings, as patterns of the keys `git config --list` prints (section and variable in lower case). Kept
+# as text: re compiles each the first time a checkout's configuration is read (and caches it), not at import.
+_NAMED = tuple((re.escape(s.trigger.lower()).replace("<name>", "(?P<name>.+)"), s.key, s.value)
                for s in SETTINGS if s.value is not None and "<name>" in s.key)
 
 
@@ -107,7 +108,7 @@ def _named(config: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
     for key, _ in config:
         lower = key.lower()
         for pattern, template, neutral in _NAMED:
-            found = pattern.fullmatch(lower)
+            found = re.fullmatch(pattern, lower)
             if found:  # the name as configured (git keeps its case), the rest in SETTINGS' spelling
                 start, end = found.span("name")
                 named = template.replace("<name>", key[start:end])

@@ -33,12 +33,13 @@ _RESET = "\x1b[0m"
 _OWN = frozenset({f"\x1b[{code}m" for code in COLOURS.values()} | {_RESET})
 
 # Escape sequences (ECMA-48): CSI (ESC [ ... final), strings (OSC, DCS, SOS, PM, APC: up to BEL, ST or the end of
-# the line), two-character ones (ESC c, ESC 7, ESC D ...), and their 8-bit C1 forms.
-_SEQUENCE = re.compile(
+# the line), two-character ones (ESC c, ESC 7, ESC D ...), and their 8-bit C1 forms. Both kept as text: re compiles
+# them the first time a text holds an introducer (and caches them), not at import (doctor's start-up).
+_SEQUENCE = (
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])"
     r"|\x9b[0-?]*[ -/]*[@-~]|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c\n]*(?:\x07|\x9c|\x1b\\)?"
 )
-_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # the common one (colours), alone: Python's re finds it five times faster
+_CSI = r"\x1b\[[0-?]*[ -/]*[@-~]"  # the common one (colours), alone: Python's re finds it five times faster
 _INTRODUCERS = "\x1b\x9b\x90\x98\x9d\x9e\x9f"
 # Every control character left (C0 but tab and newline, DEL, C1), and the direction overrides and isolates.
 _CONTROLS = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F),
@@ -51,12 +52,12 @@ def clean(text: str, keep_own: bool = False) -> str:
     if not any(c in text for c in _INTRODUCERS):
         return text.translate(_CONTROLS)
     if not keep_own:
-        text = _CSI.sub("", text)
+        text = re.sub(_CSI, "", text)
         if any(c in text for c in _INTRODUCERS):
-            text = _SEQUENCE.sub("", text)
+            text = re.sub(_SEQUENCE, "", text)
         return text.translate(_CONTROLS)
     parts, start = [], 0
-    for found in _SEQUENCE.finditer(text):
+    for found in re.finditer(_SEQUENCE, text):
         parts.append(text[start:found.start()].translate(_CONTROLS))
         if found.group() in _OWN:
             parts.append(found.group())

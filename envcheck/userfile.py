@@ -122,19 +122,23 @@ def _replace(path: Path, text: str, what: str) -> None:
 
 
 # A dotted key (`a."b".c`), or a one-line string, whose inside is then not read as keys; a key part never starts
-# inside a word, so that a long word is not tried from each of its letters.
+# inside a word, so that a long word is not tried from each of its letters. Text: re compiles it where it is first
+# used (parse_toml scans only text that could hold a long key), not at import.
 _KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
-_DOTTED = re.compile(r"(?<![A-Za-z0-9_-])" + _KEY_PART + r"(?:[ \t]*\.[ \t]*" + _KEY_PART + r")+|" + _KEY_PART)
+_DOTTED = r"(?<![A-Za-z0-9_-])" + _KEY_PART + r"(?:[ \t]*\.[ \t]*" + _KEY_PART + r")+|" + _KEY_PART
 MAX_KEY_PARTS = 32  # a profile's longest key has three; tomllib's time and memory grow with the square of the parts
 
 
 def parse_toml(text: str, what: str) -> dict:
     """TOML text as a dict; invalid or too deeply nested TOML is a UsageError naming `what`, and so is a dotted key
-    of more than MAX_KEY_PARTS parts: tomllib needs the square of the parts (200 KB of `a.a.a...` took 24 GB)."""
-    for found in _DOTTED.finditer(text):
-        if "." in found.group() and len(re.findall(_KEY_PART, found.group())) > MAX_KEY_PARTS:
-            line = text.count("\n", 0, found.start()) + 1
-            raise UsageError(f"{what}: not usable TOML: a dotted key of more than {MAX_KEY_PARTS} parts (line {line})")
+    of more than MAX_KEY_PARTS parts: tomllib needs the square of the parts (200 KB of `a.a.a...` took 24 GB).
+    A key stands on one line, so only a line with MAX_KEY_PARTS dots can hold one that long: text without such a
+    line (every profile) is not scanned, which is most of the read's time (doctor's start-up is a measured goal)."""
+    if any(line.count(".") >= MAX_KEY_PARTS for line in text.split("\n")):
+        for found in re.finditer(_DOTTED, text):
+            if "." in found.group() and len(re.findall(_KEY_PART, found.group())) > MAX_KEY_PARTS:
+                line = text.count("\n", 0, found.start()) + 1
+                raise UsageError(f"{what}: not usable TOML: a dotted key of more than {MAX_KEY_PARTS} parts (line {line})")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -18,7 +18,7 @@ from envcheck.gather import Gatherers, Sources, gather
 from envcheck.gather.checkout import locate_checkout, read_checkout
 from envcheck.gather.driver import NvmlUnavailable, gather_driver
 from envcheck.gather.interpreter import gather_interpreter
-from envcheck.gather.toolkit import gather_toolkit, parse_nvcc_version
+from envcheck.gather.toolkit import early_nvcc, gather_toolkit, parse_nvcc_version
 from envcheck.judge import judge
 from envcheck.model import Failure, Status
 
@@ -374,3 +374,26 @@ def test_a_broken_gatherer_still_yields_a_report(part, breakage, policy, cutlass
 def test_install_byproducts_are_not_local_changes(porcelain, changed):
     from envcheck.gather.checkout import changed_paths
     assert changed_paths(porcelain) == changed
+
+
+def test_an_nvcc_started_early_is_taken_not_asked_again_and_the_toolkit_is_the_same(tmp_path):
+    log = tmp_path / "asked"
+    nvcc = fake_nvcc(tmp_path / "bin", "13.0.88")
+    nvcc.write_text(nvcc.read_text().replace("#!/bin/sh\n", f"#!/bin/sh\necho x >> '{log}'\n"))
+    home = fake_nvcc(tmp_path / "home" / "bin", "13.1.80").parent.parent
+    system = str(tmp_path / "no-system-cuda")
+    early = early_nvcc({"PATH": str(nvcc.parent)}, system_cuda=system)  # before CUDA_HOME is known: PATH only
+    assert list(early) == [(str(nvcc), "PATH")]
+    env = {"CUDA_HOME": str(home), "PATH": str(nvcc.parent)}
+    taken = gather_toolkit(env, None, system_cuda=system, started=early)
+    assert log.read_text() == "x\n"  # the PATH nvcc once: taken from the early start; CUDA_HOME's asked now
+    assert taken == gather_toolkit(env, None, system_cuda=system)
+    assert [(c.source, c.version) for c in taken.candidates] == [("CUDA_HOME", "13.1.80"), ("PATH", "13.0.88")]
+
+
+def test_the_hostname_is_the_one_socket_gives():
+    import socket
+
+    from envcheck.gather.host import host_of, local_hostname
+
+    assert local_hostname() == socket.gethostname() == host_of(None).hostname

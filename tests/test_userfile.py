@@ -59,6 +59,28 @@ def test_a_file_at_the_cap_is_read(tmp_path):
         read_text(path, "x", limit=1024)
 
 
+def _key(parts: int, dot: str = ".") -> str:
+    return dot.join(f"k{i}" for i in range(parts))
+
+
+@pytest.mark.parametrize("text, refused_on", [
+    (f"{_key(32)} = 1\n", None),  # at the cap
+    (f"{_key(33)} = 1\n", 1),  # one part over it
+    (f"{_key(33, ' . ')} = 1\n", 1),  # spaces around the dots: the same key
+    (f"a = 1\n[{_key(33)}]\n", 2),  # a table header, on its line
+    (f"x = {{ {_key(33)} = 1 }}\n", 1),  # inside an inline table
+    (f'{_key(31)}."b.c.d" = 1\n', None),  # 32 parts: the dots inside a quoted part are not separators
+    (f'url = "{_key(200)}"\n', None),  # a string full of dots is not a key
+    (f'url = "{_key(200)}"\n{_key(33)} = 1\n', 2),
+])
+def test_a_dotted_key_over_the_cap_is_refused_naming_its_line(text, refused_on):
+    if refused_on is None:
+        assert parse_toml(text, "x")
+        return
+    with pytest.raises(UsageError, match=rf"^x: not usable TOML: a dotted key of more than 32 parts \(line {refused_on}\)$"):
+        parse_toml(text, "x")
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Writing: -o FILE is replaced whole; a device or a pipe is written as it is
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import socket
+import os
 from typing import Optional
 
 from ..model import Driver, Facts, Host
 
-__all__ = ["host_of", "anonymous"]
+__all__ = ["host_of", "anonymous", "local_hostname"]
 
 
 def anonymous(hostname: str) -> str:
@@ -17,8 +17,18 @@ def anonymous(hostname: str) -> str:
     return "sha256:" + hashlib.sha256(hostname.encode("utf-8")).hexdigest()[:16]
 
 
+def local_hostname() -> str:
+    """This machine's name as socket.gethostname() says it: where there is uname (Linux, macOS), its nodename, which
+    gethostname reads there too; socket, a measured part of doctor's start-up, is imported only where there is not."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
+
+
 def host_of(facts: Optional[Facts], *, anonymize: bool = False, hostname: Optional[str] = None) -> Host:
-    name = hostname if hostname is not None else socket.gethostname()
+    name = hostname if hostname is not None else local_hostname()
     driver = facts.driver if facts is not None and isinstance(facts.driver, Driver) else None
     return Host(
         hostname=anonymous(name) if anonymize else name,

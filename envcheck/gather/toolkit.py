@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from typing import Mapping, Optional
 
+from ..background import Background, results
 from ..model import Interpreter, Nvcc, Toolkit
 from ..proc import run
 
-__all__ = ["gather_toolkit", "nvcc_locations", "parse_nvcc_version"]
+__all__ = ["gather_toolkit", "early_nvcc", "nvcc_locations", "parse_nvcc_version"]
 
 _RELEASE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 # Where the nvidia-cuda-nvcc wheels put nvcc, relative to site-packages (CUDA 12 and CUDA 13 layouts).
@@ -69,10 +69,21 @@ def _run_nvcc(path: str, source: str, timeout: float) -> Nvcc:
     return Nvcc(path=path, source=source, version=version)
 
 
+def early_nvcc(
+    env: Mapping[str, str], timeout: float = 10.0, system_cuda: str = SYSTEM_CUDA
+) -> dict[tuple[str, str], Background[Nvcc]]:
+    """`nvcc --version` started now for each nvcc found without the interpreter (CUDA_HOME, CUDA_PATH, PATH, the
+    system toolkit), by (path, how it was found), for gather_toolkit to take: doctor starts them with the probe."""
+    return {location: Background(_run_nvcc, *location, timeout) for location in nvcc_locations(env, None, system_cuda)}
+
+
 def gather_toolkit(
-    env: Mapping[str, str], interpreter: Optional[Interpreter], timeout: float = 10.0, system_cuda: str = SYSTEM_CUDA
+    env: Mapping[str, str], interpreter: Optional[Interpreter], timeout: float = 10.0, system_cuda: str = SYSTEM_CUDA,
+    started: Optional[Mapping[tuple[str, str], Background[Nvcc]]] = None,
 ) -> Toolkit:
-    locations = nvcc_locations(env, interpreter, system_cuda)
-    with ThreadPoolExecutor(max_workers=max(1, len(locations))) as pool:
-        candidates = list(pool.map(lambda item: _run_nvcc(item[0], item[1], timeout), locations))
-    return Toolkit(candidates=tuple(candidates))
+    """Every nvcc, each asked its version (all at once); an nvcc found the same way as one in `started` (early_nvcc)
+    is not asked again. What `nvcc --version` says depends only on the nvcc, not on `env`."""
+    started = started or {}
+    runs = [started.get(location) or Background(_run_nvcc, *location, timeout)
+            for location in nvcc_locations(env, interpreter, system_cuda)]
+    return Toolkit(candidates=tuple(results(runs)))

@@ -237,3 +237,8 @@ def main():
 
 if __name__ == "__main__":
     main()
+    # The answer is written: the interpreter's teardown (every module it imported, unloaded) would only keep envcheck
+    # waiting for the exit, a few ms of doctor's measured start-up. Nothing of the probe's needs cleaning up.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -1,8 +1,11 @@
 """The shared immutable values: the facts gather collects (facts.py), the findings judge makes and their remedies
-(findings.py), the report render prints and the smoke result (report.py). Every value more than one floor of
-envcheck uses lives here, and everything here is a frozen dataclass or a tuple of them; nothing here does I/O.
+(findings.py), the report render prints (report.py), what a smoke run proved (smoke.py), and `plain`, the one way
+any of them becomes JSON (plain.py). Every value more than one floor of envcheck uses lives here, and everything
+here is a frozen dataclass or a tuple of them; nothing here does I/O.
 
-`from envcheck.model import X` is the one way to reach them; the modules inside import each other directly.
+`from envcheck.model import X` is the one way to reach them; the modules inside import each other directly. The
+smoke run's values are imported the first time one is named (module __getattr__, PEP 562): creating their classes
+was a measured part of doctor's start-up, and a doctor without --smoke names none of them.
 """
 
 from .facts import (
@@ -10,10 +13,10 @@ from .facts import (
     Toolkit, TorchBuild, canonical_name, capability_of, capability_text, gpus_given, is_distribution_name,
 )
 from .findings import Evidence, Finding, Remedy, Run, Status, Step
-from .report import (
-    Contradiction, EnvironmentRecord, Host, LoadedLibrary, ProcessRecord, ProfileChoice, Reconciliation, Report,
-    SmokeResult, plain,
-)
+from .plain import plain
+from .report import Host, ProfileChoice, Report
+
+_SMOKE = ("SmokeResult", "Contradiction", "Reconciliation", "LoadedLibrary", "ProcessRecord", "EnvironmentRecord")
 
 __all__ = [
     "Status",
@@ -52,3 +55,11 @@ __all__ = [
     "GIVEN",
     "plain",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in _SMOKE:
+        from . import smoke
+
+        return getattr(smoke, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 import shutil
 import textwrap
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .. import __version__, shell
-from ..model import Report, SmokeResult, Status, plain
+from ..model import Report, Status, plain
 from ..terminal import paint
 from .text import COLOR, FORMATS, LABEL, MARK, markdown_cell, profile_from, profile_line
+
+if TYPE_CHECKING:
+    from ..model import SmokeResult
 
 __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "markdown", "summary_counts", "smoke_lines"]
 
