@@ -101,6 +101,9 @@ def test_ctrl_c_mid_plan_says_what_was_done_what_was_not_and_how_to_undo(tmp_pat
         [sys.executable, "-m", "envcheck", "fix", "--yes", "--python", str(python), "--policy", str(policy_file),
          "--cutlass-dir", str(tmp_path / "cutlass"), "--no-index", "--find-links", str(wheelhouse), "--no-gpu"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        # Ctrl-C as a terminal delivers it: a test run in the background of a shell without job control (`cmd &`)
+        # starts with SIGINT ignored, which Python then keeps, and the child would inherit that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     for line in process.stderr:
         if line.startswith("[1/"):
