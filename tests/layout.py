@@ -47,7 +47,7 @@ MAX_LINES_IN = {"envcheck.profile": 300}  # a room with a tighter cap (issue 19:
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("inside", ("envcheck.inside", "envcheck.inside.*")),  # runs in the target interpreter: standard library only
     ("basics", ("envcheck", "envcheck.redact", "envcheck.proc", "envcheck.atomic", "envcheck.shell", "envcheck.terminal",
-                "envcheck.gitsettings", "envcheck.piprun", "envcheck.background")),
+                "envcheck.gitsettings", "envcheck.piprun")),
     ("errors", ("envcheck.errors",)),
     ("user-files", ("envcheck.userfile",)),  # reading and writing the files a user names (paths reads its own with it)
     ("edges", ("envcheck.paths", "envcheck.gitsafe")),

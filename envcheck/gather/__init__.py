@@ -9,10 +9,11 @@ import functools
 import os
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Union
 
-from ..background import Background
 from ..model import Facts, Failure, Interpreter, gpus_given
 
 if TYPE_CHECKING:
@@ -92,17 +93,19 @@ def started(python: str, env: Optional[Mapping[str, str]] = None) -> Gatherers:
     if early is not None:
         return early
     probe = Probe(python, env)
-    driver = Background(gather_driver)
+    nvml = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nvml")
+    driver = nvml.submit(gather_driver)
+    nvml.shutdown(wait=False)
     nvcc = early_nvcc(os.environ if env is None else env)
     return replace(Gatherers(), interpreter=lambda _python, timeout, _env, modules=(): probe.result(timeout, modules),
                    driver=driver.result, toolkit=functools.partial(gather_toolkit, started=nvcc))
 
 
-def _settle(name: str, future: Background, deadline: float, timings: dict) -> Union[object, Failure]:
+def _settle(name: str, future: Future, deadline: float, timings: dict) -> Union[object, Failure]:
     """The gatherer's result, or a Failure naming it: an exception or a timeout never escapes."""
     try:
         return future.result(timeout=max(0.0, deadline - time.monotonic()))
-    except TimeoutError:
+    except FutureTimeout:
         return Failure(name, "did not answer within its time limit")
     except Exception as exc:  # noqa: BLE001 - the contract: gathering never raises
         return Failure(name, str(exc) or type(exc).__name__)
@@ -114,22 +117,26 @@ def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
     start = time.monotonic()
     deadline = start + sources.timeout
     timings: dict[str, float] = {}
-    interpreter_f = Background(gatherers.interpreter, sources.python, sources.timeout, sources.env, sources.modules)
-    driver_f = Background(gatherers.driver)
-    interpreter = _settle("interpreter", interpreter_f, deadline, timings)
-    known = interpreter if isinstance(interpreter, Interpreter) else None
-    toolkit_f = Background(gatherers.toolkit, sources.env, known)
-    located = locate_checkout(
-        sources.cutlass_dir, sources.env, known, sources.cutlass_distribution, sources.cutlass_subdir
-    ) if sources.cutlass_distribution else None
-    checkout_f = (
-        Background(gatherers.checkout, located[0], located[1], sources.cutlass_subdir, sources.cutlass_module)
-        if located
-        else None
-    )
-    driver = _settle("driver", driver_f, deadline, timings)
-    toolkit = _settle("toolkit", toolkit_f, deadline, timings)
-    checkout = _settle("checkout", checkout_f, deadline, timings) if checkout_f else None
+    pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gather")
+    try:
+        interpreter_f = pool.submit(gatherers.interpreter, sources.python, sources.timeout, sources.env, sources.modules)
+        driver_f = pool.submit(gatherers.driver)
+        interpreter = _settle("interpreter", interpreter_f, deadline, timings)
+        known = interpreter if isinstance(interpreter, Interpreter) else None
+        toolkit_f = pool.submit(gatherers.toolkit, sources.env, known)
+        located = locate_checkout(
+            sources.cutlass_dir, sources.env, known, sources.cutlass_distribution, sources.cutlass_subdir
+        ) if sources.cutlass_distribution else None
+        checkout_f = (
+            pool.submit(gatherers.checkout, located[0], located[1], sources.cutlass_subdir, sources.cutlass_module)
+            if located
+            else None
+        )
+        driver = _settle("driver", driver_f, deadline, timings)
+        toolkit = _settle("toolkit", toolkit_f, deadline, timings)
+        checkout = _settle("checkout", checkout_f, deadline, timings) if checkout_f else None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     return Facts(
         interpreter=interpreter,
         driver=driver,

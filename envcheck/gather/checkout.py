@@ -7,11 +7,11 @@ for it (it is most of doctor's start-up)."""
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Mapping, Optional
 
 from .. import gitsafe, proc
-from ..background import together
 from ..model import Checkout, Interpreter
 from ..paths import default_cutlass_dir
 from ..shell import describe, unsafe_character
@@ -92,10 +92,12 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
     # with every setting; then the status, with the settings that name commands neutralised, and whether the commit
     # is CUTLASS.
     reader = _Git(folder)
-    (ok, out, err), settings = together(
-        lambda: reader.run("rev-parse", "--show-toplevel", "--is-shallow-repository", "HEAD", "--abbrev-ref", "HEAD"),
-        lambda: gitsafe.configured(folder),
-    )
+    with ThreadPoolExecutor(2) as pool:
+        where = pool.submit(reader.run, "rev-parse", "--show-toplevel", "--is-shallow-repository", "HEAD",
+                            "--abbrev-ref", "HEAD")
+        config = pool.submit(gitsafe.configured, folder)
+        ok, out, err = where.result()
+        settings = config.result()
     if not ok and "dubious ownership" in err:  # a repository git will not read as this user: say so, not "no repo"
         raise RuntimeError(next((line for line in err.splitlines() if line.startswith("fatal:")), err.strip()))
     if not ok:  # no commits yet, or not a repository at all
@@ -111,12 +113,13 @@ def read_checkout(path: str, source: str, subdir: str, module: str) -> Checkout:
     has_package = (root / subdir / "pyproject.toml").is_file()
     package_version = _package_version(root / subdir, module)
     git = _Git(root, config=settings)
-    (ok_status, porcelain), (ok_marker, listed) = together(
+    with ThreadPoolExecutor(2) as pool:
         # Submodules are not entered (their drivers are not read here): one that moved still shows
-        lambda: git("status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty"),
+        status = pool.submit(git, "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")
         # trees only: a blob-filtered checkout has no blob to fetch for it
-        lambda: reader("ls-tree", "-z", "--name-only", head, "--", _CUTLASS_MARKER),
-    )
+        marker = pool.submit(reader, "ls-tree", "-z", "--name-only", head, "--", _CUTLASS_MARKER)
+        ok_status, porcelain = status.result()
+        ok_marker, listed = marker.result()
     if not ok_status:
         raise RuntimeError(f"git status failed in {root}")
     return Checkout(

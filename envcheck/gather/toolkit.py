@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from typing import Mapping, Optional
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Mapping, Optional, Sequence
 
-from ..background import Background, results
 from ..model import Interpreter, Nvcc, Toolkit
 from ..proc import run
 
@@ -69,21 +69,27 @@ def _run_nvcc(path: str, source: str, timeout: float) -> Nvcc:
     return Nvcc(path=path, source=source, version=version)
 
 
-def early_nvcc(
-    env: Mapping[str, str], timeout: float = 10.0, system_cuda: str = SYSTEM_CUDA
-) -> dict[tuple[str, str], Background[Nvcc]]:
-    """`nvcc --version` started now for each nvcc found without the interpreter (CUDA_HOME, CUDA_PATH, PATH, the
-    system toolkit), by (path, how it was found), for gather_toolkit to take: doctor starts them with the probe."""
-    return {location: Background(_run_nvcc, *location, timeout) for location in nvcc_locations(env, None, system_cuda)}
+def _ask(locations: Sequence[tuple[str, str]], timeout: float) -> dict[tuple[str, str], Future]:
+    """`nvcc --version` started now for each (path, how it was found), all at once."""
+    pool = ThreadPoolExecutor(max_workers=max(1, len(locations)), thread_name_prefix="nvcc")
+    asked = {location: pool.submit(_run_nvcc, *location, timeout) for location in locations}
+    pool.shutdown(wait=False)
+    return asked
+
+
+def early_nvcc(env: Mapping[str, str], timeout: float = 10.0, system_cuda: str = SYSTEM_CUDA) -> dict[tuple[str, str], Future]:
+    """Each nvcc found without the interpreter (CUDA_HOME, CUDA_PATH, PATH, the system toolkit) asked its version now,
+    by (path, how it was found), for gather_toolkit to take: doctor starts them with the probe."""
+    return _ask(nvcc_locations(env, None, system_cuda), timeout)
 
 
 def gather_toolkit(
     env: Mapping[str, str], interpreter: Optional[Interpreter], timeout: float = 10.0, system_cuda: str = SYSTEM_CUDA,
-    started: Optional[Mapping[tuple[str, str], Background[Nvcc]]] = None,
+    started: Optional[Mapping[tuple[str, str], Future]] = None,
 ) -> Toolkit:
     """Every nvcc, each asked its version (all at once); an nvcc found the same way as one in `started` (early_nvcc)
     is not asked again. What `nvcc --version` says depends only on the nvcc, not on `env`."""
     started = started or {}
-    runs = [started.get(location) or Background(_run_nvcc, *location, timeout)
-            for location in nvcc_locations(env, interpreter, system_cuda)]
-    return Toolkit(candidates=tuple(results(runs)))
+    locations = nvcc_locations(env, interpreter, system_cuda)
+    asked = {**_ask([location for location in locations if location not in started], timeout), **started}
+    return Toolkit(candidates=tuple(asked[location].result() for location in locations))
