@@ -300,6 +300,7 @@ TABLE_SAMPLES = {
     "wrong-result": ["SmokeWrongResult: max error 3.1"],
     "tvm-ffi-needed": ["DSLRuntimeError: install apache-tvm-ffi>=0.1.5 to enable kwargs/defaults"],
     "tvm-ffi-not-initialized": ["cutlass.base_dsl.common.DSLRuntimeError: TVM FFI function is not initialized."],
+    "dsl-arch-mismatch": ["error: expects arch to be sm_90a, but got sm_100a"],
     "target-sm-invalid": ["ValueError: TargetSm 86a is invalid. ArchConditional targets must be Hopper (sm90) or newer"],
     "operators-tvm-ffi-conflict": ["Conflicting environment variables: CUTLASS_OPERATORS_USE_TVM_FFI=False (disables"],
     "nvmmh-missing": ["nvmatmul heuristic requires 'nvidia-matmul-heuristics>=0.1.0.27' with the 0.1.0.27 API shape"],

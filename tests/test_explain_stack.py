@@ -43,6 +43,10 @@ def main_cause(text: str, policy, **known):
 EXACT = [
     # nvidia_cutlass_operators-0.3.0 · cutlass/operators/arch.py:92
     ("ValueError: TargetSm 80a is invalid. ArchConditional targets must be Hopper (sm90) or newer", "target-sm-invalid"),
+    # nvidia_cutlass_dsl_libs_core-4.8.1 · cutlass/cute/nvgpu/warpgroup/mma.py:156, as torch 2.14.1's precompile worker
+    # logs it (../shared/h200/2026-12-01-s4/model-nv16-arch-errors.log line 54, colour codes removed)
+    ("E1201 20:20:43.815000 3303 torch/_inductor/select_algorithm.py:4866] [0/0] error: expects arch to be sm_90a, but "
+     "got sm_100a", "dsl-arch-mismatch"),
     # standard Python, raised by `import cutlass.operators` (pytorch/pytorch#191130; DSL 4.3.5 + operators 0.3.0 run)
     ("ModuleNotFoundError: No module named 'cutlass.operators'", "cutlass-operators-missing"),
     # torch-2.14.1 · torch/_inductor/codegen/nv_universal_gemm/nv_universal_gemm_kernel.py:574 with operators >= 0.2.0

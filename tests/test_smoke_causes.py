@@ -108,6 +108,7 @@ EXAMPLES = [
     # The operators stack's own messages, exactly as their wheels write them (tests/test_explain_stack.py has the
     # sources, real logs and variants).
     ("ValueError: TargetSm 80a is invalid. ArchConditional targets must be Hopper (sm90) or newer", "target-sm-invalid"),
+    ("cutlass.base_dsl.common.DSLUserCodeError: error: expects arch to be sm_90a, but got sm_100a", "dsl-arch-mismatch"),
     ("ModuleNotFoundError: No module named 'cutlass.operators'", "cutlass-operators-missing"),
     ("ModuleNotFoundError: No module named 'cutlass.operators.providers.cutedsl.evt.common_efc'", "common-efc"),
     ("DSLRuntimeError: TVM FFI function is not initialized. Was this function compiled for a different architecture?",

@@ -187,8 +187,21 @@ def no_kernel_image(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     )
 
 
+def dsl_arch_mismatch(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
+    return (
+        f"A CuteDSL candidate was compiled for the wrong GPU target: the kernel needs {said}. torch 2.14's NVGEMM "
+        "precompile workers cannot query the GPU, so the DSL falls back to sm_100a unless CUTE_DSL_ARCH names the "
+        "target. Inductor drops each such candidate from autotuning (an error-level traceback in the log), so NVGEMM's "
+        "pick is made without them and the compile takes longer.",
+        Remedy(text=f"Set CUTE_DSL_ARCH={said} in the environment the process starts with (`export "
+                    f"CUTE_DSL_ARCH={said}` in the job's environment, `ENV CUTE_DSL_ARCH={said}` in a Dockerfile); "
+                    "TORCHINDUCTOR_COMPILE_THREADS=1 also avoids it, by compiling without workers."),
+    )
+
+
 STACK_EXPLANATIONS: dict[str, Explanation] = {
     "target-sm-invalid": target_sm_invalid,
+    "dsl-arch-mismatch": dsl_arch_mismatch,
     "cutlass-operators-missing": operators_missing,
     "common-efc": common_efc,
     "tvm-ffi-not-initialized": tvm_ffi_not_initialized,
