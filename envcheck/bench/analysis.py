@@ -28,7 +28,7 @@ from ..runner import warm_compile
 from .autotune import MIX, MixCost, mix_cost
 from .data import Peak
 from .noise import NOISE_FLOOR, call_noise, differs, noise
-from .shapes import Shape
+from .shapes import ROW_MAJOR, Shape
 from .watch import Sample, throttle_names
 
 __all__ = [
@@ -216,7 +216,8 @@ def measurements(
     found, repeats = [], {}
     for row in rows:
         raw = row.get("shape") or {}
-        shape = Shape(int(raw["m"]), int(raw["n"]), int(raw["k"]), str(raw.get("label") or ""))
+        shape = Shape(int(raw["m"]), int(raw["n"]), int(raw["k"]), str(raw.get("label") or ""),
+                      str(raw.get("layout") or ROW_MAJOR))  # a child before layouts built row-major B
         timing = row.get("kernel_ms") or {}
         median = timing.get("median")
         if row.get("repeat"):
@@ -344,8 +345,7 @@ def decide(verdicts: Sequence[ShapeVerdict], found: Sequence[Measurement], backe
     """Whether to enable the backend on this GPU; with library=True (the library called directly, best kernel per
     shape against cuBLAS), what the library itself can give, with no Inductor snippet."""
     def shapes(*kinds: str) -> tuple[str, ...]:
-        return tuple(f"{v.shape.text} ({v.shape.label})" if v.shape.label else v.shape.text
-                     for v in verdicts if v.verdict in kinds)
+        return tuple(v.shape.described for v in verdicts if v.verdict in kinds)
 
     wins, loses, same = shapes("wins"), shapes("loses"), shapes("same")
     failed = shapes("failed", "refused")

@@ -21,6 +21,7 @@ def bench_command(
     profile: Optional[str] = None,
     *,
     shapes: str = "llm",
+    layout: str = "linear",
     dtype: str = "bf16",
     budget: float = 600.0,
     timeout: Optional[float] = None,
@@ -39,7 +40,7 @@ def bench_command(
     goes to `output` (-o FILE, written whole) or standard output; the plot to `plot` (--plot FILE)."""
     from ..bench.result import BenchOptions
     from ..bench.run import DTYPE_FLAGS, SCHEMA_VERSION, no_gpu_reason, run_bench, save_last
-    from ..bench.shapes import parse_shapes
+    from ..bench.shapes import parse_layout, parse_shapes
     from ..bench.weights import EQUAL, read_weights
     from ..render import bench as render
     from ..gather.target import resolve_python
@@ -50,7 +51,7 @@ def bench_command(
     check_choice("--format", output_format, render.FORMATS)
     if plot is not None:
         render.check_plot(plot)
-    parsed = parse_shapes(shapes)
+    parsed = parse_shapes(shapes, parse_layout(layout))
     counts = read_weights(weights) if weights is not None else EQUAL
     target = resolve_python(python)
     reason = no_gpu_reason()

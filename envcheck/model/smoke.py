@@ -10,7 +10,8 @@ from typing import Optional
 from .findings import Remedy, Status
 from .plain import plain
 
-__all__ = ["EnvironmentRecord", "LoadedLibrary", "ProcessRecord", "SmokeResult", "Contradiction", "Reconciliation"]
+__all__ = ["EnvironmentRecord", "GemmProof", "LoadedLibrary", "ProcessRecord", "SmokeResult", "Contradiction",
+           "Reconciliation"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,22 @@ class ProcessRecord:
 
 
 @dataclass(frozen=True)
+class GemmProof:
+    """One GEMM a smoke run proved: the layout of B it was built in, and what ran it."""
+
+    layout: str  # "linear" (nn.Linear's weight as stored, x @ W.T) or "row-major" (inside/gemm.py LAYOUTS)
+    kernel: Optional[str] = None
+    call: Optional[str] = None
+    compile_s: Optional[float] = None
+    run_s: Optional[float] = None
+    max_error: Optional[float] = None
+
+    def to_dict(self) -> dict:
+        return {"layout": self.layout, "kernel": self.kernel, "call": self.call, "compile_s": self.compile_s,
+                "run_s": self.run_s, "max_error": self.max_error}
+
+
+@dataclass(frozen=True)
 class SmokeResult:
     """What one smoke run proved, or why it could not."""
 
@@ -86,6 +103,8 @@ class SmokeResult:
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
     process: Optional[ProcessRecord] = None  # what the child really loaded (judged by envcheck/smoke/forensics.py)
     environment: Optional[EnvironmentRecord] = None  # the variables cleared, kept and set for the child
+    layout: Optional[str] = None  # the layout of B of the last GEMM started (a failure's: the one that failed)
+    gemms: tuple[GemmProof, ...] = ()  # one per layout proved, in order (kernel, call... are the first one's)
 
     @property
     def exit_code(self) -> int:
@@ -113,6 +132,8 @@ class SmokeResult:
             "library": None if self.library is None else {
                 "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
             "log": self.log,
+            "layout": self.layout,
+            "gemms": [g.to_dict() for g in self.gemms],
         }
 
 
