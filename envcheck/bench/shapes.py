@@ -102,10 +102,11 @@ def _file_line(text: str, where: str, layouts: tuple[str, ...]) -> tuple[Shape, 
     """One line of a shapes file: MxNxK, optionally followed by the layout it runs in."""
     parts = text.split()
     if len(parts) == 2:
+        shape = parse_shape(parts[0], where)
         if parts[1] not in LAYOUTS:
             raise UsageError(f"{where}: {parts[1]!r} is not a layout; expected MxNxK optionally followed by "
                              f"{' or '.join(LAYOUTS)}, such as '16x4096x4096 linear'")
-        return (replace(parse_shape(parts[0], where), layout=parts[1]),)
+        return (replace(shape, layout=parts[1]),)
     if len(parts) > 2:
         raise UsageError(f"{where}: {text.strip()!r}: expected MxNxK optionally followed by a layout, such as "
                          "'16x4096x4096 linear'")

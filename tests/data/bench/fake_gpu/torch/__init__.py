@@ -111,7 +111,7 @@ def compile(fn, fullgraph=False, dynamic=None):
             counters["inductor"]["fxgraph_cache_miss"] += 1
             # the kernel's layout letters (A, B, out) from the operands' strides, as cutlass names its kernels:
             # t for a row-major operand, n for a column-major one (nn.Linear's weight used as W.t())
-            letters = "t" + ("n" if y.stride()[0] == 1 and y.shape[1] > 1 else "t") + "t"
+            state["letters"] = letters = "t" + ("n" if y.stride()[0] == 1 and y.shape[1] > 1 else "t") + "t"
             code = {
                 "ATEN": "extern_kernels.mm(arg0_1, arg1_1, out=buf0)\n",
                 "TRITON": "triton_tem_fused_mm_0 = async_compile.triton('triton_tem_fused_mm_0', '''\n'''\n",
@@ -132,7 +132,7 @@ def compile(fn, fullgraph=False, dynamic=None):
             while time.perf_counter() < until:
                 pass
         out = fn(x, y)
-        if os.environ.get("FAKE_WRONG") == "1":  # a miscompiled kernel: every element off
+        if os.environ.get("FAKE_WRONG") in ("1", state["letters"]):  # a miscompiled kernel (for this layout)
             out.value += 100.0
         return out
 
