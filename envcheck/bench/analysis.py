@@ -40,6 +40,7 @@ __all__ = [
     "shape_verdicts",
     "decide",
     "config_snippet",
+    "config_backends",
     "gpu_state",
     "normalize_uuid",
     "gpu_samples",
@@ -325,8 +326,13 @@ def shape_verdicts(found: Sequence[Measurement], repeats: dict[tuple[Shape, str]
     return verdicts
 
 
+def config_backends(backend: str, enable: bool) -> str:
+    """The max_autotune_gemm_backends the decision recommends."""
+    return "ATEN,TRITON," + backend if enable else "ATEN,TRITON"
+
+
 def config_snippet(backend: str, enable: bool, why: str) -> str:
-    backends = "ATEN,TRITON," + backend if enable else "ATEN,TRITON"
+    backends = config_backends(backend, enable)
     comment = f"# envcheck bench: {why}"
     return "\n".join((
         comment,
