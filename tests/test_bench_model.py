@@ -387,7 +387,7 @@ def test_the_llama_mlp_is_recorded_on_the_meta_device_as_inductor_sees_it(torch_
                             "inputs": [{"name": "0", "shape": [16, 4096], "dtype": "bfloat16"}]}
     captured = [json.loads(line[len(protocol.MODEL_RECORD):]) for line in
                 (DATA / "model" / "record-decode.lines").read_text().splitlines()]
-    assert [tuple(x.values())[:9] for x in captured[0]["gemms"]] == [tuple(x.to_dict().values())[:9] for x in found.gemms]
+    assert captured[0]["gemms"] == [x.to_dict() for x in found.gemms]  # the replayed data is what the child says
 
 
 @pytest.mark.slow

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import types
 
 try:  # imported as envcheck.inside.usermodel by envcheck's own process (tests)
     from . import protocol
@@ -46,8 +47,8 @@ def load(path, name):
     spec.loader.exec_module(module)
     function = getattr(module, name, None)
     if function is None:
-        defined = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
-                         and getattr(v, "__module__", None) == spec.name)
+        defined = sorted(k for k, v in vars(module).items() if isinstance(v, types.FunctionType)
+                         and not k.startswith("_") and v.__module__ == spec.name)
         raise protocol.ModelUnusable("%s %s:%s: the file defines no %r (its functions: %s)" % (
             FLAG, path, name, name, ", ".join(defined) or "none"))
     if not callable(function):
