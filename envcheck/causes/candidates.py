@@ -30,8 +30,9 @@ from typing import Iterable, Optional
 from ..model.candidates import IN_PROCESS, UNEXPLAINED, WORKER, GemmCandidates, LostCandidates
 from .context import Cause, Context
 from .explanations import SIGNATURES, explain_match
+from .log import clean_line
 
-__all__ = ["read_candidates", "split_at", "environment_cause"]
+__all__ = ["read_candidates", "read_log_candidates", "split_at", "environment_cause"]
 
 # torch's logging prefix: level and date, time, pid, file:line], and the compile id where there is one.
 _PREFIX = re.compile(r"^[DIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\s]+:\d+\] (?:\[[^\]]*\] ?)?")
@@ -193,6 +194,11 @@ def read_candidates(lines: Iterable[str], first: int = 1) -> tuple[GemmCandidate
     for number, text in enumerate(lines, first):
         reader.line(number, text)
     return reader.end()
+
+
+def read_log_candidates(text: str, first: int = 1) -> tuple[GemmCandidates, ...]:
+    """read_candidates over a child's log as written (escape sequences and control characters removed)."""
+    return read_candidates((clean_line(line) for line in text.splitlines()), first)
 
 
 def split_at(text: str, prefix: str) -> list[tuple[int, list[str]]]:
