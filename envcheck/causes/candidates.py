@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from ..model.candidates import IN_PROCESS, UNEXPLAINED, WORKER, GemmCandidates, LostCandidates
 from .context import Cause, Context
 from .explanations import SIGNATURES, explain_match
 from .log import clean_line
 
-__all__ = ["read_candidates", "read_log_candidates", "split_at", "environment_cause"]
+__all__ = ["CandidateReader", "read_candidates", "read_log_candidates", "split_at", "environment_cause"]
 
 # torch's logging prefix: level and date, time, pid, file:line], and the compile id where there is one.
 _PREFIX = re.compile(r"^[DIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\s]+:\d+\] (?:\[[^\]]*\] ?)?")
@@ -43,6 +43,7 @@ _ROW = re.compile(r"^  (\S+) (inf|nan|[0-9.]+(?:e[-+]?[0-9]+)?) ms\b(.*)$")
 _END = re.compile(r"AUTOTUNE benchmarking takes .* for (\d+) choices")
 _RAISED = re.compile(r"^\s*(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception)\b: ?(.*)$")
 _NVGEMM = "nv_universal_gemm"
+_STARTS = ("AUTOTUNE", "Exception ", "during autotuning")  # words of the lines a record or a table starts with
 MAX_RECORD = 400  # lines of one failure kept to find its cause: a traceback is shorter; the rest is the parent's
 
 
@@ -66,17 +67,25 @@ class _Table:
     rows: list = field(default_factory=list)  # (name, time, rest)
 
 
-class _Reader:
-    """The state between lines: the failure being read, the failures waiting for their GEMM's table, the table being
-    read, and the GEMMs done."""
+class CandidateReader:
+    """Lines in, in order (line() one at a time, or block() a block of them); end() the GEMMs. The state between
+    lines: the failure record being read, the failures waiting for their GEMM's table, the table being read."""
 
     def __init__(self) -> None:
-        self.record: list[str] = []  # lines since the start of the failure record being read
+        self.record: Optional[list[str]] = None  # the failure record being read, None outside one
         self.record_line = 0
         self.waiting: list[_Failure] = []  # precompile failures since the last table
         self.in_process: list[_Failure] = []  # in-process failures since the last table (their rows read inf)
         self.table: Optional[_Table] = None
         self.done: list[GemmCandidates] = []
+
+    def block(self, first: int, lines: Sequence[str], text: str) -> None:
+        """A block of lines, numbered from `first`, and their text joined (explain reads a log so): a block without
+        a word that starts a record or a table is skipped whole, unless one is open."""
+        if self.record is None and self.table is None and not any(word in text for word in _STARTS):
+            return
+        for number, line in enumerate(lines, first):
+            self.line(number, line)
 
     def line(self, number: int, raw: str) -> None:
         text = _PREFIX.sub("", raw, count=1).rstrip()
@@ -85,31 +94,34 @@ class _Reader:
             return
         found = _TABLE.match(text)
         if found:
-            self.record = []
+            self.record = None
             self.table = _Table(found.group(1), found.group(2), number)
             return
         if text.startswith("Exception ") or _IN_PROCESS.match(text):  # a failure's record starts here
             self.record, self.record_line = [], number
+        if self.record is None:
+            return
         if len(self.record) < MAX_RECORD:
             self.record.append(text)
-        if self.record and _IN_PROCESS.match(self.record[0]) and "Ignoring this choice" in text:
-            self.in_process.append(self._settled(IN_PROCESS))
-            self.record = []
+        if _IN_PROCESS.match(self.record[0]):
+            if "Ignoring this choice" in text:
+                self.in_process.append(self._settled(IN_PROCESS))
+                self.record = None
             return
         choice = _CHOICE.search(text)
-        if choice and _NVGEMM in _snake(choice.group(1)):
-            self.record.pop()  # the worker's traceback ends here; the parent's follows
-            self.waiting.append(self._settled(WORKER, number))
-            self.record = []
+        if choice:  # the worker's traceback ends here; the parent's follows
+            self.record.pop()
+            if _NVGEMM in _snake(choice.group(1)):  # a Triton choice that failed is no NVGEMM candidate
+                self.waiting.append(self._settled(WORKER))
+            self.record = None
 
-    def _settled(self, where: str, number: int = 0) -> _Failure:
+    def _settled(self, where: str) -> _Failure:
         """The failure whose record is self.record: the first signature its lines show, in the table's order."""
-        line = self.record_line or number
         for signature in SIGNATURES:
             for text in self.record:
                 if signature.search(text):
-                    return _Failure(signature.id, text.strip()[:300], where, line)
-        return _Failure(UNEXPLAINED, _raised_line(self.record), where, line)
+                    return _Failure(signature.id, text.strip()[:300], where, self.record_line)
+        return _Failure(UNEXPLAINED, _raised_line(self.record), where, self.record_line)
 
     def _table_line(self, number: int, text: str) -> None:
         table = self.table
@@ -190,7 +202,7 @@ def _grouped(failures: list[_Failure]) -> tuple[LostCandidates, ...]:
 def read_candidates(lines: Iterable[str], first: int = 1) -> tuple[GemmCandidates, ...]:
     """Every GEMM with NVGEMM candidates in the log's lines (cleaned of escape sequences), in the order tuned.
     first: the number of the first line (lines are counted from it)."""
-    reader = _Reader()
+    reader = CandidateReader()
     for number, text in enumerate(lines, first):
         reader.line(number, text)
     return reader.end()
