@@ -20,7 +20,6 @@ with real captured H200 output.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
@@ -30,7 +29,8 @@ from .autotune import MIX, MixCost, mix_cost
 from .data import Peak
 from .noise import NOISE_FLOOR, call_noise, differs, noise
 from .shapes import Shape
-from .watch import Sample, throttle_names
+from .gpustate import foreign, gpu_samples, gpu_state, in_window
+from .watch import Sample
 
 __all__ = [
     "Measurement",
@@ -41,9 +41,6 @@ __all__ = [
     "shape_verdicts",
     "decide",
     "config_snippet",
-    "gpu_state",
-    "normalize_uuid",
-    "gpu_samples",
     "best_per_backend",
     "shape_candidates",
 ]
@@ -158,66 +155,6 @@ class Decision:
 # Rows -> measurements
 
 
-_UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
-
-
-def normalize_uuid(uuid: Optional[str]) -> str:
-    """The 32 hex digits of a GPU UUID, however it is written (NVML: "GPU-xxxxxxxx-...", torch: bare or UUID(...))."""
-    found = _UUID.search((uuid or "").lower())
-    return found.group(0).replace("-", "") if found else ""
-
-
-def gpu_samples(samples: Sequence[Sample], uuid: Optional[str]) -> list[Sample]:
-    """The samples of the GPU the child ran on (by UUID; with one GPU, that one)."""
-    wanted = normalize_uuid(uuid)
-    mine = [s for s in samples if wanted and normalize_uuid(s.uuid) == wanted]
-    if mine:
-        return mine
-    indexes = {s.index for s in samples}
-    return list(samples) if len(indexes) == 1 else []
-
-
-def gpu_state(samples: Sequence[Sample]) -> dict:
-    """SM clock range, peak power and temperature, and the throttle reasons seen in some samples."""
-    if not samples:
-        return {}
-    clocks = [s.sm_mhz for s in samples if s.sm_mhz is not None]
-    powers = [s.power_w for s in samples if s.power_w is not None]
-    temps = [s.temp_c for s in samples if s.temp_c is not None]
-    mask = 0
-    for s in samples:
-        mask |= s.throttle
-    return {
-        "samples": len(samples),
-        "sm_mhz": [min(clocks), max(clocks)] if clocks else None,
-        "power_w_max": max(powers) if powers else None,
-        "temp_c_max": max(temps) if temps else None,
-        "throttle": list(throttle_names(mask)),
-    }
-
-
-def _foreign(samples: Sequence[Sample]) -> tuple[int, ...]:
-    """Processes other than the bench child's that held the GPU in these samples.
-
-    A pid is known to be foreign when it is visible here and not in the child's session. When NVML's pids are not
-    visible here (another pid namespace) and the child's own never shows, two or more at once means another."""
-    foreign = {pid for s in samples for pid in s.foreign}
-    if foreign:
-        return tuple(sorted(foreign))
-    if not any(s.own for s in samples):
-        crowded = [s.unknown for s in samples if len(s.unknown) > 1]
-        if crowded:
-            return tuple(sorted({pid for pids in crowded for pid in pids}))
-    return ()
-
-
-def _window(samples: Sequence[Sample], window, slack: float) -> list[Sample]:
-    if not window or window[0] is None:
-        return []
-    end = window[1] if window[1] is not None else window[0]
-    return [s for s in samples if window[0] - slack <= s.t <= end + slack]
-
-
 def measurements(
     rows: Iterable[dict], peak: Optional[Peak], dtype: str, samples: Sequence[Sample] = (), uuid: Optional[str] = None,
     slack: float = 0.25, candidates: Sequence[tuple[GemmCandidates, ...]] = (),
@@ -237,11 +174,11 @@ def measurements(
                 repeats[(shape, row["backend"])] = float(median)
             continue
         warm = warm_compile(row.get("cache"))
-        in_window = _window(mine, row.get("window"), slack)
+        window = in_window(mine, row.get("window"), slack)
         tflops = shape.flops / (median * 1e-3) / 1e12 if median else None
         status, reason = str(row.get("status") or "error"), str(row.get("reason") or "")
         if status == "ok":
-            others = _foreign(in_window)
+            others = foreign(window)
             if peak_tflops is not None and tflops is not None and tflops > peak_tflops:
                 status, reason = "refused", (
                     f"{tflops:.1f} TF/s is above this GPU's dense peak of {peak_tflops:g} TF/s: the measurement is "
@@ -257,7 +194,7 @@ def measurements(
             do_bench_ms=row.get("do_bench_ms"),
             max_error=row.get("max_error"), compile_s=row.get("compile_s"), warm=warm, choice=row.get("choice"),
             kernel=row.get("kernel"), device_kernels=tuple(row.get("device_kernels") or ()),
-            gaps=bool(timing.get("gaps")), mode=timing.get("mode"), gpu=gpu_state(in_window),
+            gaps=bool(timing.get("gaps")), mode=timing.get("mode"), gpu=gpu_state(window),
             candidates=tuple(candidates[index]) if index < len(candidates) else (),
         ))
     return found, repeats

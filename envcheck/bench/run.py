@@ -23,6 +23,7 @@ from ..runner import BENCH_SCRIPTS
 from . import analysis
 from .autotune import autotune_report, mix_backends
 from .data import peak_for
+from .gpustate import gpu_samples, gpu_state
 from .result import BenchOptions, BenchResult
 from .watch import GpuWatch
 
@@ -150,7 +151,7 @@ def run_bench(
         found = _shown_order(found, backend)
     verdicts = analysis.shape_verdicts(found, repeats, backend)
     gpu_name = gpu.get("name") or _plain_name(ctx.gpu) or "this GPU"
-    mine = analysis.gpu_samples(samples, gpu.get("uuid"))
+    mine = gpu_samples(samples, gpu.get("uuid"))
     fields = dict(
         common,
         gpu=gpu_name,
@@ -158,8 +159,8 @@ def run_bench(
         peak=peak,
         measurements=tuple(found),
         verdicts=tuple(verdicts),
-        gpu_before=analysis.gpu_state(mine[:1]),
-        gpu_after=analysis.gpu_state(mine[-1:]),
+        gpu_before=gpu_state(mine[:1]),
+        gpu_after=gpu_state(mine[-1:]),
         busy_before=tuple(sorted({p for s in before for p in s.foreign + s.unknown})),
         watch_error=watch.error,
         versions=runner.versions_of(result),
