@@ -117,3 +117,34 @@ def test_a_saved_result_reads_back_its_candidates_and_refuses_counts_that_do_not
     saved["bench"]["measurements"][mix]["candidates"][0]["lost"] = [{"cause": "x", "count": 0}]
     with pytest.raises(UsageError, match=r"lost\[0\].count: expected an integer of at least 1"):
         parse_result(saved, "saved.json")
+
+
+def marked(text: str) -> str:
+    """The H200's log as today's child writes it: each compile marked where its row line was, the shape's rows
+    after all of its compiles (it times them back to back)."""
+    out, held = [], []
+    for line in text.splitlines():
+        if line.startswith("ENVCHECK-BENCH-ROW "):
+            row = json.loads(line.split(" ", 1)[1])
+            if not row["repeat"]:
+                out.append("ENVCHECK-BENCH-COMPILED " + json.dumps({"shape": row["shape"], "backend": row["backend"]}))
+            held.append(line)
+        elif line.startswith("envcheck-bench: phase "):
+            out += held + [line]
+            held = []
+        else:
+            out.append(line)
+    return "\n".join(out + held) + "\n"
+
+
+def test_a_log_with_compile_marks_gives_each_row_the_candidates_of_its_own_compile():
+    text = gzip.open(S4 / "mlp-bench-child.log.gz", "rt", encoding="utf-8").read()
+    rows, candidates = rows_and_candidates(marked(text))
+    before_rows, before = rows_and_candidates(text)
+
+    def seen(per_row):  # what each row's compile lost and left (the log's line numbers moved with its rows)
+        return [[(g.op, g.sizes, g.failed, g.left, g.lost) for g in gemms] for gemms in per_row]
+
+    assert rows == before_rows and seen(candidates) == seen(before)
+    assert [r["backend"] for r in rows[:5]] == ["ATEN", "mix", "TRITON", "NVGEMM", "ATEN"]
+    assert sum(g.failed for c in candidates for g in c) == 22

@@ -17,7 +17,7 @@ from typing import Callable, Mapping, Optional
 
 from .. import paths, runner, shell
 from ..atomic import replace_text
-from ..inside.protocol import BENCH_PHASE, BENCH_RESULT, BENCH_ROW, phase_of, result_lines
+from ..inside.protocol import BENCH_COMPILED, BENCH_PHASE, BENCH_RESULT, BENCH_ROW, phase_of, result_lines
 from ..model import Status
 from ..runner import BENCH_SCRIPTS
 from . import analysis
@@ -195,18 +195,30 @@ def run_bench(
 
 
 def rows_and_candidates(text: str) -> tuple[list[dict], list[tuple]]:
-    """The child's row lines, each with the NVGEMM candidates its compile autotuned: what the log shows between the
-    row line before it and its own (causes/candidates.py)."""
+    """The child's row lines, each with the NVGEMM candidates its compile autotuned (causes/candidates.py): what the
+    log shows before the row's compile mark (BENCH_COMPILED), since the mark or row line before it. A log without
+    marks (a child of envcheck before them, which timed each row right after its compile): before the row line."""
     from ..causes.candidates import read_candidates, split_at
     from ..causes.log import clean_line
 
+    compiled: dict = {}
     rows, candidates = [], []
-    for first, lines in split_at(text, BENCH_ROW):
-        found = result_lines(lines[-1], BENCH_ROW) if lines else []
-        if found:
-            rows.append(found[0])
-            candidates.append(read_candidates((clean_line(line) for line in lines[:-1]), first))
+    for first, lines in split_at(text, (BENCH_ROW, BENCH_COMPILED)):
+        if not lines:
+            continue
+        found = read_candidates((clean_line(line) for line in lines[:-1]), first)
+        mark = result_lines(lines[-1], BENCH_COMPILED)
+        row = result_lines(lines[-1], BENCH_ROW)
+        if mark:
+            compiled[_row_key(mark[0])] = found
+        elif row:
+            rows.append(row[0])
+            candidates.append(() if row[0].get("repeat") else compiled.pop(_row_key(row[0]), ()) + found)
     return rows, candidates
+
+
+def _row_key(line: dict) -> str:
+    return json.dumps([line.get("shape"), line.get("backend")], sort_keys=True)
 
 
 def _shown_order(found: list, backend: str) -> list:

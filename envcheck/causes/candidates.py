@@ -213,9 +213,9 @@ def read_log_candidates(text: str, first: int = 1) -> tuple[GemmCandidates, ...]
     return read_candidates((clean_line(line) for line in text.splitlines()), first)
 
 
-def split_at(text: str, prefix: str) -> list[tuple[int, list[str]]]:
-    """A log cut before each line that starts with prefix (the bench's row lines): [(first line number, lines)],
-    the piece after the last such line included."""
+def split_at(text: str, prefix) -> list[tuple[int, list[str]]]:
+    """A log cut after each line that starts with prefix (a string, or a tuple of them: the bench's row and compile
+    lines): [(first line number, lines)], each piece ending with such a line, the piece after the last one included."""
     pieces: list[tuple[int, list[str]]] = [(1, [])]
     for number, line in enumerate(text.splitlines(), 1):
         pieces[-1][1].append(line)
