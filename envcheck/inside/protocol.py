@@ -24,6 +24,7 @@ SMOKE_RESULT = "ENVCHECK-SMOKE-RESULT "
 SMOKE_PHASE = "envcheck-smoke: phase "
 BENCH_RESULT = "ENVCHECK-BENCH-RESULT "
 BENCH_ROW = "ENVCHECK-BENCH-ROW "
+BENCH_COMPILED = "ENVCHECK-BENCH-COMPILED "  # {"shape", "backend"}: a row's compile ended (its autotuning is above)
 BENCH_PHASE = "envcheck-bench: phase "
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .candidates import GemmCandidates, lost_text
 from .findings import Remedy, Status
 from .plain import plain
 
@@ -86,6 +87,9 @@ class SmokeResult:
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
     process: Optional[ProcessRecord] = None  # what the child really loaded (judged by envcheck/smoke/forensics.py)
     environment: Optional[EnvironmentRecord] = None  # the variables cleared, kept and set for the child
+    # Inductor's NVGEMM candidates of each GEMM it autotuned in this run, read from the child's log (none: nothing was
+    # autotuned here, e.g. a warm run whose caches answered)
+    candidates: tuple[GemmCandidates, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -112,6 +116,7 @@ class SmokeResult:
             "environment": self.environment.to_dict() if self.environment is not None else None,
             "library": None if self.library is None else {
                 "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
+            "candidates": {"gemms": [g.to_dict() for g in self.candidates], "lost": lost_text(self.candidates)},
             "log": self.log,
         }
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Optional
 from ..errors import UsageError
 from .bench_autotune import autotune_lines
 from .bench_text import columns
-from .text import FORMATS
+from ..model.candidates import lost_text
+from .text import FORMATS, remedy_lines
 
 if TYPE_CHECKING:
     from ..bench.result import BenchResult
@@ -84,8 +85,12 @@ def _footer(result: "BenchResult") -> list[str]:
         extra = f" ({v.note})" if v.note else ""
         speed = f", kernel {v.speedup:.2f}x as fast as {v.baseline}'s" if v.speedup else ""
         mix = f", mix picked {v.mix_choice}" if v.mix_choice else ""
+        lost = lost_text(v.candidates)
+        lost = f"; {lost.split(': ', 1)[0]}" if lost else ""
         lines.append(f"  {v.shape.text:>20} {v.shape.label:24} {result.backend} {v.verdict}{speed} "
-                     f"(noise {100 * v.noise:.1f}%){mix}{extra}")
+                     f"(noise {100 * v.noise:.1f}%){mix}{lost}{extra}")
+    if result.cause_id and result.remedy is not None:
+        lines += ["", f"cause  {result.cause_id}: {result.cause}", *remedy_lines(result.remedy)]
     if result.autotune is not None:
         lines += ["", *autotune_lines(result.autotune)]
     if result.decision is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..model import SmokeResult, Status
 from ..smoke.forensics import summary
+from .candidates import candidate_lines
 from .text import remedy_lines
 
 __all__ = ["render_text"]
@@ -28,6 +29,8 @@ def render_text(result: SmokeResult) -> str:
         lines.append(f"  compile   {result.compile_s:.2f} s ({'warm' if result.warm else 'cold'} cache {result.cache_dir}{lookup})")
         lines.append(f"  run       {result.run_s * 1e3:.3f} ms per call ({result.shape}, {result.backends})")
         lines.append(f"  numerics  max |out - fp32 ref| = {result.max_error:.3g} ({result.tolerance})")
+    if result.status in (Status.PASS, Status.WARN) and not result.library:
+        lines.extend(candidate_lines(result.candidates, result.warm))
     for kernel, error in result.tried:
         lines.append(f"  tried     {kernel}: {error}")
     if result.process is not None and result.process.libraries:

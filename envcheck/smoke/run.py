@@ -21,8 +21,10 @@ from packaging.version import InvalidVersion, Version
 
 from .. import paths, runner, shell
 from ..causes import Cause, Context, Evidence, context_from, diagnose, preflight
+from ..causes.candidates import environment_cause, read_log_candidates
 from ..inside.protocol import SMOKE_PHASE, SMOKE_RESULT, phase_of, result_lines
 from ..model import Facts, Remedy, SmokeResult, Status
+from ..model.candidates import lost_text
 from ..profile import Policy
 from ..runner import SMOKE_SCRIPTS, ChildEnd, run_child
 from .forensics import process_from
@@ -69,10 +71,11 @@ def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) 
     """The child's environment: the caller's, less what would change the measurement (runner.ENVIRONMENT), plus
     envcheck's caches and the smoke's settings; and the record of it the result carries."""
     return runner.child_environment(base, cache_root, {
-        "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "1",
+        # Nothing else of Inductor's is set: the GEMM compiles as the user's process compiles it, with torch's own
+        # number of NVGEMM candidates (TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS: 5 in torch 2.11-2.13, 10 in 2.14)
+        # and its pool of compile workers, which torch 2.14 sends 8 or more NVGEMM candidates to (select_algorithm.py
+        # 4753-4840). One candidate, in process, proved the kernel but hid what the workers lose (STACK.md section 9).
         "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": backends,
-        # One GEMM needs no pool of compile workers (each would import torch); Inductor compiles in-process.
-        "TORCHINDUCTOR_COMPILE_THREADS": "1",
     })
 
 
@@ -165,7 +168,7 @@ def run_smoke(
             return _from_cause(cause, **common)
     text = log_path.read_text(encoding="utf-8", errors="replace")
     result, phase = parse_child_output(text)
-    measured = _measured(result, end, ctx)
+    measured = {**_measured(result, end, ctx), "candidates": () if library else read_log_candidates(text)}
     if result is not None and result.get("ok"):
         return _passed(result, ctx, policy, {**common, **measured})
     cause = diagnose(
@@ -237,6 +240,18 @@ def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeRe
         f"run {fields['run_s'] * 1e3:.3f} ms, max error {fields['max_error']:.3g}"
     )
     dsl = dict(fields["versions"]).get(policy.cutedsl.name) or ctx.cutedsl_version
+    lost = environment_cause(fields["candidates"], ctx)
+    if fields["kernel"] and lost is not None:
+        said = lost_text(fields["candidates"])
+        return SmokeResult(
+            status=Status.WARN,
+            summary=f"{summary} — but {said}",
+            cause=f"{said}. {lost.text} The kernel that ran was chosen without them.",
+            cause_id=lost.id,
+            remedy=lost.remedy,
+            evidence=lost.evidence,
+            **fields,
+        )
     if not fields["kernel"]:
         return SmokeResult(
             status=Status.WARN,
