@@ -15,6 +15,7 @@ import pytest
 from envcheck.cli import main
 from envcheck.causes.log import LogReader, clean_line, scan
 from envcheck.profile import PolicyError
+from envcheck.redact import Redactor
 from envcheck.causes import SIGNATURES, Context
 from envcheck.causes.explanations import EXPLANATIONS
 from envcheck.causes.table import load_signatures, parse_signatures
@@ -151,7 +152,7 @@ def test_with_python_adds_what_doctor_sees(capsys, tmp_path):
     log.write_text("ModuleNotFoundError: No module named 'cutlass_api'\n")
     assert main(["explain", str(log), "--python", sys.executable, "--json"]) == 1
     shown = json.loads(capsys.readouterr().out)
-    assert shown["target"] == sys.executable
+    assert shown["target"] == Redactor()(sys.executable)  # `~/...` for a venv under the home folder
     doctor = {d["id"]: d["status"] for d in shown["causes"][0]["doctor"]}
     assert set(doctor) == {"cutlass-api.install", "cutlass.checkout"}
     assert doctor["cutlass-api.install"] == "fail"  # this venv has no cutlass_api
