@@ -254,3 +254,68 @@ def test_a_profile_changes_one_row_by_its_capability(tmp_path):
                            'basis = "sources"\ntext = "mine"\n')
     rule = load(path).compile_target
     assert len(rule.gpus) == len(ROWS) and rule.row((10, 0)).text == "mine" and rule.row((9, 0)).basis == RUN
+
+
+# --------------------------------------------------------------------------------------------------------------
+# fix: a "needs you" step with the exact line and where it goes
+
+
+def _plan(value=None, capability=(9, 0)):
+    from envcheck.fix.plan import make_plan
+    from envcheck.fix.steps import PlanOptions
+
+    made = facts(interpreter=stack(), checkout=None, driver=driver("580.159.04", "13.0", [gpu(capability, "NVIDIA H200")]),
+                 environment=((VAR, value),) if value is not None else ())
+    findings = judge(made, OPERATORS)
+    return make_plan(findings, made, OPERATORS, PlanOptions(python="/t/bin/python", state_dir="/s", cutlass_dir="/c",
+                                                             cutlass_url=""))
+
+
+def test_fix_asks_the_person_to_set_it_even_where_the_check_only_warns():
+    from envcheck.render.fix import render_plan
+
+    plan = _plan()
+    needs = [m for m in plan.manual if m.check_id == "cutedsl.arch"]
+    assert len(needs) == 1 and needs[0].commands == (("export", "CUTE_DSL_ARCH=sm_90a"),)
+    assert "cutedsl.arch" not in plan.failing  # a warning: fix exits as for a warning
+    text = render_plan(plan, "fix")
+    assert "Needs you (envcheck does not try these):" in text and "$ export CUTE_DSL_ARCH=sm_90a" in text
+    assert "`ENV CUTE_DSL_ARCH=sm_90a` in its Dockerfile" in text
+    assert plan.to_json()["manual"][0]["commands"] == [["export", "CUTE_DSL_ARCH=sm_90a"]]
+
+
+@pytest.mark.parametrize("value, capability, asked", [("sm_90a", (9, 0), False), (None, (10, 0), False),
+                                                      ("sm_100a", (9, 0), True), (None, (12, 0), True)])
+def test_fix_asks_only_where_the_verdict_is_not_a_pass(value, capability, asked):
+    plan = _plan(value, capability)
+    assert any(m.check_id == "cutedsl.arch" for m in plan.manual) is asked
+    # a warning whose remedy is no variable to set stays out of "needs you" (12.0's kernel-table warning)
+    assert all(m.check_id != "gpu.compute-capability" for m in plan.manual)
+
+
+@pytest.fixture(scope="module")
+def operators_venv(tmp_path_factory) -> Path:
+    """torch 2.14.1 (cu130) with the whole operators stack, as fix --bundle leaves it."""
+    from wheelfactory import install, make_venv, operators_wheels
+
+    wheels = operators_wheels(tmp_path_factory.mktemp("wheels"))
+    python = make_venv(tmp_path_factory.mktemp("venv") / "v")
+    install(python, wheels, "torch==2.14.1+cu130", "nvidia-cutlass-dsl[cu13]==4.8.1", "nvidia-cutlass-operators==0.3.0",
+            "apache-tvm-ffi==0.1.15.post2", "nvidia-matmul-heuristics")
+    return python
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", [None, "sm_90a"])
+def test_fix_for_an_h200_from_its_own_environment(operators_venv, value, tmp_path):
+    """A real `envcheck fix --dry-run` for 9.0 on torch 2.14.1, its environment the job's: without the variable its
+    plan's one instruction is the line to export; with it, nothing is asked."""
+    env = {k: v for k, v in os.environ.items() if k != VAR}
+    if value is not None:
+        env[VAR] = value
+    done = subprocess.run([sys.executable, "-m", "envcheck", "fix", "--dry-run", "--python", str(operators_venv),
+                           "--no-gpu", "--gpu-capability", "9.0"], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Profile torch-2.14-operators chosen" in done.stdout
+    assert ("$ export CUTE_DSL_ARCH=sm_90a" in done.stdout) is (value is None), done.stdout
