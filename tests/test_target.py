@@ -319,3 +319,20 @@ def test_fix_for_an_h200_from_its_own_environment(operators_venv, value, tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Profile torch-2.14-operators chosen" in done.stdout
     assert ("$ export CUTE_DSL_ARCH=sm_90a" in done.stdout) is (value is None), done.stdout
+
+
+# --------------------------------------------------------------------------------------------------------------
+# explain: the H200's log, the same remedy
+
+
+@pytest.mark.parametrize("profile", [[], ["--profile", "torch-2.14-operators"]])
+def test_explain_names_the_h200_logs_cause_and_gives_doctors_remedy(profile, capsys):
+    from envcheck.cli import main
+    from envcheck.model import plain
+
+    log = Path(__file__).parent / "data" / "h200-s4" / "model-nv16-arch-errors.log"
+    assert main(["explain", str(log), "--json", *profile]) == 1
+    data = json.loads(capsys.readouterr().out)
+    first = data["causes"][0]
+    assert first["id"] == "dsl-arch-mismatch" and "sm_90a" in first["text"]
+    assert first["remedy"] == plain(arch(((9, 0),)).remedy) == plain(target_remedy(VAR, "sm_90a"))

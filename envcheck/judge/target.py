@@ -15,9 +15,13 @@ from ..profile import CompileTarget, Policy, spec_text
 from ._common import Context, source_lines, worst
 from .evidence import recorded, variable_field
 
-__all__ = ["cutedsl_arch", "target_remedy", "snippet_lines", "device_target", "device_capability"]
+__all__ = ["DSL_ARCH", "cutedsl_arch", "target_remedy", "snippet_lines", "device_target", "device_capability"]
 
 CHECK, TITLE = "cutedsl.arch", "CuTeDSL compile target"
+# The DSL's own name for it (nvidia_cutlass_dsl_libs_core-4.8.1 cutlass/base_dsl/env_manager.py:930, prefix CUTE_DSL;
+# its message says "Ensure env CUTE_DSL_ARCH matches your GPU architecture"): what explain names where the profile
+# that explains a log has no [compile-target] of its own.
+DSL_ARCH = "CUTE_DSL_ARCH"
 
 
 def target_remedy(variable: str, target: str) -> Remedy:
