@@ -336,3 +336,70 @@ def test_explain_names_the_h200_logs_cause_and_gives_doctors_remedy(profile, cap
     first = data["causes"][0]
     assert first["id"] == "dsl-arch-mismatch" and "sm_90a" in first["text"]
     assert first["remedy"] == plain(arch(((9, 0),)).remedy) == plain(target_remedy(VAR, "sm_90a"))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# bench's snippet
+
+
+@pytest.mark.parametrize("capability, torch, wanted", [((9, 0), "2.14.1", ((VAR, "sm_90a"),)), ((9, 0), "2.15.0", ((VAR, "sm_90a"),)),
+                                                       ((10, 3), "2.14.1", ((VAR, "sm_103a"),)), ((10, 0), "2.14.1", ()),
+                                                       ((8, 0), "2.14.1", ())])
+def test_what_the_gpus_process_must_set(capability, torch, wanted):
+    from envcheck.judge.target import needed_environment
+
+    made = facts(interpreter=stack(torch=torch), driver=driver(gpus=[gpu(capability)]))
+    assert needed_environment(made, OPERATORS) == wanted
+    assert needed_environment(made, load_builtin(DEFAULT_PROFILE)) == ()
+    assert needed_environment(facts(driver=driver(gpus=[])), OPERATORS) == ()
+
+
+def _run_snippet(snippet: str) -> tuple[object, "str | None"]:
+    """Run a snippet as a user pastes it, against a stand-in for torch._inductor.config that records the variable's
+    value when the config is imported (what torch.compile's workers would start with)."""
+    import types
+
+    seen = {}
+    config = types.ModuleType("torch._inductor.config")
+    package, torch = types.ModuleType("torch._inductor"), types.ModuleType("torch")
+    package.config, torch._inductor = config, package
+    saved_modules = {k: sys.modules.get(k) for k in ("torch", "torch._inductor", "torch._inductor.config")}
+    saved = os.environ.pop(VAR, None)
+    sys.modules.update({"torch": torch, "torch._inductor": package, "torch._inductor.config": config})
+    original = sys.modules["torch._inductor.config"]
+    try:
+        lines = snippet.splitlines()
+        at = next(i for i, line in enumerate(lines) if "torch._inductor.config" in line and line.startswith("import"))
+        exec("\n".join(lines[:at]), {})  # noqa: S102 - envcheck's own snippet
+        seen["at import"] = os.environ.get(VAR)
+        exec("\n".join(lines), {})  # noqa: S102
+    finally:
+        os.environ.pop(VAR, None)
+        if saved is not None:
+            os.environ[VAR] = saved
+        for key, value in saved_modules.items():
+            sys.modules.pop(key, None) if value is None else sys.modules.__setitem__(key, value)
+    return original, seen["at import"]
+
+
+@pytest.mark.parametrize("capability, enable, value", [((9, 0), True, "sm_90a"), ((10, 0), True, None),
+                                                       ((9, 0), False, None)])
+def test_bench_snippet_sets_the_target_first_where_the_gpu_needs_it(tmp_path, capability, enable, value):
+    """A real bench run (a child replaying rows) on this GPU: where NVGEMM wins on 9.0 the snippet sets CUTE_DSL_ARCH
+    before anything of torch is configured, and says why; on 10.0, or where NVGEMM is not enabled, it does not."""
+    from test_bench import RESULT, SQUARE, replaying, row
+
+    from envcheck.bench import run_bench
+    from envcheck.bench.result import BenchOptions
+
+    nvgemm = 0.5 if enable else 2.0
+    rows = [row("ATEN", 1.0), row("mix", min(1.0, nvgemm)), row("TRITON", 1.2), row("NVGEMM", nvgemm)]
+    made = facts(interpreter=stack(), driver=driver("580.159.04", "13.0", [gpu(capability, "NVIDIA GPU")]), checkout=None)
+    result = run_bench(sys.executable, made, OPERATORS, BenchOptions(shapes=SQUARE, budget_s=30),
+                       cache_dir=tmp_path / "cache", child=replaying(tmp_path, rows, RESULT))
+    assert result.decision.enable is enable, result.decision.text
+    snippet = result.decision.snippet
+    assert ("before torch.compile starts Inductor's compile workers" in snippet) is (value is not None)
+    config, at_import = _run_snippet(snippet)
+    assert at_import == value
+    assert config.max_autotune_gemm_backends == ("ATEN,TRITON,NVGEMM" if enable else "ATEN,TRITON")

@@ -18,6 +18,7 @@ from typing import Callable, Mapping, Optional
 from .. import paths, runner, shell
 from ..atomic import replace_text
 from ..inside.protocol import BENCH_COMPILED, BENCH_PHASE, BENCH_RESULT, BENCH_ROW, phase_of, result_lines
+from ..judge.target import needed_environment
 from ..model import Status
 from ..runner import BENCH_SCRIPTS
 from . import analysis
@@ -174,7 +175,8 @@ def run_bench(
         first_failure = next((m.reason for m in found if m.reason), "")
         said = cause.text if result is None or (result.get("error") or end.timed_out) else (first_failure or cause.text)
         return _failed(said, cause.id, **fields)
-    decision = analysis.decide(verdicts, found, backend, gpu_name, library=bool(library))
+    decision = analysis.decide(verdicts, found, backend, gpu_name, library=bool(library),
+                               environment=needed_environment(facts, policy))
     problems = [m for m in found if m.status in ("refused", "wrong-result")]
     skipped = [m for m in found if m.status == "skipped"]
     lost = environment_cause(tuple(g for v in verdicts for g in v.candidates), ctx)

@@ -15,7 +15,8 @@ from ..profile import CompileTarget, Policy, spec_text
 from ._common import Context, source_lines, worst
 from .evidence import recorded, variable_field
 
-__all__ = ["DSL_ARCH", "cutedsl_arch", "target_remedy", "snippet_lines", "device_target", "device_capability"]
+__all__ = ["DSL_ARCH", "cutedsl_arch", "target_remedy", "snippet_lines", "device_target", "device_capability",
+           "needed_environment"]
 
 CHECK, TITLE = "cutedsl.arch", "CuTeDSL compile target"
 # The DSL's own name for it (nvidia_cutlass_dsl_libs_core-4.8.1 cutlass/base_dsl/env_manager.py:930, prefix CUTE_DSL;
@@ -65,6 +66,17 @@ def device_target(facts: Facts, policy: Policy) -> Optional[str]:
     capability = device_capability(facts)
     rule = policy.compile_target
     return rule.target_for(capability) if rule is not None and capability is not None else None
+
+
+def needed_environment(facts: Facts, policy: Policy) -> tuple[tuple[str, str], ...]:
+    """What the process on this GPU must set (the remedy's environment) where the profile's verdict for it without the
+    variable is not a pass (9.0 with torch >= 2.14); () where it needs nothing, or nothing is known."""
+    rule = policy.compile_target
+    capability = device_capability(facts)
+    row = rule.row(capability) if rule is not None and capability is not None else None
+    if row is None or row.status is Status.PASS or not rule.affects(Context(facts, policy).torch):
+        return ()
+    return target_remedy(rule.variable, row.target).environment
 
 
 def _per_gpu(rule: CompileTarget, capability: tuple[int, int], value: Optional[str], affected: bool,
