@@ -403,3 +403,121 @@ def test_bench_snippet_sets_the_target_first_where_the_gpu_needs_it(tmp_path, ca
     config, at_import = _run_snippet(snippet)
     assert at_import == value
     assert config.max_autotune_gemm_backends == ("ATEN,TRITON,NVGEMM" if enable else "ATEN,TRITON")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# smoke's and bench's children: the variable passed on only as this GPU's own target, which way they ran, and
+# Inductor's cache kept apart per way
+
+
+H200_STACK = facts(interpreter=stack(), checkout=None, driver=driver("580.159.04", "13.0", [gpu((9, 0), "NVIDIA H200")]))
+# A child that says what it got, and leaves a file in Inductor's cache folder as a compile would.
+CHILD = """import json, os, sys
+cache = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+print("CHILD " + json.dumps({"arch": os.environ.get("CUTE_DSL_ARCH"), "cache": cache, "found": sorted(os.listdir(cache))}))
+open(os.path.join(cache, "autotune-" + str(os.environ.get("CUTE_DSL_ARCH"))), "w").close()
+"""
+
+
+def _seen(log: str) -> dict:
+    line = next(l for l in Path(log).read_text().splitlines() if l.startswith("CHILD "))
+    return json.loads(line[len("CHILD "):])
+
+
+@pytest.mark.parametrize("yours, capability, way, passed", [
+    (None, (9, 0), "yours", None), ("sm_90a", (9, 0), "remedy", "sm_90a"), ("sm_100a", (9, 0), "cleared", None),
+    ("sm_90", (9, 0), "cleared", None), ("bogus", (9, 0), "cleared", None), ("sm_100a", (10, 0), "remedy", "sm_100a"),
+    ("sm_90a", (8, 0), "cleared", None),
+])
+def test_which_way_a_child_compiles(yours, capability, way, passed):
+    from envcheck.runner import compile_way
+
+    made = facts(driver=driver(gpus=[gpu(capability)]))
+    found = compile_way({VAR: yours} if yours is not None else {}, made, OPERATORS)
+    assert (found.way, found.value, found.target) == (way, passed, OPERATORS.compile_target.target_for(capability))
+    assert found.yours == yours
+    # a profile that names no target: the caller's is never passed on
+    assert compile_way({VAR: "sm_90a"}, made, load_builtin(DEFAULT_PROFILE)).way == "cleared"
+
+
+def _smoke(tmp_path, value, progress=lambda text: None):
+    from envcheck.smoke import run_smoke
+
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    env = {k: v for k, v in os.environ.items() if k != VAR}
+    if value is not None:
+        env[VAR] = value
+    return run_smoke(sys.executable, H200_STACK, OPERATORS, timeout=30, cache_dir=tmp_path / "c", child=script, env=env,
+                     progress=progress)
+
+
+@pytest.mark.parametrize("value, way, passed, folder", [(None, "yours", None, "inductor"),
+                                                        ("sm_90a", "remedy", "sm_90a", "inductor-sm_90a"),
+                                                        ("sm_100a", "cleared", None, "inductor")])
+def test_the_smoke_child_gets_the_target_only_where_it_is_this_gpus_and_says_which_way(tmp_path, value, way, passed, folder):
+    from envcheck.render.smoke import render_text
+
+    result = _smoke(tmp_path, value)
+    seen = _seen(result.log)
+    assert seen["arch"] == passed and Path(seen["cache"]) == tmp_path / "c" / folder
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["compile_target"]["way"] == way and data["compile_target"]["value"] == passed
+    assert data["cache"]["dir"] == str(tmp_path / "c" / folder)
+    record = data["environment"]
+    if value is not None:
+        assert (VAR in record["kept"]) is (way == "remedy") and (VAR in record["cleared"]) is (way == "cleared")
+    line = next(l for l in render_text(result).splitlines() if l.strip().startswith("compiled"))
+    assert {"yours": "as your process compiles", "remedy": "with the remedy", "cleared": "envcheck cleared it"}[way] in line
+
+
+def test_a_run_with_the_remedy_never_answers_from_the_cache_of_a_run_without_it(tmp_path):
+    """The cache one way filled is not the other way's: a second run with the remedy starts cold (its compile workers
+    run, so a loss would show), and a third without it finds only its own way's."""
+    said: list[str] = []
+    first = _seen(_smoke(tmp_path, None, said.append).log)
+    second = _seen(_smoke(tmp_path, "sm_90a", said.append).log)
+    third = _seen(_smoke(tmp_path, None, said.append).log)
+    assert first["found"] == [] and second["found"] == [] and third["found"] == ["autotune-None"]
+    assert ["cold cache" in s for s in said if "compiling" in s] == [True, True, False]
+
+
+@pytest.mark.parametrize("value, way", [("sm_90a", "remedy"), ("sm_100a", "cleared")])
+def test_the_bench_child_likewise(tmp_path, value, way):
+    from envcheck.bench import run_bench
+    from envcheck.bench.result import BenchOptions
+    from envcheck.bench.shapes import Shape
+    from envcheck.render.bench import render
+
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    env = {**{k: v for k, v in os.environ.items() if k != VAR}, VAR: value}
+    result = run_bench(sys.executable, H200_STACK, OPERATORS, BenchOptions(shapes=(Shape(256, 256, 256),), budget_s=10),
+                       cache_dir=tmp_path / "c", child=script, env=env)
+    seen = _seen(result.log)
+    assert seen["arch"] == (value if way == "remedy" else None)
+    assert Path(seen["cache"]).name == ("inductor-sm_90a" if way == "remedy" else "inductor")
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["compile_target"]["way"] == way and data["cache_dir"] == seen["cache"]
+    text = render(result, data, "table")
+    assert any(l.strip().startswith("compiled") and VAR in l for l in text.splitlines())
+
+
+@pytest.mark.parametrize("compiled, environment", [
+    ({"variable": VAR, "way": "remedy", "value": "sm_90a", "target": "sm_90a", "yours": "sm_90a"}, ((VAR, "sm_90a"),)),
+    ({"variable": VAR, "way": "cleared", "value": None, "target": "sm_90a", "yours": "sm_100a"}, ()),
+    (None, ()),
+])
+def test_a_contributed_run_counts_for_the_way_its_child_compiled(compiled, environment):
+    """doctor --evidence: a smoke result with the remedy is a recorded run of `env CUTE_DSL_ARCH sm_90a`."""
+    from envcheck.profile.results import run_from_result
+
+    data = json.loads((Path(__file__).parent / "data" / "h200-2026-12-01" / "smoke-cold.json").read_text())
+    data["smoke"]["compile_target"] = compiled
+    run = run_from_result(data, "r.json", date="2026-12-02")
+    assert run.environment == environment
+    finding = {f.id: f for f in judge(replace(H200_STACK, environment=environment), OPERATORS, runs=(run,))}["cutedsl.arch"]
+    assert (run in finding.evidence.runs) is True
+    with pytest.raises(Exception, match="smoke.compile_target"):
+        data["smoke"]["compile_target"] = ["sm_90a"]
+        run_from_result(data, "r.json", date="2026-12-02")
