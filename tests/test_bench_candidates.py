@@ -148,3 +148,12 @@ def test_a_log_with_compile_marks_gives_each_row_the_candidates_of_its_own_compi
     assert rows == before_rows and seen(candidates) == seen(before)
     assert [r["backend"] for r in rows[:5]] == ["ATEN", "mix", "TRITON", "NVGEMM", "ATEN"]
     assert sum(g.failed for c in candidates for g in c) == 22
+
+
+def test_the_h200s_marked_log_gives_each_mix_row_the_recipes_four_kernels():
+    # tests/data/bench/h200-7: the child that marks its compiles, on the recipe stack (torch 2.11, four Sm80 kernels)
+    text = (Path(__file__).parent / "data" / "bench" / "h200-7" / "bench-cold.log").read_text(encoding="utf-8")
+    rows, candidates = rows_and_candidates(text)
+    assert len(rows) == 15 and "ENVCHECK-BENCH-COMPILED " in text
+    assert [(r["shape"]["m"], r["backend"], [(g.offered, g.failed) for g in c]) for r, c in zip(rows, candidates) if c] == [
+        (4096, "mix", [(4, 0)]), (8192, "mix", [(4, 0)]), (16, "mix", [(4, 0)])]

@@ -314,6 +314,7 @@ def bench(plan, args, run):
             if call is not None:
                 calls.setdefault(backend["name"], call)
             rows.append((row, call))
+        run.phase("time %d/%d" % (index + 1, len(plan["shapes"])))
         for row, call in rows:
             if call is not None:
                 if run.elapsed() >= budget:

@@ -5,7 +5,7 @@ repetition by zeroing a 256 MB buffer, CUDA events around each repetition, the m
 in rounds of 25 ms until the median is known within 0.5% (PRECISION). The GPU is timed in its sustained state: an
 H200 under a 4096^3 GEMM drops from its 1980 MHz boost clock to 1830-1890 MHz within about 100 ms (nvidia-smi every
 100 ms: throttle reason sw-power-cap), and a time taken before that is 7-11% faster than one taken after
-(tests/data/bench/README.md). So the first row of a shape is warmed up with 250 ms of flushed calls, and the bench
+(tests/data/bench/README.md). So the first row of a shape is warmed up with 150 ms of flushed calls, and the bench
 child times a shape's rows back to back once all of them are compiled, which keeps the GPU in that state: what a
 running model and do_bench see. When the host launches a call more slowly than the GPU runs it (a Python launch path
 on a small GEMM), back-to-back events would time the host: then each batch of repetitions is queued behind a GPU
@@ -23,8 +23,8 @@ from __future__ import annotations
 import time
 
 FLUSH_BYTES = 256 * 1000 * 1000  # do_bench's L2 flush buffer: 256 MB, several times any L2
-WARMUP_MS = 25.0  # do_bench's default warm-up
-SUSTAIN_MS = 250.0  # the warm-up of a GPU-bound call: an H200 under a 4096^3 GEMM leaves its boost clock in ~100 ms
+WARMUP_MS = 5.0  # the warm-up of a row that needs no sustained clock (do_bench's default is 25 ms): caches, lazy loads
+SUSTAIN_MS = 150.0  # the warm-up of a GPU-bound call: an H200 under a 4096^3 GEMM leaves its boost clock in ~100 ms
 MAX_WARMUP_REPS = 4000
 PROBE_REPS = 10  # calls queued behind a sleep to measure the host's launch time
 PROBE_SLEEP_MS = 5.0  # PROBE_REPS launches of 0.5 ms each queue before the GPU starts them
@@ -41,7 +41,7 @@ BATCH_MS = 20.0  # device time one batch behind a sleep kernel aims at (when the
 MAX_BATCH = 50  # reps queued behind one sleep: well under the launch queue
 MAX_SLEEP_MS = 250.0
 CALL_ROUND_S = 0.005  # a round of call_time: 50 calls of a 0.1 ms decode GEMM, 10 of a large one
-DO_BENCH = {"warmup": 5, "rep": 20}  # the cross-check's own warm-up and repetitions (ms): the GPU is warm already
+DO_BENCH = {"warmup": 2, "rep": 10}  # the cross-check's own warm-up and repetitions (ms): the GPU is warm already
 
 
 def quantile(sorted_values, q):
@@ -174,8 +174,8 @@ def kernel_time(torch, call, flush, cycles_per_ms, cap_s, target, sustained=Fals
 
 def call_time(torch, call):
     """(wall ms per call, CPU ms to launch one call, spread of the wall time over the rounds): calls back to back,
-    no flush, median of three rounds of about CALL_ROUND_S each (sized by a first round of ten calls)."""
-    count, walls, hosts = 10, [], []
+    no flush, median of three rounds of about CALL_ROUND_S each (sized by a first round of three calls)."""
+    count, walls, hosts = 3, [], []
     for round_ in range(4):
         torch.cuda.synchronize()
         began = time.perf_counter()
@@ -185,7 +185,7 @@ def call_time(torch, call):
         torch.cuda.synchronize()
         done = time.perf_counter()
         if round_ == 0:
-            count = max(10, min(500, int(CALL_ROUND_S / max((done - began) / count, 1e-6))))
+            count = max(3, min(500, int(CALL_ROUND_S / max((done - began) / count, 1e-6))))
             continue
         walls.append((done - began) / count * 1e3)
         hosts.append((queued - began) / count * 1e3)
@@ -211,7 +211,7 @@ def device_kernels(torch, call):
 
 METHOD = (
     "triton.testing.do_bench's method (L2 flushed by zeroing 256 MB before each repetition, CUDA events, median of "
-    "rounds of 25 ms of repetitions back to back) in the GPU's sustained clock (a 250 ms warm-up before a shape's "
+    "rounds of 25 ms of repetitions back to back) in the GPU's sustained clock (a 150 ms warm-up before a shape's "
     "first row, its rows timed back to back after all of them compiled); where the host launches more slowly than "
     "the GPU runs, nvbench's blocking kernel (each batch queued behind torch.cuda._sleep, redone if the host fell "
     "behind); repeated until the median is known within 0.5% or (q75-q25)/median is under the noise target, or the "
