@@ -7,8 +7,8 @@ environment that clears what would change the run (ENVIRONMENT: every variable t
 and why; the result records each one present) and points Inductor's, Triton's and CuteDSL's caches into envcheck's
 cache (so a second run is warm). The DSL's compile target (CUTE_DSL_ARCH) is passed on only where it names this GPU's
 own target (compile_way); Inductor's cache is kept apart per compile target, so that a run with the remedy never
-answers from one without it, or the other way round. The script speaks envcheck/inside/protocol.py: `PREFIX {json}` lines on
-stdout, which protocol.result_lines reads back from the log.
+answers from one without it, or the other way round. The script speaks envcheck/inside/protocol.py: `PREFIX {json}`
+lines on stdout, which protocol.result_lines reads back from the log.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Mapping, Optional, Sequence, TextIO
 
 from . import paths
 from .inside import lookup
+from .judge.target import DSL_ARCH, device_target
 from .model import CompileWay, EnvironmentRecord, Facts
 from .model.smoke import CLEARED, REMEDY, YOURS
 from .profile import Policy
@@ -153,8 +154,6 @@ def cache_dirs(cache_root: Path, target: Optional[str] = None) -> tuple[Path, ..
 def compile_way(base: Mapping[str, str], facts: Facts, policy: Policy) -> CompileWay:
     """Which way a child compiles: the caller's compile-target variable passed on where it is this GPU's own target
     (the GPU CUDA's device 0 is, in the facts), else cleared; unset, as the caller's process does."""
-    from .judge.target import DSL_ARCH, device_target
-
     variable = policy.compile_target.variable if policy.compile_target is not None else DSL_ARCH
     target, yours = device_target(facts, policy), base.get(variable)
     if yours is None:

@@ -9,9 +9,9 @@ from typing import Callable, Optional
 from packaging.version import InvalidVersion, Version
 
 from ..judge._common import pip_command
+from ..judge.target import DSL_ARCH, target_remedy
 from ..model import Remedy, Step
 from .context import Context
-from ..judge.target import DSL_ARCH, target_remedy
 from .remedies import TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy, fresh_smoke
 
 __all__ = ["STACK_EXPLANATIONS", "OPERATORS", "OPERATORS_DSL"]

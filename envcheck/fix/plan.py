@@ -3,7 +3,8 @@
 Pure: make_plan reads findings, facts and the policy and returns a Plan; it runs nothing and writes nothing. The
 steps come from the planners (planners.py), one per kind of step, in a fixed order; they are imported only when a
 plan is made. What cannot be done from user space (the driver, an interpreter older than the policy's) becomes an
-Instruction, and so does a variable the job's environment must set (CUTE_DSL_ARCH), even where its check only warns. plan_blockers says, before any plan is made, why none could run: doctor asks it first.
+Instruction, and so does a variable the job's environment must set (CUTE_DSL_ARCH), even where its check only
+warns. plan_blockers says, before any plan is made, why none could run: doctor asks it first.
 """
 
 from __future__ import annotations

@@ -23,12 +23,12 @@ __all__ = ["CAPABILITY", "DSL_BUILD", "UNSET", "recorded", "dsl_build", "variabl
 CAPABILITY, DSL_BUILD, TORCH = "compute capability", "DSL build", "torch"
 UNSET = "unset"
 _VARIABLE = "env "  # the prefix of a field that is a variable of the environment
+_FLAVOUR = re.compile(r"-libs-cu(\d+)$")
 
 
 def variable_field(name: str) -> str:
     """The evidence field of an environment variable: 'env CUTE_DSL_ARCH'."""
     return f"{_VARIABLE}{name}"
-_FLAVOUR = re.compile(r"-libs-cu(\d+)$")
 
 
 def recorded(ctx: Context, *extra: str) -> Evidence:

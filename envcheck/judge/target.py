@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..model import Driver, Facts, Finding, Remedy, Status, capability_text
-from ..profile import CompileTarget, Policy, spec_text
+from ..profile import SOURCES, CompileTarget, Policy, spec_text
 from ._common import Context, source_lines, worst
 from .evidence import recorded, variable_field
 
@@ -97,7 +97,7 @@ def _per_gpu(rule: CompileTarget, capability: tuple[int, int], value: Optional[s
     if named == capability:
         return Status.WARN, (f"compute capability {cc}: {rule.variable}={value} is this GPU's, but not the target the "
                              f"DSL detects for it ({row.target}): every operator built for {row.target} is refused in "
-                             "every process"), "sources", row.target
+                             "every process"), SOURCES, row.target
     return Status.FAIL, (f"compute capability {cc}: {rule.variable}={value} is the target of compute capability "
                          f"{capability_text(named)}, not this GPU's ({row.target}): every process compiles NVGEMM for it, "
                          "the one that holds the GPU too, so this GPU's operators are refused or built as code it "

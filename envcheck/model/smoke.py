@@ -11,7 +11,8 @@ from .candidates import GemmCandidates, lost_text
 from .findings import Remedy, Status
 from .plain import plain
 
-__all__ = ["EnvironmentRecord", "CompileWay", "REMEDY", "YOURS", "CLEARED", "LoadedLibrary", "ProcessRecord", "SmokeResult", "Contradiction", "Reconciliation"]
+__all__ = ["EnvironmentRecord", "CompileWay", "REMEDY", "YOURS", "CLEARED", "LoadedLibrary", "ProcessRecord", "SmokeResult",
+           "Contradiction", "Reconciliation"]
 
 
 @dataclass(frozen=True)
