@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
+from ..judge.target import snippet_lines
 from ..model.candidates import GemmCandidates, lost_of, lost_text
 from ..runner import warm_compile
 from .autotune import MIX, MixCost, mix_cost
@@ -288,11 +289,15 @@ def shape_verdicts(found: Sequence[Measurement], repeats: dict[tuple[Shape, str]
     return verdicts
 
 
-def config_snippet(backend: str, enable: bool, why: str) -> str:
+def config_snippet(backend: str, enable: bool, why: str, environment: tuple[tuple[str, str], ...] = ()) -> str:
+    """The torch._inductor.config lines to paste; with `environment` (the variables this GPU's process must set, as
+    judge.target.needed_environment says) and the backend enabled, the lines that set them first."""
     backends = "ATEN,TRITON," + backend if enable else "ATEN,TRITON"
     comment = f"# envcheck bench: {why}"
+    setting = tuple(line for name, value in environment for line in snippet_lines(name, value)) if enable else ()
     return "\n".join((
         comment,
+        *setting,
         "import torch._inductor.config as inductor_config",
         "inductor_config.max_autotune = True  # or torch.compile(mode=\"max-autotune-no-cudagraphs\")",
         f"inductor_config.max_autotune_gemm_backends = \"{backends}\"",
@@ -304,7 +309,7 @@ def _count(number: int, noun: str) -> str:
 
 
 def decide(verdicts: Sequence[ShapeVerdict], found: Sequence[Measurement], backend: str, gpu: str,
-           library: bool = False) -> Decision:
+           library: bool = False, environment: tuple[tuple[str, str], ...] = ()) -> Decision:
     """Whether to enable the backend on this GPU; with library=True (the library called directly, best kernel per
     shape against cuBLAS), what the library itself can give, with no Inductor snippet."""
     def shapes(*kinds: str) -> tuple[str, ...]:
@@ -351,5 +356,5 @@ def decide(verdicts: Sequence[ShapeVerdict], found: Sequence[Measurement], backe
     if lost:
         text += f"; {lost}, so the verdict was measured without them"
     return Decision(backend=backend, enable=enable, text=text, wins=wins, loses=loses, same=same, failed=failed,
-                    snippet=config_snippet(backend, enable, text), lost=lost,
+                    snippet=config_snippet(backend, enable, text, environment), lost=lost,
                     lost_causes=tuple(dict.fromkeys(item.cause_id for item in lost_of(gemms))))

@@ -18,6 +18,7 @@ from typing import Callable, Mapping, Optional
 from .. import paths, runner, shell
 from ..atomic import replace_text
 from ..inside.protocol import BENCH_COMPILED, BENCH_PHASE, BENCH_RESULT, BENCH_ROW, phase_of, result_lines
+from ..judge.target import needed_environment
 from ..model import Status
 from ..runner import BENCH_SCRIPTS
 from . import analysis
@@ -75,13 +76,14 @@ def run_bench(
     cache_root = Path(cache_dir) if cache_dir is not None else paths.cache_dir(base_env)
     backend = policy.backend
     ctx = context_from(facts, policy, python, backend, options.dtype)
+    way = runner.compile_way(base_env, facts, policy)
     common = dict(backend=backend, dtype=options.dtype, gpu=_plain_name(ctx.gpu), budget_s=options.budget_s,
-                  cache_dir=str(cache_root / "inductor"))
+                  cache_dir=str(runner.cache_dirs(cache_root, way.value)[0]), compile_target=way)
     early = preflight(facts, policy, ctx)
     if early is not None:
         return _failed(early.text, early.id, **common)
     run_dir, _ = runner.prepare_run(cache_root, "bench", fresh=options.fresh, env=base_env,
-                                    named=cache_dir is not None)
+                                    named=cache_dir is not None, way=way)
     code_dir = run_dir / "code"
     code_dir.mkdir()
     script = runner.write_scripts(run_dir, BENCH_SCRIPTS, child)
@@ -119,7 +121,7 @@ def run_bench(
     watch = GpuWatch().start()
     before = list(watch.samples)
     environment = runner.child_environment(
-        base_env, cache_root, {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": mix_backends(policy.backend)})
+        base_env, cache_root, {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": mix_backends(policy.backend)}, way)
     common["environment"] = environment.record
     stop = threading.Event()
     with open(log_path, "w", encoding="utf-8") as log:
@@ -174,7 +176,8 @@ def run_bench(
         first_failure = next((m.reason for m in found if m.reason), "")
         said = cause.text if result is None or (result.get("error") or end.timed_out) else (first_failure or cause.text)
         return _failed(said, cause.id, **fields)
-    decision = analysis.decide(verdicts, found, backend, gpu_name, library=bool(library))
+    decision = analysis.decide(verdicts, found, backend, gpu_name, library=bool(library),
+                               environment=needed_environment(facts, policy))
     problems = [m for m in found if m.status in ("refused", "wrong-result")]
     skipped = [m for m in found if m.status == "skipped"]
     lost = environment_cause(tuple(g for v in verdicts for g in v.candidates), ctx)

@@ -55,6 +55,8 @@ def _header(result: "BenchResult") -> list[str]:
     if result.versions:
         lines.append("  stack     " + ", ".join(f"{k} {v}" for k, v in result.versions))
     lines.append(f"  method    {result.method}")
+    if result.compile_target is not None:
+        lines.append(f"  compiled  {result.compile_target.said}")
     for label, state in (("before", result.gpu_before), ("after", result.gpu_after)):
         if state:
             clocks = state.get("sm_mhz") or [None]
