@@ -159,22 +159,6 @@ def inductor_gemm(torch, ctx, shape, name, backends, a, b):
     return (lambda: compiled(a, b)), out, fields
 
 
-def library_kernel(torch, kernel, module, out):
-    """prepare() for one kernel of the library called directly: compile it, run it once into a poisoned output."""
-    began = time.perf_counter()
-    compiled = kernel.compile()
-    seconds = time.perf_counter() - began
-    out.fill_(float("nan"))  # an element the kernel does not write fails the check
-
-    def call():
-        kernel.run(compiled)
-        return out
-
-    call()
-    torch.cuda.synchronize()
-    return call, out, {"compile_s": round(seconds, 3), "choice": module, "kernel": kernel.name}
-
-
 def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
     """A row's first half: prepare() (compile, or the function already measured, for a repeat) and the check of its
     first output. prepare() returns (call, the first output to check or None, row fields). Errors become the row's
@@ -340,34 +324,11 @@ def bench(plan, args, run):
 def _plan_rows(torch, ctx, plan, shape, a, b, calls, chosen):
     """(backend, prepare) for each row of a shape, in order, ending with the repeat of the first one measured.
 
-    Through Inductor: each backend of the plan. With plan["library"]: cuBLAS called directly (torch.mm into a
-    buffer), then the candidate kernels the library offers for this GEMM (library.candidates), nvMatmulHeuristics'
-    best plan["top_k"] of them (library.rank; every one where top_k is null or the heuristic is missing); how they
-    were chosen goes into `chosen`, once per distinct sentence."""
+    Through Inductor: each backend of the plan. With plan["library"]: cuBLAS, then the library's kernels called
+    directly (library.bench_rows says which)."""
     if plan.get("library"):
-        module = plan["library"]
-        out = torch.empty(shape["m"], shape["n"], device=a.device, dtype=a.dtype)
-        cublas = {"name": "cuBLAS", "backends": "torch.mm"}
-
-        def direct():
-            call = lambda: torch.mm(a, b, out=out)  # noqa: E731
-            call()
-            return call, out, {"choice": "cuBLAS", "kernel": "torch.mm (cuBLAS)"}
-
-        yield cublas, direct
-        try:
-            kernels = library.candidates(module, a, b, out, tuple(ctx["capability"]))
-            kernels, how = library.rank(kernels, shape["m"], shape["n"], shape["k"], ctx["dtype"], plan.get("top_k"))
-            if how not in chosen:
-                chosen.append(how)
-        except Exception as exc:  # noqa: BLE001 - the library itself failed: one row says so
-            def failing(exc=exc):
-                raise exc
-            yield {"name": module, "backends": module}, failing
-            kernels = []
-        for kernel in kernels:
-            yield {"name": module, "backends": module}, (lambda kernel=kernel: library_kernel(torch, kernel, module, out))
-        first = cublas
+        first = yield from library.bench_rows(torch, plan["library"], a, b, shape, tuple(ctx["capability"]),
+                                              ctx["dtype"], plan.get("top_k"), chosen)
     else:
         for backend in plan["backends"]:
             yield backend, (lambda backend=backend: inductor_gemm(
