@@ -314,11 +314,15 @@ def dockerfile(
     profile: Optional[str] = ProfileOpt,
     policy: Optional[str] = PolicyOpt,
     base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
+    gpu_capability: List[str] = typer.Option([], "--gpu-capability", metavar="X.Y", callback=gpu_capabilities("--gpu-capability"),
+                                             help="Build for GPUs of this compute capability: the image sets their compile "
+                                                  "target (ENV CUTE_DSL_ARCH) and its doctor judges for them; repeatable."),
 ) -> int:
     """Render the Dockerfile template for a profile (with its .dockerignore next to -o FILE)."""
     from .commands.dockerfile import run_dockerfile
 
-    return run_dockerfile(output, profile=named_profile(profile, policy), base_image=base_image)
+    return run_dockerfile(output, profile=named_profile(profile, policy), base_image=base_image,
+                          gpu_capabilities=gpu_capability)
 
 
 @app.command()

@@ -87,8 +87,12 @@ def test_only_the_flag_reaches_the_user_file():
     scripts = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "envcheck").rglob("*.py")
                      if "RECORD_SCRIPTS" in p.read_text() or "TIME_SCRIPTS" in p.read_text())
     assert scripts == ["envcheck/bench/model.py"]
+    import re
+
     profile = "\n".join(p.read_text() for p in (ROOT / "envcheck" / "profile" / "builtin").glob("*.toml"))
-    assert "model" not in profile.lower().replace("compute-capability", "")
+    assert not re.search(r"^\s*(model|function|script)\s*=", profile, re.M)  # no key a profile could name one with
+    assert not any("bench.model" in p.read_text() or "usermodel" in p.read_text()
+                   for p in (ROOT / "envcheck" / "profile").rglob("*.py"))
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -59,14 +59,15 @@ def parse_model(value: str) -> ModelSpec:
 
 
 def _child(kind: str, scripts, python: str, tail: list, cache_root: Path, base_env: Mapping[str, str],
-           settings: Mapping[str, str], timeout: float, child: Optional[Path], progress, what: str):
-    """Run one model child: (its log's text, how it ended, the log's path). OSError when it cannot start."""
-    run_dir, _ = runner.prepare_run(cache_root, kind, fresh=False, env=base_env, named=True)
+           settings: Mapping[str, str], timeout: float, child: Optional[Path], progress, what: str, way=None):
+    """Run one model child: (its log's text, how it ended, the log's path). OSError when it cannot start. way: the
+    compile target it runs with (runner.compile_way: the timing child compiles as bench's child does)."""
+    run_dir, _ = runner.prepare_run(cache_root, kind, fresh=False, env=base_env, named=True, way=way)
     script = runner.write_scripts(run_dir, scripts, child)
     argv = [python, str(script), *tail]
     log_path = run_dir / f"{kind}.log"
     progress(f"{what} in {python}; log: {log_path}")
-    environment = runner.child_environment(base_env, cache_root, settings)
+    environment = runner.child_environment(base_env, cache_root, settings, way)
     with open(log_path, "w", encoding="utf-8") as log:
         log.write(f"# envcheck bench --model: {shell.line(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
         log.flush()
@@ -113,9 +114,10 @@ def record_gemms(python: str, spec: ModelSpec, cache_root: Path, base_env: Mappi
 
 
 def time_model(python: str, spec: ModelSpec, sets: list, cache_root: Path, base_env: Mapping[str, str], backend: str, *,
-               budget_s: float, timeout: Optional[float] = None, child: Optional[Path] = None,
+               budget_s: float, timeout: Optional[float] = None, child: Optional[Path] = None, way=None,
                progress: Callable[[str], None] = lambda message: None) -> ModelTiming:
-    """Step 3: the module compiled with each set and timed per forward."""
+    """Step 3: the module compiled with each set and timed per forward, the compile target passed on as bench's
+    child gets it (`way`)."""
     cache_root.mkdir(parents=True, exist_ok=True)
     plan_path = cache_root / "model" / "time-plan.json"
     plan_path.parent.mkdir(parents=True, exist_ok=True)
@@ -126,7 +128,7 @@ def time_model(python: str, spec: ModelSpec, sets: list, cache_root: Path, base_
     try:
         text, end, log = _child("model", TIME_SCRIPTS, python, tail, cache_root, base_env,
                                 {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": mix_backends(backend)}, limit, child,
-                                progress, f"timing {spec.text} compiled with {len(sets)} sets of backends")
+                                progress, f"timing {spec.text} compiled with {len(sets)} sets of backends", way)
     except OSError as exc:
         return ModelTiming(error=f"could not start {python}: {exc.strerror or exc}")
     found = result_lines(text, MODEL_RESULT)
@@ -168,5 +170,6 @@ def run_model_bench(python: str, facts, policy, spec: ModelSpec, options: BenchO
         return model, bench
     sets = timing_sets(policy.backend, bench.decision, bench.autotune)
     timing = time_model(python, spec, sets, cache_root, base_env, policy.backend, budget_s=options.budget_s,
-                        timeout=options.timeout_s, child=children.get("time"), progress=progress)
+                        timeout=options.timeout_s, child=children.get("time"),
+                        way=runner.compile_way(base_env, facts, policy), progress=progress)
     return replace(model, timing=timing, verdict=model_verdict(timing, bench.decision, policy.backend)), bench

@@ -159,7 +159,10 @@ def inductor_settings(backends, **more):
 
     settings = {"max_autotune": True, "max_autotune_gemm_backends": backends, "fx_graph_cache": True}
     settings.update(more)
-    for optional, value in (("autotune_local_cache", True), ("autotune_fallback_to_aten", False)):
+    # autotune_num_choices_displayed None: Inductor's table lists every choice it timed (10 by default), so that
+    # envcheck counts every NVGEMM candidate left (envcheck/causes/candidates.py reads the log).
+    for optional, value in (("autotune_local_cache", True), ("autotune_fallback_to_aten", False),
+                            ("autotune_num_choices_displayed", None)):
         if hasattr(inductor_config, optional):  # not every torch has every knob
             settings[optional] = value
     return settings

@@ -32,8 +32,10 @@ convention, which is code: one adapter per library API below, keyed by module na
 
 from __future__ import annotations
 
+import time
+
 __all__ = ["LibraryKernel", "UnknownLibrary", "LIBRARIES", "candidates", "inductor_target_sm", "library_version",
-           "rank", "heuristic_order", "HEURISTICS"]
+           "rank", "heuristic_order", "bench_rows", "HEURISTICS"]
 
 HEURISTICS = "nvMatmulHeuristics"
 _PRECISION = {"bfloat16": "TST", "float16": "HSH"}  # Inductor's {A}{accumulator}{out}, cuBLAS letters (T: bf16)
@@ -231,3 +233,48 @@ def rank(kernels, m, n, k, dtype, count, layout="row-major"):
     if not ranked:
         return kernels, "every candidate (%d): %s proposed none of them" % (len(kernels), HEURISTICS)
     return ranked[:count], "%s' top %d of %d candidates" % (HEURISTICS, min(count, len(ranked)), len(kernels))
+
+
+def _kernel_row(torch, kernel, module, out):
+    """prepare() for one kernel of the library called directly: compile it, run it once into a poisoned output."""
+    began = time.perf_counter()
+    compiled = kernel.compile()
+    seconds = time.perf_counter() - began
+    out.fill_(float("nan"))  # an element the kernel does not write fails the check
+
+    def call():
+        kernel.run(compiled)
+        return out
+
+    call()
+    torch.cuda.synchronize()
+    return call, out, {"compile_s": round(seconds, 3), "choice": module, "kernel": kernel.name}
+
+
+def bench_rows(torch, module, a, b, shape, cc, dtype, top_k, chosen):
+    """The bench child's rows of one shape with the library called directly, as (backend, prepare): cuBLAS
+    (torch.mm into a buffer), then the candidate kernels the library offers for this GEMM (candidates),
+    nvMatmulHeuristics' best top_k of them (rank; every one where top_k is None or the heuristic is missing); how
+    they were chosen goes into `chosen`, once per distinct sentence. Returns the row the repeat times again."""
+    out = torch.empty(shape["m"], shape["n"], device=a.device, dtype=a.dtype)
+    cublas = {"name": "cuBLAS", "backends": "torch.mm"}
+
+    def direct():
+        call = lambda: torch.mm(a, b, out=out)  # noqa: E731
+        call()
+        return call, out, {"choice": "cuBLAS", "kernel": "torch.mm (cuBLAS)"}
+
+    yield cublas, direct
+    try:
+        kernels = candidates(module, a, b, out, cc)
+        kernels, how = rank(kernels, shape["m"], shape["n"], shape["k"], dtype, top_k, shape.get("layout") or "row-major")
+        if how not in chosen:
+            chosen.append(how)
+    except Exception as exc:  # noqa: BLE001 - the library itself failed: one row says so
+        def failing(exc=exc):
+            raise exc
+        yield {"name": module, "backends": module}, failing
+        kernels = []
+    for kernel in kernels:
+        yield {"name": module, "backends": module}, (lambda kernel=kernel: _kernel_row(torch, kernel, module, out))
+    return cublas

@@ -25,6 +25,7 @@ SMOKE_RESULT = "ENVCHECK-SMOKE-RESULT "
 SMOKE_PHASE = "envcheck-smoke: phase "
 BENCH_RESULT = "ENVCHECK-BENCH-RESULT "
 BENCH_ROW = "ENVCHECK-BENCH-ROW "
+BENCH_COMPILED = "ENVCHECK-BENCH-COMPILED "  # {"shape", "backend"}: a row's compile ended (its autotuning is above)
 BENCH_PHASE = "envcheck-bench: phase "
 MODEL_RECORD = "ENVCHECK-MODEL-RECORD "  # model_record.py's result: the GEMMs a user's model runs
 MODEL_ROW = "ENVCHECK-MODEL-ROW "  # model_time.py: the model compiled with one set of backends, timed
