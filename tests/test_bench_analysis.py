@@ -185,8 +185,8 @@ def test_decision(plan, enable, words):
 def test_decision_lists_the_shapes_where_it_wins_and_loses():
     rows = shape_rows(BIG, 0.175, 0.15, 0.151) + shape_rows(DECODE, 0.018, 0.03, 0.018)
     _, _, decision = judge(rows)
-    assert decision.wins == ("4096x4096x4096 (square)",)
-    assert decision.loses == ("16x4096x4096 (llama-3.1-8b attn-proj)",)
+    assert decision.wins == ("4096x4096x4096 row-major (square)",)
+    assert decision.loses == ("16x4096x4096 row-major (llama-3.1-8b attn-proj)",)
 
 
 def test_no_decision_without_measurements():

@@ -86,7 +86,7 @@ def test_the_json_has_per_gemm_counts_and_cause_ids(operators, tmp_path):
 def test_the_text_names_the_losses_per_shape_and_the_fix(operators, tmp_path):
     result = bench(operators, tmp_path, "mlp-bench-child.log.gz")
     text = render(result, {}, "table")
-    assert "2048x14336x4096 custom                   NVGEMM" in text
+    assert "2048x14336x4096 row-major custom                   NVGEMM" in text  # replayed rows: row-major B
     assert "; 4 of at least 10 NVGEMM candidates failed to compile" in text
     assert "cause  dsl-arch-mismatch:" in text and "fix       Set CUTE_DSL_ARCH=sm_90a" in text
 

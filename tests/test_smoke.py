@@ -106,9 +106,9 @@ def test_real_child_on_a_simulated_gpu_proves_the_kernel_and_seeds_the_lookup_th
     the full kernel enumeration; the second run on the same stack fills the lookup from it."""
     first = on_fake_gpu(policy, tmp_path)
     assert first.status is Status.PASS, (first.summary, Path(first.log).read_text())
-    assert (first.kernel, first.call) == ("cutedsl.Sm80TensorOpGemmKernel_fake", "nv_universal_gemm_fused_mm_0")
+    assert (first.kernel, first.call) == ("cutedsl.Sm80TensorOpGemmKernel_tnt_fake", "nv_universal_gemm_fused_mm_0")
     assert first.gpu == "NVIDIA H200 (9.0)" and first.max_error == 0 and first.kernel_lookup == "inductor"
-    assert [phase for phase, _ in first.timings] == ["import-torch", "cuda", "import-cutlass", "inputs", "kernel-lookup",
+    assert [phase for phase, _ in first.timings] == ["import-torch", "cuda", "import-cutlass", "kernel-lookup", "inputs",
                                                      "compile", "check", "run", "done"]
     assert first.warm is False and first.run_s > 0  # the fake's counters: one FX graph compiled
     assert (cache(tmp_path) / "inductor" / LOOKUP_MARKER).is_file()

@@ -29,7 +29,7 @@ from ..runner import warm_compile
 from .autotune import MIX, MixCost, mix_cost
 from .data import Peak
 from .noise import NOISE_FLOOR, call_noise, differs, noise
-from .shapes import Shape
+from .shapes import ROW_MAJOR, Shape
 from .gpustate import foreign, gpu_samples, gpu_state, in_window
 from .watch import Sample
 
@@ -42,6 +42,7 @@ __all__ = [
     "shape_verdicts",
     "decide",
     "config_snippet",
+    "config_backends",
     "best_per_backend",
     "shape_candidates",
 ]
@@ -167,7 +168,8 @@ def measurements(
     found, repeats = [], {}
     for index, row in enumerate(rows):
         raw = row.get("shape") or {}
-        shape = Shape(int(raw["m"]), int(raw["n"]), int(raw["k"]), str(raw.get("label") or ""))
+        shape = Shape(int(raw["m"]), int(raw["n"]), int(raw["k"]), str(raw.get("label") or ""),
+                      str(raw.get("layout") or ROW_MAJOR))  # a child before layouts built row-major B
         timing = row.get("kernel_ms") or {}
         median = timing.get("median")
         if row.get("repeat"):
@@ -289,10 +291,15 @@ def shape_verdicts(found: Sequence[Measurement], repeats: dict[tuple[Shape, str]
     return verdicts
 
 
+def config_backends(backend: str, enable: bool) -> str:
+    """The max_autotune_gemm_backends the decision recommends."""
+    return "ATEN,TRITON," + backend if enable else "ATEN,TRITON"
+
+
 def config_snippet(backend: str, enable: bool, why: str, environment: tuple[tuple[str, str], ...] = ()) -> str:
     """The torch._inductor.config lines to paste; with `environment` (the variables this GPU's process must set, as
     judge.target.needed_environment says) and the backend enabled, the lines that set them first."""
-    backends = "ATEN,TRITON," + backend if enable else "ATEN,TRITON"
+    backends = config_backends(backend, enable)
     comment = f"# envcheck bench: {why}"
     setting = tuple(line for name, value in environment for line in snippet_lines(name, value)) if enable else ()
     return "\n".join((
@@ -313,8 +320,7 @@ def decide(verdicts: Sequence[ShapeVerdict], found: Sequence[Measurement], backe
     """Whether to enable the backend on this GPU; with library=True (the library called directly, best kernel per
     shape against cuBLAS), what the library itself can give, with no Inductor snippet."""
     def shapes(*kinds: str) -> tuple[str, ...]:
-        return tuple(f"{v.shape.text} ({v.shape.label})" if v.shape.label else v.shape.text
-                     for v in verdicts if v.verdict in kinds)
+        return tuple(v.shape.described for v in verdicts if v.verdict in kinds)
 
     wins, loses, same = shapes("wins"), shapes("loses"), shapes("same")
     failed = shapes("failed", "refused")

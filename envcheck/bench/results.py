@@ -25,7 +25,7 @@ from ..userfile import read_text
 from . import analysis
 from .data import DTYPES, Peak
 from .result import BenchResult
-from .shapes import MAX_DIM, Shape
+from .shapes import LAYOUTS, MAX_DIM, ROW_MAJOR, Shape
 
 __all__ = ["SCHEMAS", "SavedRun", "read_result", "parse_result"]
 
@@ -81,7 +81,10 @@ def _shape(obj: dict, where: str) -> Shape:
         if not 1 <= value <= MAX_DIM:
             raise _Bad(f"{where}.shape.{key}", f"an integer from 1 to {MAX_DIM}", value)
         dims.append(value)
-    return Shape(*dims, _get(raw, "label", f"{where}.shape", "a string") or "")
+    layout = _get(raw, "layout", f"{where}.shape", "a string", null=True) or ROW_MAJOR  # saved before layouts: row-major
+    if layout not in LAYOUTS:
+        raise _Bad(f"{where}.shape.layout", f"one of {', '.join(LAYOUTS)}", layout)
+    return Shape(*dims, _get(raw, "label", f"{where}.shape", "a string") or "", layout)
 
 
 _NUMBERS = ("kernel_ms", "spread", "tflops", "pct_peak", "call_ms", "call_spread", "host_ms", "do_bench_ms",

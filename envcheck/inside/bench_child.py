@@ -7,7 +7,7 @@ imported by envcheck itself except by tests. So: standard library only at module
 
     python bench_child.py --plan plan.json [--code-dir DIR] [--lookup-marker FILE]
 
-plan.json: {"shapes": [{"m", "n", "k", "label"}], "dtype", "backends": [{"name", "backends"}], "budget_s",
+plan.json: {"shapes": [{"m", "n", "k", "label", "layout"}], "dtype", "backends": [{"name", "backends"}], "budget_s",
 "noise_target", "time_cap_s", "seed", "library", "top_k"}. The backends are compiled in the plan's order; the first
 is measured again at the end of each shape (the repeat). With "library": cuBLAS, then the library's candidates,
 ranked by nvMatmulHeuristics and cut to "top_k" (null: every candidate; library.rank).
@@ -29,7 +29,6 @@ import re
 import sys
 import time
 import traceback
-import types
 
 try:  # imported as envcheck.inside.bench_child by envcheck's own process (tests)
     from . import gemm, library, lookup, protocol, timing
@@ -52,7 +51,7 @@ RESULT_SCHEMA = (
 )
 
 ROW_SCHEMA = (
-    "shape",  # {"m", "n", "k", "label"}
+    "shape",  # {"m", "n", "k", "label", "layout"}: as the plan gave it (layout: gemm.LAYOUTS)
     "backend",  # the name shown: "ATEN", "TRITON", "NVGEMM", "mix"
     "backends",  # what max_autotune_gemm_backends was set to
     "repeat",  # true: a second measurement of an already measured backend, for run-to-run noise
@@ -106,17 +105,6 @@ def classify(code, backend):
 # One measurement
 
 
-def fresh_gemm(torch, tag):
-    """out = x @ y as a function with a code object of its own: Dynamo caches compiled code per code object, so
-    the backends of one shape must not share one (the second would reuse the first's)."""
-
-    def gemm(x, y):
-        return torch.mm(x, y)
-
-    code = gemm.__code__.replace(co_name="gemm_" + "".join(c if c.isalnum() else "_" for c in tag))
-    return types.FunctionType(code, gemm.__globals__, code.co_name, None, gemm.__closure__)
-
-
 def compile_gemm(torch, backends, a, b):
     """(compiled function, its first output, Inductor's generated code, seconds, cache counters that moved).
 
@@ -136,7 +124,7 @@ def compile_gemm(torch, backends, a, b):
     before = gemm.counters()
     began = time.perf_counter()
     with inductor_config.patch(settings), mock.patch.object(GraphLowering, "save_output_code", save_output_code):
-        compiled = torch.compile(fresh_gemm(torch, backends), fullgraph=True, dynamic=False)
+        compiled = torch.compile(gemm.fresh_gemm(torch, backends), fullgraph=True, dynamic=False)
         out = compiled(a, b)
         torch.cuda.synchronize()
     seconds = time.perf_counter() - began
@@ -150,7 +138,8 @@ def inductor_gemm(torch, ctx, shape, name, backends, a, b):
     compiled, out, code, seconds, moved = compile_gemm(torch, backends, a, b)
     fields = {"compile_s": round(seconds, 3), "cache": moved}
     if ctx["code_dir"]:
-        stem = "%dx%dx%d-%s-%s" % (shape["m"], shape["n"], shape["k"], shape["label"], name)
+        stem = "%dx%dx%d-%s-%s-%s" % (shape["m"], shape["n"], shape["k"], shape.get("layout") or gemm.ROW_MAJOR,
+                                     shape["label"], name)
         path = os.path.join(ctx["code_dir"], re.sub(r"[^A-Za-z0-9_.-]+", "_", stem) + ".py")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(code)
@@ -280,7 +269,8 @@ def bench(plan, args, run):
             for backend in backends:
                 _skip(run, shape, backend, "the time budget (%g s) ran out before this shape" % budget)
             continue
-        a, b = gemm.operands(torch, shape["m"], shape["n"], shape["k"], dtype, device, generator)
+        a, b = gemm.operands(torch, shape["m"], shape["n"], shape["k"], dtype, device, generator,
+                             shape.get("layout") or gemm.ROW_MAJOR)
         reference = a.float() @ b.float()
         inputs = (a, b, reference, reference.abs().max().item())
         # Every row compiled first (each compile marked on stdout, so that the parent knows which autotuning in the

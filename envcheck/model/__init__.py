@@ -16,7 +16,7 @@ from .findings import Evidence, Finding, Remedy, Run, Status, Step
 from .plain import plain
 from .report import Host, ProfileChoice, Report
 
-_SMOKE = ("SmokeResult", "Contradiction", "Reconciliation", "LoadedLibrary", "ProcessRecord", "EnvironmentRecord",
+_SMOKE = ("SmokeResult", "GemmProof", "Contradiction", "Reconciliation", "LoadedLibrary", "ProcessRecord", "EnvironmentRecord",
           "CompileWay")
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "Host",
     "Report",
     "SmokeResult",
+    "GemmProof",
     "Contradiction",
     "Reconciliation",
     "LoadedLibrary",

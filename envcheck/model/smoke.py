@@ -11,7 +11,7 @@ from .candidates import GemmCandidates, lost_text
 from .findings import Remedy, Status
 from .plain import plain
 
-__all__ = ["EnvironmentRecord", "CompileWay", "REMEDY", "YOURS", "CLEARED", "LoadedLibrary", "ProcessRecord", "SmokeResult",
+__all__ = ["EnvironmentRecord", "CompileWay", "REMEDY", "YOURS", "CLEARED", "GemmProof", "LoadedLibrary", "ProcessRecord", "SmokeResult",
            "Contradiction", "Reconciliation"]
 
 
@@ -90,6 +90,22 @@ class ProcessRecord:
 
 
 @dataclass(frozen=True)
+class GemmProof:
+    """One GEMM a smoke run proved: the layout of B it was built in, and what ran it."""
+
+    layout: str  # "linear" (nn.Linear's weight as stored, x @ W.T) or "row-major" (inside/gemm.py LAYOUTS)
+    kernel: Optional[str] = None
+    call: Optional[str] = None
+    compile_s: Optional[float] = None
+    run_s: Optional[float] = None
+    max_error: Optional[float] = None
+
+    def to_dict(self) -> dict:
+        return {"layout": self.layout, "kernel": self.kernel, "call": self.call, "compile_s": self.compile_s,
+                "run_s": self.run_s, "max_error": self.max_error}
+
+
+@dataclass(frozen=True)
 class SmokeResult:
     """What one smoke run proved, or why it could not."""
 
@@ -119,6 +135,8 @@ class SmokeResult:
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
     process: Optional[ProcessRecord] = None  # what the child really loaded (judged by envcheck/smoke/forensics.py)
     environment: Optional[EnvironmentRecord] = None  # the variables cleared, kept and set for the child
+    layout: Optional[str] = None  # the layout of B of the last GEMM started (a failure's: the one that failed)
+    gemms: tuple[GemmProof, ...] = ()  # one per layout proved, in order (kernel, call... are the first one's)
     # Inductor's NVGEMM candidates of each GEMM it autotuned in this run, read from the child's log (none: nothing was
     # autotuned here, e.g. a warm run whose caches answered)
     candidates: tuple[GemmCandidates, ...] = ()
@@ -152,6 +170,8 @@ class SmokeResult:
                 "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
             "candidates": {"gemms": [g.to_dict() for g in self.candidates], "lost": lost_text(self.candidates)},
             "log": self.log,
+            "layout": self.layout,
+            "gemms": [g.to_dict() for g in self.gemms],
         }
 
 

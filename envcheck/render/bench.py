@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMATS", "render", "table_rows", "check_plot", "plot"]
 
-COLUMNS = ("shape", "from", "backend", "kernel ms", "spread", "TF/s", "% peak", "call ms", "host ms", "do_bench ms",
+COLUMNS = ("shape", "layout", "from", "backend", "kernel ms", "spread", "TF/s", "% peak", "call ms", "host ms", "do_bench ms",
            "max err", "compile s", "status", "kernel")
 
 
@@ -38,7 +38,7 @@ def table_rows(result: "BenchResult") -> list[tuple[str, ...]]:
         if m.backend == "mix" and m.choice:
             status += f" (picked {m.choice})"
         rows.append((
-            m.shape.text, m.shape.label, m.backend, _num(m.kernel_ms), "" if m.spread is None else f"{100 * m.spread:.1f}%",
+            m.shape.text, m.shape.layout, m.shape.label, m.backend, _num(m.kernel_ms), "" if m.spread is None else f"{100 * m.spread:.1f}%",
             _num(m.tflops, 4), "" if m.pct_peak is None else f"{m.pct_peak:.1f}%", _num(m.call_ms), _num(m.host_ms),
             _num(m.do_bench_ms), _num(m.max_error, 3), compile_s, status, _kernel(m),
         ))
@@ -89,7 +89,7 @@ def _footer(result: "BenchResult") -> list[str]:
         mix = f", mix picked {v.mix_choice}" if v.mix_choice else ""
         lost = lost_text(v.candidates)
         lost = f"; {lost.split(': ', 1)[0]}" if lost else ""
-        lines.append(f"  {v.shape.text:>20} {v.shape.label:24} {result.backend} {v.verdict}{speed} "
+        lines.append(f"  {v.shape.text:>20} {v.shape.layout:9} {v.shape.label:24} {result.backend} {v.verdict}{speed} "
                      f"(noise {100 * v.noise:.1f}%){mix}{lost}{extra}")
     if result.cause_id and result.remedy is not None:
         lines += ["", f"cause  {result.cause_id}: {result.cause}", *remedy_lines(result.remedy)]

@@ -22,8 +22,9 @@ from packaging.version import InvalidVersion, Version
 from .. import paths, runner, shell
 from ..causes import Cause, Context, Evidence, context_from, diagnose, preflight
 from ..causes.candidates import environment_cause, read_log_candidates
+from ..inside.gemm import LINEAR
 from ..inside.protocol import SMOKE_PHASE, SMOKE_RESULT, phase_of, result_lines
-from ..model import CompileWay, Facts, Remedy, SmokeResult, Status
+from ..model import CompileWay, Facts, GemmProof, Remedy, SmokeResult, Status
 from ..model.candidates import lost_text
 from ..profile import Policy
 from ..runner import SMOKE_SCRIPTS, ChildEnd, run_child
@@ -45,16 +46,18 @@ DEFAULT_TIMEOUT = 300.0
 
 @dataclass(frozen=True)
 class SmokeShape:
-    """The GEMM the smoke run compiles: small, so that compiling dominates and running is instant."""
+    """The GEMM the smoke run compiles: small, so that compiling dominates and running is instant; one per layout
+    of B (inside/gemm.py: nn.Linear's by default, the one LLM layers run)."""
 
     m: int = 256
     n: int = 512
     k: int = 256
     dtype: str = "bfloat16"
+    layouts: tuple[str, ...] = (LINEAR,)
 
     @property
     def text(self) -> str:
-        return f"{self.m}x{self.n}x{self.k} {self.dtype}"
+        return f"{self.m}x{self.n}x{self.k} {self.dtype}, B {' and '.join(self.layouts)}"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -144,7 +147,7 @@ def run_smoke(
     script = write_child(run_dir, child)
     argv = [
         python, str(script), "--m", str(shape.m), "--n", str(shape.n), "--k", str(shape.k),
-        "--dtype", shape.dtype, *profile_arguments(policy),
+        "--dtype", shape.dtype, "--layout", ",".join(shape.layouts), *profile_arguments(policy),
     ]
     if library:
         argv += ["--library", module]
@@ -229,7 +232,15 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
         "versions": versions,
         "timings": tuple((str(p), float(t)) for p, t in (result.get("timings") or [])),
         "process": process_from(result),
+        "layout": result.get("layout"),
+        "gemms": tuple(_proof(g) for g in (result.get("gemms") or []) if isinstance(g, dict)),
     }
+
+
+def _proof(entry: dict) -> GemmProof:
+    number = lambda key: float(entry[key]) if isinstance(entry.get(key), (int, float)) else None  # noqa: E731
+    return GemmProof(layout=str(entry.get("layout")), kernel=entry.get("kernel"), call=entry.get("call"),
+                     compile_s=number("compile_s"), run_s=number("run_s"), max_error=number("max_error"))
 
 
 def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeResult:
@@ -243,6 +254,8 @@ def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeRe
         f"{' (warm)' if fields['warm'] else ' (cold)' if fields['warm'] is False else ''}, "
         f"run {fields['run_s'] * 1e3:.3f} ms, max error {fields['max_error']:.3g}"
     )
+    for proof in fields["gemms"][1:]:  # the other layouts asked for (--layout both)
+        summary += f"; B {proof.layout}: {proof.kernel}, run {(proof.run_s or 0) * 1e3:.3f} ms, max error {proof.max_error:.3g}"
     dsl = dict(fields["versions"]).get(policy.cutedsl.name) or ctx.cutedsl_version
     lost = environment_cause(fields["candidates"], ctx)
     if fields["kernel"] and lost is not None:
@@ -292,6 +305,9 @@ def _version_in(version: str, policy: Policy) -> bool:
 
 def _from_cause(cause: Cause, **fields) -> SmokeResult:
     verb = "skipped" if cause.status is Status.SKIP else "failed"
+    proved = fields.get("gemms") or ()
+    if fields.get("layout") and proved:  # --layout both: one layout passed, the next one failed
+        verb += f" on B {fields['layout']} (B {' and '.join(g.layout for g in proved)} passed)"
     return SmokeResult(
         status=cause.status,
         summary=f"smoke {verb}: {cause.text}",
