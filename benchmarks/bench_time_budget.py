@@ -1,8 +1,10 @@
 """Where `envcheck bench` spends its time, from what real runs left: per shape, per phase, per stack.
 
-    python benchmarks/bench_time_budget.py [--runs DIR] [--logs DIR] [--shapes]
+    python benchmarks/bench_time_budget.py [--runs DIR [DIR ...]] [--logs DIR] [--shapes]
 
---runs (default tests/data/bench/h200-6: both stacks' llm runs, cold and warm, with the code of 2026-12-01 15:20):
+--runs (default tests/data/bench/h200-6 and h200-8, before and after issue 23 item 5 cut envcheck's own share: h200-6
+both stacks' llm runs, cold and warm, with the code of 2026-12-01 15:20; h200-8 the operators stack's with the code
+of 23:10, CUTE_DSL_ARCH=sm_90a, the default nn.Linear layout, a shape's rows timed back to back), each folder holding
 the saved `bench --json` results of the default llm set, NAME-llm-{cold,warm}.json (NAME rec: the recipe stack;
 bench: the operators stack), with NAME-llm-{cold,warm}.err beside them where the progress lines were kept (they
 carry the start of every shape: `envcheck: shape I/N LABEL +SECONDS`). --logs (default: the same folder): child
@@ -32,9 +34,10 @@ sys.path.insert(0, str(ROOT))
 
 from envcheck.bench.result import NOISE_TARGET, TIME_CAP_S  # noqa: E402
 from envcheck.bench.results import read_result  # noqa: E402
+from envcheck.inside.timing import PRECISION  # noqa: E402
 from envcheck.inside import library  # noqa: E402
 
-RUNS = ROOT / "tests" / "data" / "bench" / "h200-6"
+RUNS = (ROOT / "tests" / "data" / "bench" / "h200-6", ROOT / "tests" / "data" / "bench" / "h200-8")
 OWN_COLD = 0.10  # issue 23 item 5: envcheck's own share of a cold llm run at most 10%,
 OWN_WARM_S = 15.0  # and of a warm one at most 15 s
 STACKS = {"rec": "recipe (torch 2.11, cutlass_api)", "bench": "operators (torch 2.14.1, cutlass.operators)"}
@@ -42,6 +45,7 @@ _SHAPE = re.compile(r"^envcheck(?:-bench)?: (?:phase )?shape (\d+)/(\d+) .* \+([
 _END = re.compile(r"^envcheck(?:-bench)?: (?:phase )?done \+([0-9.]+)$")
 _AUTOTUNE = re.compile(r"AUTOTUNE benchmarking takes ([0-9.]+) seconds and ([0-9.]+) seconds precompiling for (\d+)")
 _ROW = "ENVCHECK-BENCH-ROW "
+_COMPILED = "ENVCHECK-BENCH-COMPILED "  # after each compile (today's child); before it, the row line followed it
 _LIBRARY_ROW = re.compile(r"^envcheck:   \S+ (?:cutlass_api|cutlass\.operators) \S*cluster(\d+)x(\d+)x\d+_tile(\d+)x(\d+)x\d+ "
                           r"ok ([0-9.]+) ms")
 _ANCHORS = ((4096, 4096, 4096), (8192, 8192, 8192), (16, 4096, 4096))  # bench-library.txt's shapes, in its order
@@ -78,7 +82,8 @@ def per_shape(result) -> list[dict]:
 
 def autotune_split(logs: Path) -> dict:
     """{(log name, backend): [(benchmarking s, precompiling s, choices), ...]} from child logs: each AUTOTUNE
-    summary belongs to the next row the child emitted (ENVCHECK-BENCH-ROW: the row of the compile that autotuned)."""
+    summary belongs to the compile that ended next: its ENVCHECK-BENCH-COMPILED line (today's child), or the next row
+    line (a child that timed each row right after its compile)."""
     found = defaultdict(list)
     for log in sorted(logs.glob("*.log")):
         pending = None
@@ -87,8 +92,9 @@ def autotune_split(logs: Path) -> dict:
             if tuned:
                 pending = (float(tuned.group(1)), float(tuned.group(2)), int(tuned.group(3)))
                 continue
-            if line.startswith(_ROW) and pending is not None:
-                found[(log.name, json.loads(line[len(_ROW):])["backend"])].append(pending)
+            mark = _COMPILED if line.startswith(_COMPILED) else _ROW if line.startswith(_ROW) else None
+            if mark is not None and pending is not None:
+                found[(log.name, json.loads(line[len(mark):])["backend"])].append(pending)
                 pending = None
     return found
 
@@ -184,7 +190,8 @@ def report(runs: Path, logs: Path, show_shapes: bool) -> None:
 def timing_section(runs: Path) -> None:
     """The rows that ran to the time cap (spread over the noise target), what they got, and what a shorter cap
     leaves of the median's precision (standard error of a median: 1.2533 sigma / sqrt(n), sigma ~ IQR / 1.349)."""
-    print(f"\ntiming: rows that ran to the cap (spread > noise target {NOISE_TARGET:g}); cap now {TIME_CAP_S:g} s")
+    print(f"\ntiming: rows whose spread is over the noise target {NOISE_TARGET:g} (before issue 23 item 5 they ran to the "
+          f"time cap, {TIME_CAP_S:g} s; now they stop once the median is known within {PRECISION:.1%})")
     for prefix, stack in STACKS.items():
         for kind in ("warm", "cold"):
             path = runs / f"{prefix}-llm-{kind}.json"
@@ -240,11 +247,13 @@ def library_section(path: Path) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=Path, default=RUNS)
+    parser.add_argument("--runs", type=Path, nargs="+", default=list(RUNS))
     parser.add_argument("--logs", type=Path, default=None, help="default: --runs")
     parser.add_argument("--shapes", action="store_true", help="also every shape's figures")
     args = parser.parse_args(argv)
-    report(args.runs, args.logs or args.runs, args.shapes)
+    for index, runs in enumerate(args.runs):
+        print("\n" + "=" * 118 + "\n" if index else "", end="")
+        report(runs, args.logs or runs, args.shapes)
     return 0
 
 

@@ -157,3 +157,23 @@ def test_the_h200s_marked_log_gives_each_mix_row_the_recipes_four_kernels():
     assert len(rows) == 15 and "ENVCHECK-BENCH-COMPILED " in text
     assert [(r["shape"]["m"], r["backend"], [(g.offered, g.failed) for g in c]) for r, c in zip(rows, candidates) if c] == [
         (4096, "mix", [(4, 0)]), (8192, "mix", [(4, 0)]), (16, "mix", [(4, 0)])]
+
+
+H200_8 = Path(__file__).parent / "data" / "bench" / "h200-8"  # torch 2.14.1, today's children (README: h200-8)
+
+
+def test_the_h200s_model_shapes_without_the_remedy_lose_14_of_39_candidates_in_todays_child():
+    text = gzip.open(H200_8 / "mlp-x-child.log.gz", "rt", encoding="utf-8").read()
+    rows, candidates = rows_and_candidates(text)
+    mix = [(r["shape"]["m"], r["shape"]["k"], [(g.offered, g.failed, g.listed) for g in c])
+           for r, c in zip(rows, candidates) if r["backend"] == "mix"]
+    assert mix == [(16, 4096, [(9, 3, True)]), (16, 14336, [(10, 3, True)]), (2048, 4096, [(10, 4, True)]),
+                   (2048, 14336, [(10, 4, True)])]
+    assert all(g.strides.endswith("[1, 4096]") or g.strides.endswith("[1, 14336]") for c in candidates for g in c if g.op)
+
+
+def test_the_h200s_default_bench_with_the_remedy_lost_none_of_297_candidates():
+    text = (H200_8 / "bench-llm-cold.log").read_text(encoding="utf-8")
+    _, candidates = rows_and_candidates(text)
+    gemms = [g for c in candidates for g in c if g.op]
+    assert sum(g.offered for g in gemms) >= 297 and not any(g.failed for g in gemms) and "expects arch" not in text

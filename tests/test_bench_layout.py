@@ -193,7 +193,7 @@ def smoke(policy, tmp_path, layouts, **env):
 def test_the_default_smoke_proves_nn_linears_layout(policy, tmp_path):
     result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=tmp_path / "cache", env=fake_env())
     assert result.status is Status.PASS and result.kernel == "cutedsl.Sm80TensorOpGemmKernel_tnt_fake"
-    assert result.shape == "256x512x256 bfloat16, B linear" and [g.layout for g in result.gemms] == [LINEAR]
+    assert result.shape == "64x4096x4096 bfloat16, B linear" and [g.layout for g in result.gemms] == [LINEAR]
 
 
 def test_smoke_row_major_proves_the_row_major_kernel(policy, tmp_path):

@@ -383,3 +383,19 @@ def test_smoke_json_is_dated_by_itself_so_a_contributed_run_keeps_its_day(policy
     assert read_run(path, "run.json").date == today
     main(["smoke", "--json", "--timeout", "30"])
     assert json.loads(capsys.readouterr().out)["date"] == today
+
+
+def test_the_h200s_default_smoke_without_the_remedy_warns_with_the_lost_candidates(tmp_path):
+    # tests/data/bench/h200-8: `envcheck smoke --fresh` on torch 2.14.1, 64x4096x4096 linear, CUTE_DSL_ARCH unset
+    import gzip
+
+    from envcheck.profile import load_builtin
+
+    text = gzip.open(Path(__file__).parent / "data" / "bench" / "h200-8" / "smoke-64-x.log.gz", "rt", encoding="utf-8").read()
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#")) + "\n"
+    script = child(tmp_path, f"import sys\nsys.stdout.write({body!r})\n")
+    facts = fb.facts(interpreter=fb.stack(), driver=fb.driver("580.159.04", "13.0", [H200]))
+    result = run_smoke(PY, facts, load_builtin("torch-2.14-operators"), timeout=60, cache_dir=cache(tmp_path), child=script)
+    assert result.status is Status.WARN and result.cause_id == "dsl-arch-mismatch" and result.exit_code == 0
+    assert "4 of 10 NVGEMM candidates failed to compile: dsl-arch-mismatch" in result.summary
+    assert "_tnt_" in result.kernel and "export CUTE_DSL_ARCH=sm_90a" in result.remedy.text
