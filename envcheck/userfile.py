@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 import sys
 from pathlib import Path
@@ -16,12 +15,9 @@ from typing import Any, Callable, Optional, TextIO, Union
 
 from .errors import UsageError
 
-if sys.version_info >= (3, 11):  # the one place the TOML reader is chosen: `from .userfile import tomllib`
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from .userdata import parse_json, parse_toml, tomllib
 
-__all__ = ["MAX_BYTES", "read_text", "read_open", "parse_toml", "read_toml", "write_text", "emit", "progress", "kind_of",
+__all__ = ["MAX_BYTES", "read_text", "read_open", "parse_json", "parse_toml", "read_json", "read_toml", "write_text", "emit", "progress", "kind_of",
            "type_name", "expect", "tomllib"]
 
 MAX_BYTES = 1 << 20  # 1 MiB: the largest profile or lock envcheck reads is a few dozen KiB
@@ -121,34 +117,22 @@ def _replace(path: Path, text: str, what: str) -> None:
         raise UsageError(f"{what}: cannot write it: {exc.strerror or exc}") from None
 
 
-# A dotted key (`a."b".c`), or a one-line string, whose inside is then not read as keys; a key part never starts
-# inside a word, so that a long word is not tried from each of its letters. Text: re compiles it where it is first
-# used (parse_toml scans only text that could hold a long key), not at import.
-_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
-_DOTTED = r"(?<![A-Za-z0-9_-])" + _KEY_PART + r"(?:[ \t]*\.[ \t]*" + _KEY_PART + r")+|" + _KEY_PART
-MAX_KEY_PARTS = 32  # a profile's longest key has three; tomllib's time and memory grow with the square of the parts
-
-
-def parse_toml(text: str, what: str) -> dict:
-    """TOML text as a dict; invalid or too deeply nested TOML is a UsageError naming `what`, and so is a dotted key
-    of more than MAX_KEY_PARTS parts: tomllib needs the square of the parts (200 KB of `a.a.a...` took 24 GB).
-    A key stands on one line, so only a line with MAX_KEY_PARTS dots can hold one that long: text without such a
-    line (every profile) is not scanned, which is most of the read's time (doctor's start-up is a measured goal)."""
-    if any(line.count(".") >= MAX_KEY_PARTS for line in text.split("\n")):
-        for found in re.finditer(_DOTTED, text):
-            if "." in found.group() and len(re.findall(_KEY_PART, found.group())) > MAX_KEY_PARTS:
-                line = text.count("\n", 0, found.start()) + 1
-                raise UsageError(f"{what}: not usable TOML: a dotted key of more than {MAX_KEY_PARTS} parts (line {line})")
+def read_toml(path: Union[str, Path], what: str, limit: int = MAX_BYTES, error: type = UsageError) -> dict:
+    """A TOML file the user named, read (read_text) and parsed (userdata.parse_toml): every failure an `error`."""
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{what}: not valid TOML: {exc}") from None
-    except RecursionError:
-        raise UsageError(f"{what}: not usable TOML: nested too deeply") from None
+        text = read_text(path, what, limit)
+    except UsageError as exc:
+        raise error(str(exc)) from None
+    return parse_toml(text, what, error)
 
 
-def read_toml(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> dict:
-    return parse_toml(read_text(path, what, limit), what)
+def read_json(path: Union[str, Path], what: str, limit: int = MAX_BYTES, error: type = UsageError) -> Any:
+    """A JSON file the user named, read (read_text) and parsed (userdata.parse_json): every failure an `error`."""
+    try:
+        text = read_text(path, what, limit)
+    except UsageError as exc:
+        raise error(str(exc)) from None
+    return parse_json(text, what, error)
 
 
 def type_name(value: object, toml: bool = False) -> str:

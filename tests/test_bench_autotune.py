@@ -240,7 +240,7 @@ def test_weights_files(tmp_path, name, content):
     ("w.txt", "16x4096x4096 1\n16X4096X4096 2\n", "w.txt:2: 16x4096x4096 is listed twice (first at --weights"),
     ("w.txt", "16x4096x4096 0\n", "no shape with a count above 0"),
     ("w.txt", "", "no shape with a count above 0"),
-    ("w.json", '{"16x4096x4096": 1,', "w.json:1: not valid JSON"),
+    ("w.json", '{"16x4096x4096": 1,', "w.json: not valid JSON (line 1"),
     ("w.json", '{"16x4096x4096": "10"}', "w.json: '16x4096x4096': expected a count"),
     ("w.json", '{"16x4096x4096": true}', "w.json: '16x4096x4096': expected a count"),
     ("w.json", '{"16x4096x4096": 1, "16x4096x4096": 2}', "'16x4096x4096' is listed twice"),

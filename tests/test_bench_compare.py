@@ -220,10 +220,10 @@ def test_a_result_that_is_not_one_is_refused_naming_the_file_and_the_field(tmp_p
 
 
 @pytest.mark.parametrize("content, words", [
-    ("envcheck-bench: row {}\n", "not JSON (Expecting value"),
+    ("envcheck-bench: row {}\n", "not valid JSON (line 1, column 1: Expecting value); expected the output of"),
     ('{"schema_version": 2, "profile": {"id": "torch-2.11-nvgemm"}, "checks": []}', "not an envcheck bench result"),
     ("[1, 2]", "not an envcheck bench result"),
-    ("", "not JSON"),
+    ("", "not valid JSON"),
 ])
 def test_compare_exits_2_on_a_file_that_is_not_a_bench_result(tmp_path, content, words):
     other = tmp_path / "other.json"

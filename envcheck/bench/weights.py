@@ -17,14 +17,14 @@ exit 2 naming FILE:LINE, and nothing is measured.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Optional
 
 from ..errors import UsageError
-from ..userfile import parse_toml, read_text
+from ..userfile import parse_json, parse_toml, read_text
 from .shapes import Shape, parse_shape
 
 __all__ = ["Weights", "EQUAL", "read_weights"]
@@ -44,7 +44,12 @@ class Weights:
         return self.source is None
 
     def of(self, shape: Shape) -> float:
-        return 1.0 if self.equal else dict(self.counts).get((shape.m, shape.n, shape.k), 0.0)
+        return 1.0 if self.equal else self._by_key.get((shape.m, shape.n, shape.k), 0.0)
+
+    @cached_property
+    def _by_key(self) -> dict[Key, float]:
+        """counts as a map, made once: a lookup per shape must not read the whole list (70,000 shapes hung)."""
+        return dict(self.counts)
 
     def not_in(self, shapes: Iterable[Shape]) -> tuple[str, ...]:
         """The shapes of the file that are not among `shapes` (MxNxK)."""
@@ -103,11 +108,12 @@ class _Repeated(ValueError):
 
 def _no_repeats(what: str):
     def pairs(items):
-        keys = [key for key, _ in items]
-        repeated = sorted({key for key in keys if keys.count(key) > 1})
-        if repeated:
-            raise _Repeated(f"{what}: {repeated[0]!r} is listed twice")
-        return dict(items)
+        found = dict(items)
+        if len(found) < len(items):  # one pass: the first key seen again
+            seen: set = set()
+            again = next(key for key, _ in items if key in seen or seen.add(key))
+            raise _Repeated(f"{what}: {again!r} is listed twice")
+        return found
     return pairs
 
 
@@ -117,11 +123,9 @@ def read_weights(path: Path) -> Weights:
     suffix = path.suffix.lower()
     if suffix == ".json":
         try:
-            loaded = json.loads(text, object_pairs_hook=_no_repeats(what))
-        except ValueError as exc:
-            if isinstance(exc, _Repeated):
-                raise UsageError(str(exc)) from None
-            raise UsageError(f"{what}:{getattr(exc, 'lineno', '?')}: not valid JSON: {exc}") from None
+            loaded = parse_json(text, what, object_pairs_hook=_no_repeats(what))
+        except _Repeated as exc:
+            raise UsageError(str(exc)) from None
         entries = _from_map(loaded, what)
     elif suffix == ".toml":
         entries = _from_map(parse_toml(text, what), what)
