@@ -17,7 +17,7 @@ from .errors import UsageError
 
 from .userdata import parse_json, parse_toml, tomllib
 
-__all__ = ["MAX_BYTES", "read_text", "read_open", "parse_json", "parse_toml", "read_json", "read_toml", "write_text", "emit", "progress", "kind_of",
+__all__ = ["MAX_BYTES", "read_text", "read_open", "open_inside", "parse_json", "parse_toml", "read_json", "read_toml", "write_text", "emit", "progress", "kind_of",
            "type_name", "expect", "tomllib"]
 
 MAX_BYTES = 1 << 20  # 1 MiB: the largest profile or lock envcheck reads is a few dozen KiB
@@ -35,6 +35,44 @@ def read_text(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> str:
         os.close(fd)
         raise UsageError(f"{what}: not a regular file ({kind_of(kind)}); expected a file of at most {_size(limit)}")
     return read_open(fd, what, limit, "expected a small text file")
+
+
+def open_inside(folder_fd: int, relative: str, what: str, *, folder: bool = False, error: type = UsageError) -> int:
+    """A descriptor of the file (folder=True: the folder) at `relative` (POSIX parts, none '..') inside the folder
+    open as folder_fd, reached through no link: each part is opened with O_NOFOLLOW from the one before, so that a
+    link anywhere on the way (a `wheels/` that points out of a bundle) is never followed. A link, a missing part,
+    or one of another kind (a FIFO is never waited on) is `error` naming `what` and the part."""
+    parts = relative.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise error(f"{what}: {relative!r}: expected a path inside the folder")
+    fd = folder_fd
+    try:
+        for depth, part in enumerate(parts):
+            inner = depth < len(parts) - 1 or folder
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+            try:
+                opened = os.open(part, flags | (os.O_DIRECTORY if inner else 0), dir_fd=fd)
+            except OSError as exc:
+                shown = "/".join(parts[: depth + 1])
+                try:
+                    kind = os.lstat(part, dir_fd=fd).st_mode
+                except OSError:
+                    kind = None
+                reason = ("a symbolic link, which envcheck does not follow here" if kind is not None and stat.S_ISLNK(kind)
+                          else "no such file or folder" if kind is None else exc.strerror or str(exc))
+                raise error(f"{what}: {shown}: {reason}") from None
+            if fd != folder_fd:
+                os.close(fd)
+            fd = opened
+        kind = os.fstat(fd).st_mode
+        if not (stat.S_ISDIR(kind) if folder else stat.S_ISREG(kind)):
+            found = "a regular file" if stat.S_ISREG(kind) else kind_of(kind)
+            raise error(f"{what}: {relative}: {found}, not a {'folder' if folder else 'regular file'}")
+        return fd
+    except BaseException:
+        if fd != folder_fd:
+            os.close(fd)
+        raise
 
 
 def read_open(fd: int, what: str, limit: int, expected: str) -> str:

@@ -22,6 +22,7 @@ from packaging.pylock import Package, Pylock
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from .. import __version__, piprun, proc, shell
+from ..atomic import refuse_folder, replacing
 from ..errors import EXIT_FAILED, UsageError
 from ..lock.lockfile import applies
 from ..redact import index_out_of_argv
@@ -29,7 +30,7 @@ from .gitbundle import make_git_bundle
 from .manifest import MANIFEST, BundleFile, CutlassEntry, Manifest, Platform, sha256_of, write_manifest
 from .parts import split
 
-__all__ = ["BundleRequest", "select_packages", "make_bundle", "pip_download_argv", "GIT_BUNDLE", "LOCK_NAME"]
+__all__ = ["BundleRequest", "check_output", "select_packages", "make_bundle", "pip_download_argv", "GIT_BUNDLE", "LOCK_NAME"]
 
 GIT_BUNDLE = "cutlass.bundle"
 LOCK_NAME = "pylock.toml"
@@ -139,10 +140,8 @@ def make_bundle(request: BundleRequest, *, say: Callable[[str], None] = lambda t
     packages, notes = select_packages(request.lock.packages, request.platform.environment(), request.without, request.present)
     for note in notes:
         say(f"left out {note}")
-    output = request.output.absolute()
+    output = check_output(request.output)
     as_tar = output.suffix == ".tar"
-    if not as_tar and output.exists() and (not output.is_dir() or any(output.iterdir())):
-        raise UsageError(f"-o {request.output}: exists and is not an empty folder: choose a new one")
     output.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
@@ -177,6 +176,23 @@ def make_bundle(request: BundleRequest, *, say: Callable[[str], None] = lambda t
         say(f"split into {len(index.parts)} parts of at most {request.split / 2**20:.1f} MiB; index "
             f"{output.name}.parts.json (reassembled and checked by `{shell.line(('envcheck', 'fix', '--bundle', f'{output.name}.parts.json'))}`)")
     return 0
+
+
+def check_output(given: Path) -> Path:
+    """-o as an absolute path, when the bundle can be written there: FILE.tar that is not a folder, or a folder that
+    is new or empty; never a link (to a folder, the tar's rename would replace it; a folder bundle moved onto it
+    would land elsewhere). Else a UsageError naming -o."""
+    output = Path(given).absolute()
+    if output.is_symlink():
+        raise UsageError(f"-o {given}: a symbolic link: expected a new folder, or FILE.tar (name the place itself)")
+    if output.suffix == ".tar":
+        try:
+            refuse_folder(output)
+        except IsADirectoryError:
+            raise UsageError(f"-o {given}: a folder: expected FILE.tar, a file to write the bundle to") from None
+    elif output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise UsageError(f"-o {given}: exists and is not an empty folder: choose a new one")
+    return output
 
 
 def _recorded(path: Path, stage: Path, role: str) -> BundleFile:
@@ -244,8 +260,8 @@ def _add_cutlass(stage: Path, request: BundleRequest, cutlass: Package, say, run
 
 
 def _tar(stage: Path, output: Path) -> None:
-    """An uncompressed tar (wheels are compressed already) of the bundle, in a fixed order with neutral owners."""
-    partial = output.with_name(output.name + ".partial")
+    """An uncompressed tar (wheels are compressed already) of the bundle, in a fixed order with neutral owners,
+    written whole (atomic.replacing: a new file renamed over -o, never written through a link planted beside it)."""
 
     def neutral(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.uid = info.gid = 0
@@ -253,7 +269,6 @@ def _tar(stage: Path, output: Path) -> None:
         info.mtime = 0
         return info
 
-    with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as tar:
+    with replacing(output) as out, tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path in [stage / MANIFEST] + sorted(p for p in stage.rglob("*") if p.is_file() and p.name != MANIFEST):
             tar.add(path, arcname=path.relative_to(stage).as_posix(), recursive=False, filter=neutral)
-    partial.replace(output)

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from ..bundle.make import BundleRequest, make_bundle
+from ..bundle.make import BundleRequest, check_output, make_bundle
 from ..bundle.manifest import Platform
 from ..bundle.parts import parse_size
 from ..errors import UsageError
@@ -65,6 +65,7 @@ def run_bundle(
             raise UsageError(f"--split needs -o FILE.tar (got -o {output}): a folder cannot be cut into parts")
     if not python_version.count(".") == 1 or not all(p.isdigit() for p in python_version.split(".")):
         raise UsageError(f"--python-version {python_version!r}: expected MAJOR.MINOR such as 3.12")
+    check_output(Path(output))  # before any resolving or download
     if index_url is not None:
         checked_index_url(index_url, "--index-url")
     if cutlass_url is not None:
