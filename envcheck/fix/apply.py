@@ -19,7 +19,7 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from .. import piprun, proc, shell
 from ..atomic import replace_text
-from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch
+from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch, record_byproducts
 from ..redact import index_out_of_argv, redact_argv
 from . import failure, manifest, statelock
 from .failure import Cause
@@ -214,6 +214,9 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console, 
     _write_files(step.writes_after)
     if step.kind == "toolkit-install":
         manifest.write(step.param("prefix"))  # what undo may remove, and nothing else
+    checkout = step.param("checkout") if step.kind == "cutlass-install" else ""
+    if checkout and os.path.isdir(os.path.join(checkout, ".git")):
+        record_byproducts(checkout)  # the files the install wrote: undo may remove those, and no others
     return ""
 
 
