@@ -87,7 +87,7 @@ def configured(repo_dir: str | Path, base: Optional[Mapping[str, str]] = None) -
     """Every setting git sees in repo_dir, as (key, value): all scopes, includes followed. Reading runs nothing.
 
     Raises UnreadableConfig when git cannot say (an error, or no answer in 30 s: an include of a FIFO)."""
-    folder = Path(repo_dir)
+    folder = Path(repo_dir).absolute()  # git runs in a folder of its own (proc), not here
     if not folder.is_dir():
         return ()
     env = {**variables(os.environ if base is None else base), **_QUIET}
@@ -233,7 +233,9 @@ def init_repo(path: str | Path, *, bare: bool = False):
     """`git init` of a new, empty folder (ours), hardened like every other call, and with no template."""
     gitpython()
     Path(path).mkdir(parents=True, exist_ok=True)
-    _hardened()[0]().execute(["git", "init", "--quiet", "--template=", *(["--bare"] if bare else []), str(path)])
+    # git runs in the new folder itself: the caller's folder could hold a repository whose configuration git reads
+    _hardened()[0](str(Path(path).absolute())).execute(
+        ["git", "init", "--quiet", "--template=", *(["--bare"] if bare else []), str(Path(path).absolute())])
     return open_repo(path)
 
 

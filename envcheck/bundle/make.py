@@ -25,7 +25,6 @@ from .. import __version__, piprun, proc, shell
 from ..atomic import refuse_folder, replacing
 from ..errors import EXIT_FAILED, UsageError
 from ..lock.lockfile import applies
-from ..redact import index_out_of_argv
 from .gitbundle import make_git_bundle
 from .manifest import MANIFEST, BundleFile, CutlassEntry, Manifest, Platform, sha256_of, write_manifest
 from .parts import split
@@ -124,10 +123,9 @@ DOWNLOAD_S = 3600.0  # pip download of a whole stack (a CUDA torch is GBs): then
 
 
 def _run(argv: Sequence[str]) -> proc.Finished:
-    """pip in a private folder of its own, where an index URL that holds a secret goes in a file, not its argv; under
-    envcheck's pip rule (piprun: the machine-wide pip configuration applies, PIP_CONFIG_FILE's does not)."""
-    with tempfile.TemporaryDirectory(prefix="envcheck-pip-") as private:
-        return proc.run(index_out_of_argv(argv, Path(private)), DOWNLOAD_S, env=piprun.environment(os.environ))
+    """pip under envcheck's pip rule (piprun: in an empty private folder of its own, an index URL's secret in a file
+    there; the machine-wide pip configuration applies, PIP_CONFIG_FILE's does not)."""
+    return piprun.run(argv, DOWNLOAD_S, env=piprun.environment(os.environ))
 
 
 class Incomplete(Exception):

@@ -44,8 +44,8 @@ class Probe:
         self.python = python
         self.error: Optional[str] = None
         self.child: Optional[Child] = None
-        try:
-            self.child = Child([python, *ISOLATED, "-c", probe_source(), "-"], env=env, input=b"")
+        try:  # in an empty folder of its own (proc); told the user's, where a relative PYTHONPATH entry starts
+            self.child = Child([python, *ISOLATED, "-c", probe_source(), "-", _here()], env=env, input=b"")
         except FileNotFoundError:
             self.error = f"no interpreter at {python}"
         except PermissionError:
@@ -74,6 +74,13 @@ class Probe:
                 f"{self.python} printed something that is not the probe's JSON ({_short(str(exc))}); "
                 f"expected a Python interpreter"
             ) from None
+
+
+def _here() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # the folder envcheck was started in is gone: no relative entry resolves anywhere
+        return "/"
 
 
 def _short(text: str, limit: int = 160) -> str:
