@@ -34,7 +34,7 @@ from urllib.parse import urlparse
 from . import proc
 from .errors import UsageError
 from .gitsettings import KEPT_VARIABLES, SETTINGS, SOURCE, Setting
-from .redact import Redactor
+from .redact import Redactor, redact_url
 
 __all__ = ["FILE_UPLOAD_PACK", "GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "KEPT_VARIABLES", "PARTIAL", "SETTINGS",
            "SOURCE", "Setting", "UnreadableConfig", "check_git_values", "checked_index_url", "checked_url",
@@ -315,10 +315,16 @@ def _url_shape(value: str, schemes: tuple[str, ...]) -> bool:
     return not (host.startswith("-") or user.startswith("-") or (parsed.scheme in ("ssh", "https", "http") and not host))
 
 
+def _shown(value: object) -> str:
+    """A value given as a URL, as an error quotes it: the URL parsed and its secrets masked (redact_url), then
+    anything secret-looking left in the text."""
+    return Redactor()(repr(redact_url(value) if isinstance(value, str) else value))
+
+
 def checked_index_url(value: str, flag: str = "--index-url") -> str:
     """A package index URL pip may use: https or file (the same shape rules as checked_url). Else UsageError."""
     if not _url_shape(value, INDEX_URL_SCHEMES):
-        raise UsageError(f"{flag} {Redactor()(repr(value))}: expected an https:// or file:// URL of a package index")
+        raise UsageError(f"{flag} {_shown(value)}: expected an https:// or file:// URL of a package index")
     return value
 
 
@@ -328,7 +334,7 @@ def checked_url(value: str, flag: str = "--cutlass-url") -> str:
     Refused: other schemes (ext::, git://, http://), option-like values, and a host or user that starts with '-'
     (`ssh://-oProxyCommand=...`), which ssh would read as an option."""
     expected = "expected an https://, ssh:// or file:// URL, or a local repository"
-    shown = Redactor()(repr(value))  # a token in the URL is not echoed
+    shown = _shown(value)
     plain = isinstance(value, str) and not any(ch.isspace() or ord(ch) < 32 for ch in value)
     if plain and value and "://" not in value and not value.startswith("-"):
         path = Path(value).expanduser()

@@ -32,8 +32,10 @@ _CREDENTIAL_NAME = re.compile(
     re.I,
 )
 _SCHEME = r"[a-zA-Z][a-zA-Z0-9+.-]{0,31}://"  # bounded: a long run of letters is not tried from every start
-# A URL inside text ends at whitespace, a quote, a parenthesis, a brace or a backslash (an escape in JSON).
-_URL_IN_TEXT = re.compile(r"(?<![a-zA-Z0-9+.-])" + _SCHEME + r"[^\s\"'`<>(){}\\]+")
+# A URL's start inside text, and how far its host and path go: to whitespace, a quote, a parenthesis, a brace or a
+# backslash (an escape in JSON). Its user info is found by parsing (_url_in_text), not by these characters.
+_URL_IN_TEXT = re.compile(r"(?<![a-zA-Z0-9+.-])" + _SCHEME)
+_URL_TAIL = re.compile(r"[^\s\"'`<>(){}\\]*")
 _URL_START = re.compile(_SCHEME)
 # What may be left outside a URL: a query parameter with a credential-like name (`/simple?token=...` in an error).
 _PARAMETER_IN_TEXT = re.compile(r"(?P<lead>[?&;#])(?P<name>[A-Za-z0-9_.\-]+)=(?P<value>[^&;#\s\"'`<>]+)")
@@ -128,16 +130,39 @@ def url_secrets(*urls: Optional[str]) -> tuple[str, ...]:
 
 
 def _redact_text_urls(text: str) -> str:
-    text = _URL_IN_TEXT.sub(_redact_url_in_text, text)
+    out, done = [], 0
+    for start in _URL_IN_TEXT.finditer(text):
+        if start.start() < done:  # inside the URL before it (its user info held another scheme://)
+            continue
+        shown, done_at = _url_in_text(text, start.start(), start.end())
+        out.append(text[done:start.start()] + shown)
+        done = done_at
+    text = "".join(out) + text[done:]
     return _PARAMETER_IN_TEXT.sub(
         lambda m: f"{m['lead']}{m['name']}={MASK}" if credential_name(m["name"]) else m.group(0), text)
 
 
-def _redact_url_in_text(match: re.Match) -> str:
-    """A URL found in prose, masked; the punctuation that ends its sentence (", steps 1, 2") stays outside it."""
-    found = match.group(0)
+def _url_in_text(text: str, start: int, authority: int) -> tuple[str, int]:
+    """The URL at text[start:] (its scheme ends at `authority`) as shown, and where it ends in text.
+
+    Where its user info ends is parsed, as a URL parser reads it: at the last '@' before the path's first '/' on
+    the same line. A password may hold anything up to there, a space, a quote or a parenthesis included, so the
+    '@' can lie beyond where a URL would seem to stop; all of it is masked. The host and path after it end at
+    whitespace or a quote; the punctuation that ends a sentence (", steps 1, 2") stays outside the URL."""
+    line_end = text.find("\n", authority)
+    line_end = len(text) if line_end < 0 else line_end
+    slash = text.find("/", authority, line_end)
+    at = text.rfind("@", authority, line_end if slash < 0 else slash)
+    seems = _URL_TAIL.match(text, authority).end()  # where the URL would end, read by its characters
+    if at >= seems:  # the user info holds a character a URL would stop at
+        tail = _URL_TAIL.match(text, at + 1).end()
+        rest = text[at + 1:tail]
+        url = rest.rstrip(",.;:!?")
+        scheme = text[start:authority]
+        return scheme + f"{MASK}@" + redact_url(scheme + url)[len(scheme):] + rest[len(url):], tail
+    found = text[start:seems]
     url = found.rstrip(",.;:!?")
-    return redact_url(url) + found[len(url):]
+    return redact_url(url) + found[len(url):], seems
 
 
 class Redactor:

@@ -84,3 +84,51 @@ def test_no_child_of_doctor_or_verify_imports_from_the_users_folder(tmp_path, ar
         (tmp_path / f"{name}.py").write_text(f"import pathlib; pathlib.Path({str(marker)!r}).write_text('{name}')\n")
     done = envcheck(*argv, cwd=tmp_path)
     assert not marker.exists() and done.returncode in (0, 1), done.stderr[-2000:]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 3. A password is masked by parsing its URL, whatever characters it holds
+
+PASSWORDS = ["Sekr(t-pw-1", "Sekr't-pw-2", 'Sekr"t-pw-3', "Sekr t-pw-4", "Sekr)t (pw) 5", "a'b\"c(d e)-6"]
+
+
+def _pieces(password: str) -> list[str]:
+    """The parts of a password a leak would show: each word of it at least 4 characters long, and the whole."""
+    import re
+
+    return [password] + [p for p in re.split(r"[\s()'\"]+", password) if len(p) >= 4]
+
+
+def _leaks(text: str, password: str) -> list[str]:
+    return [line for line in text.splitlines() if any(piece in line for piece in _pieces(password))]
+
+
+@pytest.mark.parametrize("password", PASSWORDS)
+def test_an_index_urls_password_never_shows_in_fix_whatever_it_holds(tmp_path, password):
+    for argv in (["fix", "--dry-run", "--no-gpu", "--index-url", f"https://me:{password}@pypi.example/simple"],
+                 ["fix", "--dry-run", "--json", "--no-gpu", "--index-url", f"https://me:{password}@pypi.example/simple"]):
+        done = envcheck(*argv, cwd=tmp_path)
+        assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert not _leaks(done.stdout + done.stderr, password)
+
+
+@pytest.mark.parametrize("password", PASSWORDS)
+def test_the_cutlass_url_credentials_refusal_shows_no_password(tmp_path, password):
+    done = envcheck("fix", "--dry-run", "--no-gpu", "--cutlass-url", f"https://me:{password}@github.com/NVIDIA/cutlass.git",
+                    cwd=tmp_path)
+    assert done.returncode == 2 and "--cutlass-url" in done.stderr, done.stderr[-2000:]
+    assert not _leaks(done.stdout + done.stderr, password)
+
+
+@pytest.mark.parametrize("password", PASSWORDS)
+def test_doctor_shows_a_checkouts_remote_without_its_password(tmp_path, cutlass_repo, password):
+    from conftest import git
+
+    checkout = tmp_path / ".cache" / "cutlass"  # envcheck's default checkout (ENVCHECK_CACHE_DIR/cutlass)
+    git("clone", "-q", str(cutlass_repo), str(checkout), cwd=tmp_path)
+    git("remote", "set-url", "origin", f"https://me:{password}@github.com/NVIDIA/cutlass.git", cwd=checkout)
+    for argv in (["doctor", "-v", "--no-gpu"], ["doctor", "--json", "--no-gpu"], ["doctor", "--format", "markdown", "--no-gpu"]):
+        done = envcheck(*argv, cwd=tmp_path)
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert "github.com/NVIDIA/cutlass" in done.stdout or argv[1] == "--format"
+        assert not _leaks(done.stdout + done.stderr, password)
