@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, TextIO
 
 __all__ = ["MASK", "Redactor", "RedactedStream", "credential_name", "has_credentials", "index_out_of_argv",
-           "redact_argv", "redact_url", "url_secrets", "without_credentials"]
+           "redact_argv", "redact_url", "url_parts", "url_secrets", "without_credentials"]
 
 MASK = "***"
 _SHORTEST_SECRET = 6  # a shorter value masked wherever it appears would mask ordinary words
@@ -47,7 +47,7 @@ def credential_name(name: str) -> bool:
     return bool(_CREDENTIAL_NAME.search(name))
 
 
-def _split(url: str) -> tuple[str, str, str, Optional[str], Optional[str]]:
+def url_parts(url: str) -> tuple[str, str, str, Optional[str], Optional[str]]:
     """scheme://, user info, the rest of the authority and the path, query (after '?'), fragment (after '#'), by
     hand: urllib would normalise what it does not understand, and a shown URL must stay the one the user gave, less
     its secrets. User info ends at the last '@' before the query; a '?' or '#' typed into a password (so that the
@@ -91,7 +91,7 @@ def redact_url(url: str) -> str:
     (`?private_token=***&x=***`), credential-like fragment parameters masked; the rest as given."""
     if not _URL_START.match(url):
         return url
-    scheme, userinfo, rest, query, fragment = _split(url)
+    scheme, userinfo, rest, query, fragment = url_parts(url)
     shown = scheme + (f"{MASK}@" if userinfo else "") + rest
     if query is not None:
         shown += "?" + _masked(query, every=True)
@@ -120,7 +120,7 @@ def url_secrets(*urls: Optional[str]) -> tuple[str, ...]:
     for url in urls:
         if not url or not _URL_START.match(url):
             continue
-        scheme, userinfo, _, query, fragment = _split(url)
+        scheme, userinfo, _, query, fragment = url_parts(url)
         user, colon, password = userinfo.partition(":")
         parts = [password] if colon else [user] if user and scheme.lower().startswith("http") else []
         parts += [p.partition("=")[2] or p for p in _parameters(query)]
@@ -235,7 +235,7 @@ def without_credentials(url: str) -> str:
     fragment parameter. What envcheck writes to disk (a lock, a snapshot) holds URLs only this way."""
     if not _URL_START.match(url):
         return url
-    scheme, _, rest, _, fragment = _split(url)
+    scheme, _, rest, _, fragment = url_parts(url)
     fragment = "&".join(p for p in _parameters(fragment) if not _is_secret(p, bare=False))
     return scheme + rest + (f"#{fragment}" if fragment else "")
 
@@ -246,7 +246,7 @@ def has_credentials(url: str) -> bool:
     credential-like fragment parameter. ssh's plain `git@host` is a user name, not a secret."""
     if not _URL_START.match(url):
         return False
-    scheme, userinfo, _, query, fragment = _split(url)
+    scheme, userinfo, _, query, fragment = url_parts(url)
     if userinfo and (":" in userinfo or scheme.lower().startswith("http")):
         return True
     return bool(query) or any(_is_secret(p, bare=False) for p in _parameters(fragment))

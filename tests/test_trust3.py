@@ -132,3 +132,123 @@ def test_doctor_shows_a_checkouts_remote_without_its_password(tmp_path, cutlass_
         assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-2000:]
         assert "github.com/NVIDIA/cutlass" in done.stdout or argv[1] == "--format"
         assert not _leaks(done.stdout + done.stderr, password)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 3b. git takes a URL's password from its credential store, never from its argv: a real https server
+
+
+def _https_git_server(tmp_path: Path, repo: Path, user: str, password: str):
+    """git's smart HTTP (git http-backend) over TLS with basic auth, on 127.0.0.1: (base URL, CA file, requests)."""
+    import base64
+    import shutil
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    backend = Path(subprocess.run(["git", "--exec-path"], capture_output=True, text=True).stdout.strip()) / "git-http-backend"
+    if not shutil.which("openssl") or not backend.is_file():
+        pytest.skip("needs openssl and git-http-backend")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    served = tmp_path / "served"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(served / "cutlass.git")], check=True)
+    for key_, value in (("uploadpack.allowFilter", "true"), ("uploadpack.allowAnySHA1InWant", "true")):
+        subprocess.run(["git", "-C", str(served / "cutlass.git"), "config", key_, value], check=True)
+    wanted = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # noqa: ANN002
+            pass
+
+        def _serve(self):
+            seen.append(self.headers.get("Authorization") or "")
+            if self.headers.get("Authorization") != wanted:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="test"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            path, _, query = self.path.partition("?")
+            env = {"PATH": os.environ["PATH"], "GIT_PROJECT_ROOT": str(served), "GIT_HTTP_EXPORT_ALL": "1",
+                   "PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": self.command, "REMOTE_USER": user,
+                   "CONTENT_TYPE": self.headers.get("Content-Type") or "", "CONTENT_LENGTH": str(len(body)),
+                   "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding") or "",
+                   "GIT_PROTOCOL": self.headers.get("Git-Protocol") or ""}
+            out = subprocess.run([str(backend)], input=body, capture_output=True, env=env).stdout
+            head, _, payload = out.partition(b"\r\n\r\n")
+            headers = [line.split(":", 1) for line in head.decode().split("\r\n") if ":" in line]
+            status = next((int(v.split()[0]) for k, v in headers if k.lower() == "status"), 200)
+            self.send_response(status)
+            for name, value in headers:
+                if name.lower() != "status":
+                    self.send_header(name, value.strip())
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = _serve
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"127.0.0.1:{server.server_address[1]}", cert, seen, server
+
+
+def _git_spy(folder: Path) -> Path:
+    """A `git` first on PATH that writes each argv it is given (one NUL-separated line) and runs the real git."""
+    import shutil
+
+    log = folder / "argv.log"
+    folder.mkdir()
+    (folder / "git").write_text(f"#!/bin/sh\nprintf '%s\\0' \"$@\" >> {log}\nprintf '\\n' >> {log}\n"
+                                f"exec {shutil.which('git')} \"$@\"\n")
+    (folder / "git").chmod(0o755)
+    return log
+
+
+def test_a_fetch_takes_the_urls_password_from_a_private_credential_store_never_argv(tmp_path, cutlass_repo, monkeypatch):
+    from conftest import git
+
+    from envcheck.cutlass_fetch import fetch
+
+    password = "S3cr(t'pw\"x-42"
+    host, cert, seen, server = _https_git_server(tmp_path, cutlass_repo, "me", password)
+    spied = _git_spy(tmp_path / "spy")
+    monkeypatch.setenv("PATH", f"{spied.parent}:{os.environ['PATH']}")
+    monkeypatch.setenv("GIT_SSL_CAINFO", str(cert))
+    commit = git("rev-parse", "HEAD", cwd=cutlass_repo)
+    from urllib.parse import quote
+
+    dest = tmp_path / "checkout"
+    try:
+        fetch(dest, f"https://me:{quote(password, safe='')}@{host}/cutlass.git", "cutlass_api", commit,
+              "python/cutlass_api")
+    finally:
+        server.shutdown()
+    assert git("rev-parse", "HEAD", cwd=dest) == commit and (dest / "python" / "cutlass_api" / "pyproject.toml").is_file()
+    assert any(seen) and seen[-1].startswith("Basic ")  # the server was asked, and answered with the password
+    argv = spied.read_bytes().decode("utf-8", "replace")
+    assert "cutlass.git" in argv  # the spy saw the fetch
+    for piece in (password, quote(password, safe=""), "S3cr"):
+        assert piece not in argv, "a git command line held the password"
+        assert piece not in (dest / ".git" / "config").read_text()
+    assert not list(Path(os.environ.get("TMPDIR") or "/tmp").glob(f"envcheck-cwd-{os.getpid()}-*/git-credentials"))
+
+
+@pytest.mark.parametrize("url, words", [
+    ("https://h.example/cutlass.git?private_token=S3cret-x", "a token in the URL's query cannot reach git"),
+    ("ssh://me:S3cret-x@h.example/cutlass.git", "takes no password from its URL"),
+])
+def test_a_secret_git_could_take_only_on_its_command_line_is_refused(tmp_path, url, words):
+    from envcheck.cutlass_fetch import CheckoutRefused, fetch
+
+    with pytest.raises(CheckoutRefused) as caught:
+        fetch(tmp_path / "c", url, "cutlass_api", "a" * 40, "python/cutlass_api")
+    assert words in str(caught.value) and "S3cret" not in str(caught.value)

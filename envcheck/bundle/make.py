@@ -25,6 +25,7 @@ from .. import __version__, piprun, proc, shell
 from ..atomic import refuse_folder, replacing
 from ..errors import EXIT_FAILED, UsageError
 from ..lock.lockfile import applies
+from ..redact import without_credentials
 from .gitbundle import make_git_bundle
 from .manifest import MANIFEST, BundleFile, CutlassEntry, Manifest, Platform, sha256_of, write_manifest
 from .parts import split
@@ -248,7 +249,9 @@ def _add_cutlass(stage: Path, request: BundleRequest, cutlass: Package, say, run
                          + " ".join((done.stderr or done.stdout or "").strip().splitlines()[-2:]))
     files = [_recorded(path, stage, "build") for path in sorted(set(wheels.iterdir()) - before)]
     vcs = cutlass.vcs
-    entry = CutlassEntry(GIT_BUNDLE, vcs.url or "", vcs.requested_revision or "", vcs.commit_id, vcs.subdirectory or "")
+    # the manifest travels with the bundle: it names the source without the lock's credentials, if it had any
+    entry = CutlassEntry(GIT_BUNDLE, without_credentials(vcs.url or ""), vcs.requested_revision or "", vcs.commit_id,
+                         vcs.subdirectory or "")
     say(f"packing {cutlass.name} at {vcs.commit_id[:12]} ({entry.subdir}) from {request.cutlass_url or vcs.url} as a git bundle")
     try:
         make_git_bundle(entry, request.cutlass_url or vcs.url or "", stage / GIT_BUNDLE)
