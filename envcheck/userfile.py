@@ -102,6 +102,9 @@ def write_text(path: Union[str, Path], text: str, what: str) -> None:
         mode = os.stat(real).st_mode
     except OSError:
         mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        link = " (what the symbolic link names)" if os.path.islink(path) else ""
+        raise UsageError(f"{what}: a folder{link}: expected a file to write, or a new name")
     if mode is not None and not stat.S_ISREG(mode):
         _write_in_place(real, text, what)
     else:

@@ -38,7 +38,7 @@ def run_bundle(
 
     from ..fix.pipconfig import config_files, read_secrets
     from ..gitsafe import checked_index_url, checked_url
-    from ..profile import choose
+    from ..profile import candidates
     from ..redact import Redactor, url_secrets
     from ..render.text import profile_line
 
@@ -78,8 +78,9 @@ def run_bundle(
     for name in without:
         if not is_distribution_name(name):
             raise UsageError(f"--without {name!r}: expected a package name such as torch")
+    named = candidates(profile)  # read first: a profile that cannot be used is refused before the target runs
     torch, target = _target_torch(python)  # --only-missing --python PY: its torch, as doctor reads it
-    policy, choice = choose(profile, torch, target=target)
+    policy, choice = named.select(torch, target=target)
     err(f"envcheck bundle: {profile_line(choice)}")
     dropped = tuple(canonicalize_name(n) for n in without)
     with tempfile.TemporaryDirectory(prefix="envcheck-bundle-lock-") as scratch:
