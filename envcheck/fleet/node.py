@@ -72,6 +72,7 @@ class NodeError(UsageError):
 
 
 _STATUSES = tuple(status.value for status in Status)
+SCHEMAS = (1, 2)  # the doctor report versions diff and fleet read (render.report.SCHEMA_VERSION is the newest)
 
 
 class _Fields:
@@ -114,6 +115,10 @@ def _from_report(data: dict, path: Path) -> Node:
                        read.text(item, "status", f"{where}.status", _STATUSES, required=True),
                        read.text(item, "found", f"{where}.found")))
     exit_code = read.get(data, "exit_code", "exit_code", int, required=True)
+    schema = read.get(data, "schema_version", "schema_version", int, required=True)
+    if schema not in SCHEMAS:
+        raise NodeError(f"{path}: key schema_version is {schema}: expected one this envcheck reads "
+                        f"({', '.join(map(str, SCHEMAS))}); a newer envcheck wrote it, whose report may mean otherwise")
     facts = read.object(data, "facts", "facts")
     interpreter = read.object(facts, "interpreter", "facts.interpreter")
     packages = []
