@@ -144,15 +144,17 @@ def _line_of(text: str, at: int) -> int:
     return text.count("\n", 0, at) + 1
 
 
-def _key_at(code: str, at: int) -> str:
-    """The key (table.key) whose value starts before position `at` of code, as near as the text says."""
-    line_start = code.rfind("\n", 0, at) + 1
-    key = _KEY_AT_LINE.match(code, line_start)
-    tables = list(_TABLE_AT_LINE.finditer(code, 0, line_start))
-    parts = [tables[-1]["table"].strip()] if tables else []
-    if key is not None and key.end() <= at:
+def _key_at(text: str, code: str, at: int) -> str:
+    """The key (table.key) on the line of position `at` of code (text with its strings blanked), as the text
+    spells it, and the table the nearest header above it opens, as near as the text says."""
+    number = _line_of(code, at) - 1
+    lines = text.split("\n")
+    key = _KEY_AT_LINE.match(lines[number]) if number < len(lines) else None
+    header = next((found for found in map(_TABLE_AT_LINE.match, reversed(lines[:number])) if found), None)
+    parts = [header["table"].strip()] if header else []
+    if key is not None:
         parts.append(key["key"].strip())
-    return ".".join(parts)
+    return ".".join(parts)[:120]
 
 
 def parse_toml(text: str, what: str, error: type = UsageError) -> dict:
@@ -178,7 +180,7 @@ def parse_toml(text: str, what: str, error: type = UsageError) -> dict:
         code = _code(text)
         found = re.search(r"(?<![A-Za-z0-9_.])[+-]?(?:\d_?){%d,}" % (limit + 1), code)
         at = found.start() if found else 0
-        key = _key_at(code, at) if found else ""
+        key = _key_at(text, code, at) if found else ""
         raise error(f"{what}: key {key or '?'} (line {_line_of(code, at)}): an integer of more than {limit} digits; "
                     f"expected a finite number (an integer below 2^{INT_BITS})") from None
     return checked_numbers(data, what, error)

@@ -269,7 +269,7 @@ def test_a_bundle_for_another_python_is_refused_naming_the_manifest(route, wheel
 # Opening a bundle: every way it can be wrong is exit 2 naming the part, before anything is planned
 
 
-def hand_bundle(folder: Path, lock_digest: str | None = None) -> Path:
+def hand_bundle(folder: Path, lock_digest: str | None = None, lock_extra: str = "") -> Path:
     """A small bundle folder written by hand: one wheel, its lock entry, the manifest."""
     from envcheck.bundle.manifest import BundleFile, Manifest, sha256_of, write_manifest
 
@@ -278,6 +278,7 @@ def hand_bundle(folder: Path, lock_digest: str | None = None) -> Path:
     (folder / "pylock.toml").write_text(
         'lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "apache-tvm-ffi"\nversion = "0.1.7"\n'
         f'wheels = [{{ name = "{wheel.name}", url = "https://x/{wheel.name}", hashes = {{ sha256 = "{lock_digest or digest}" }} }}]\n'
+        + lock_extra
     )
     files = (
         BundleFile(f"wheels/{wheel.name}", wheel.stat().st_size, digest, "wheel"),
@@ -386,6 +387,15 @@ def test_a_copy_made_before_is_used_only_when_it_checks_again(tmp_path):
     copy.write_bytes(copy.read_bytes()[:-1] + b"x")  # the cached copy changed
     again = open_bundle(bundle, tmp_path / "cache")
     assert again.folder == first.folder and copy.read_bytes() == next((bundle / "wheels").iterdir()).read_bytes()
+
+
+@pytest.mark.parametrize("extra, key", [("size = " + "9" * 5000 + "\n", "key packages.size"),
+                                        ("size = inf\n", "key packages[0].size"), ("[a]\nb = 0x" + "f" * 40 + "\n", "key a.b")])
+def test_a_bundles_lock_with_a_number_no_one_computes_with_is_exit_2_naming_it(tmp_path, capsys, extra, key):
+    hand_bundle(tmp_path / "b", lock_extra=extra)
+    assert main(["fix", "--bundle", str(tmp_path / "b"), "--yes", "--no-gpu"]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'b'}: pylock.toml: {key}" in err and "Traceback" not in err
 
 
 def test_a_tar_member_with_a_nul_byte_is_refused_naming_it(tmp_path, capsys):

@@ -252,3 +252,62 @@ def test_a_secret_git_could_take_only_on_its_command_line_is_refused(tmp_path, u
     with pytest.raises(CheckoutRefused) as caught:
         fetch(tmp_path / "c", url, "cutlass_api", "a" * 40, "python/cutlass_api")
     assert words in str(caught.value) and "S3cret" not in str(caught.value)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 4. No crash: every input of the issue is exit 2 naming the file and the key (or line), never a traceback
+
+ROOT = Path(__file__).resolve().parent
+BENCH = ROOT / "data" / "bench" / "h200-4" / "rec-llm-warm.json"
+REPORT = ROOT / "data" / "fleet" / "h200-doctor14.json"
+BIG = "9" * 5000
+LOCK = 'lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "foo"\nversion = "1.0"\n'
+
+
+def _bench_with(time_text: str) -> str:
+    text = BENCH.read_text()
+    first = '"kernel_ms": '
+    at = text.index(first) + len(first)
+    end = min(text.index(c, at) for c in ",}" if c in text[at:])
+    return text[:at] + time_text + text[end:]
+
+
+def _report_with(key: str, value: str) -> str:
+    import json
+
+    data = json.loads(REPORT.read_text())
+    data[key] = "@@"
+    return json.dumps(data).replace('"@@"', value)
+
+
+CRASHES = [
+    # a TOML integer past Python's conversion limit, in every file envcheck reads TOML from
+    ("weights-toml", "w.toml", f'"16x4096x4096" = {BIG}\n', ["bench", "--weights", "{}", "--compare", str(BENCH), str(BENCH)], "16x4096x4096"),
+    ("profile-toml", "p.toml", f'extends = "torch-2.11-nvgemm"\nschema = {BIG}\n', ["doctor", "--no-gpu", "--profile", "{}"], "key schema"),
+    ("pyproject-other-tool", "pyproject.toml", f"[tool.other]\nlimit = {BIG}\n", ["doctor", "--no-gpu"], "key tool.other.limit"),
+    ("verify-lock", "l.toml", LOCK + f"size = {BIG}\n", ["verify", "--lock", "{}"], "key packages.size"),
+    ("lock-from", "l.toml", LOCK + f"size = {BIG}\n", ["lock", "--from", "{}", "--format", "requirements"], "key packages.size"),
+    ("profile-hex", "p.toml", 'extends = "torch-2.11-nvgemm"\nschema = 0x' + "f" * 5000 + "\n", ["doctor", "--no-gpu", "--profile", "{}"], "key schema"),
+    # JSON: integers past the limit, deep nesting, infinite and subnormal times
+    ("diff-big-int", "b.json", _report_with("exit_code", BIG), ["diff", str(REPORT), "{}"], "key exit_code"),
+    ("diff-deep", "b.json", "[" * 100_000 + "]" * 100_000, ["diff", str(REPORT), "{}"], "nested too deeply"),
+    ("compare-inf", "r.json", _bench_with("1e999"), ["bench", "--compare", str(BENCH), "{}"], "kernel_ms"),
+    ("compare-subnormal", "r.json", _bench_with("5e-324"), ["bench", "--compare", str(BENCH), "{}"], "kernel_ms"),
+    ("compare-big-int", "r.json", _bench_with(BIG), ["bench", "--compare", str(BENCH), "{}"], "kernel_ms"),
+    ("compare-nan", "r.json", _bench_with("NaN"), ["bench", "--compare", str(BENCH), "{}"], "kernel_ms"),
+    ("weights-json-big", "w.json", f'{{"16x4096x4096": {BIG}}}', ["bench", "--weights", "{}", "--compare", str(BENCH), str(BENCH)], "16x4096x4096"),
+    ("weights-json-inf", "w.json", '{"16x4096x4096": 1e999}', ["bench", "--weights", "{}", "--compare", str(BENCH), str(BENCH)], "16x4096x4096"),
+    ("weights-json-deep", "w.json", "[" * 100_000 + "]" * 100_000, ["bench", "--weights", "{}", "--compare", str(BENCH), str(BENCH)], "nested too deeply"),
+    ("evidence-inf", "e.json", '{"smoke": {"status": "pass", "seconds": 1e999}}', ["doctor", "--no-gpu", "--evidence", "{}"], "key smoke.seconds"),
+]
+
+
+@pytest.mark.parametrize("name, file, content, argv, key", CRASHES, ids=[c[0] for c in CRASHES])
+def test_an_input_the_readers_would_crash_on_is_exit_2_naming_the_file_and_the_key(tmp_path, name, file, content, argv, key):
+    (tmp_path / ".git").mkdir()  # a repository: a parent's pyproject.toml is read only inside one
+    (tmp_path / file).write_text(content)
+    done = envcheck(*[a.replace("{}", file) for a in argv], cwd=tmp_path)
+    output = done.stdout + done.stderr
+    assert done.returncode == 2 and "Traceback" not in output and "internal error" not in output, output[-2000:]
+    assert file in done.stderr and key in done.stderr, done.stderr[-2000:]
+    assert len(done.stderr) < 3000 and BIG not in output
