@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Optional, Sequence
 
-__all__ = ["Child", "Finished", "run", "kill_group", "stop_group", "empty_folder", "private_folder", "remove_folder"]
+__all__ = ["MAX_OUTPUT", "Child", "Finished", "run", "kill_group", "stop_group", "empty_folder", "private_folder", "remove_folder"]
 
 MAX_OUTPUT = 16 << 20  # bytes kept per stream; the rest is drained and dropped
 DRAIN_S = 0.5  # after the program ends or is told to: how long to wait for what is left in the pipes
@@ -39,6 +39,7 @@ class Finished:
     stderr: str
     timed_out: bool
     seconds: float
+    stdout_cut: bool = False  # it wrote more than MAX_OUTPUT to stdout: what is kept is its first MAX_OUTPUT bytes
 
 
 def empty_folder() -> str:
@@ -151,6 +152,7 @@ class Child:
         deadline = time.monotonic() + max(0.0, timeout)
         chunks: dict[int, list[bytes]] = {}
         kept: dict[int, int] = {}
+        cut: set[int] = set()
         pending = b""
         timed_out = False
         out_fd = process.stdout.fileno() if process.stdout is not None else -1
@@ -186,9 +188,12 @@ class Child:
                         if not data:
                             selector.unregister(fd)
                             continue
-                        if kept[fd] < MAX_OUTPUT:
-                            chunks[fd].append(data[: MAX_OUTPUT - kept[fd]])
+                        room = max(0, MAX_OUTPUT - kept[fd])
+                        if room:
+                            chunks[fd].append(data[:room])
                             kept[fd] += len(chunks[fd][-1])
+                        if len(data) > room:
+                            cut.add(fd)
                         if on_line is not None and fd == out_fd:
                             pending += data
                             *lines, pending = pending.split(b"\n")
@@ -214,7 +219,7 @@ class Child:
 
         return Finished(
             None if timed_out else process.returncode, text(out_fd), text(err_fd), timed_out,
-            round(time.monotonic() - self.started, 3),
+            round(time.monotonic() - self.started, 3), out_fd in cut,
         )
 
 

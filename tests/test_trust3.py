@@ -311,3 +311,20 @@ def test_an_input_the_readers_would_crash_on_is_exit_2_naming_the_file_and_the_k
     assert done.returncode == 2 and "Traceback" not in output and "internal error" not in output, output[-2000:]
     assert file in done.stderr and key in done.stderr, done.stderr[-2000:]
     assert len(done.stderr) < 3000 and BIG not in output
+
+
+def _liar(folder: Path, body: str) -> Path:
+    script = folder / "python"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize("body, words", [
+    ("head -c 17000000 /dev/zero | tr '\\0' ' '", "answered with more than 16 MiB"),
+    ("printf '%s' \"$(printf '[%.0s' $(seq 1 100000))\"", "nested too deeply"),
+    ("printf '{\"version\": [3, 12, %s]}' $(printf '9%.0s' $(seq 1 5000))", "below 2^63"),
+])
+def test_a_target_whose_probe_answer_is_unusable_is_exit_2_saying_why(tmp_path, body, words):
+    done = envcheck("doctor", "--no-gpu", "--python", str(_liar(tmp_path, body)), cwd=tmp_path)
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr[-1500:]

@@ -7,7 +7,8 @@ import os
 from typing import Mapping, Optional, Sequence
 
 from ..model import Distribution, Interpreter, ModuleLocation, PthImport, TorchBuild, canonical_name
-from ..proc import Child
+from ..proc import MAX_OUTPUT, Child
+from ..userdata import parse_json
 
 __all__ = ["Probe", "gather_interpreter", "probe_source"]
 
@@ -67,8 +68,11 @@ class Probe:
                 f"{self.python} did not run envcheck's probe (exit {end.returncode}: {_quoted(tail[0])}); "
                 f"expected a Python interpreter"
             )
+        if end.stdout_cut:
+            raise RuntimeError(f"{self.python}'s probe answered with more than {MAX_OUTPUT >> 20} MiB (a target with "
+                               "that many distributions is more than envcheck reads)")
         try:
-            return parse_probe(json.loads(end.stdout))
+            return parse_probe(parse_json(end.stdout, "its output", ValueError))  # numbers and nesting checked too
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise RuntimeError(
                 f"{self.python} printed something that is not the probe's JSON ({_short(str(exc))}); "
