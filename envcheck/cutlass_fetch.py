@@ -15,7 +15,6 @@ and none enters a submodule (whose own configuration is not read: envcheck.gitsa
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -25,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, TextIO
 
-from .errors import UsageError
-from .gather.checkout import changed_paths, status_entries
+from .gather.checkout import changed_paths
 from .gitsafe import (FILE_UPLOAD_PACK, PARTIAL, check_git_values, checked_url, configured, credential_file,
                       credentials_apart, foreign_upload_pack, gitpython, init_repo, is_plain_name, online, open_repo,
                       upload_pack)
@@ -42,9 +40,6 @@ __all__ = [
     "partial_folder",
     "remove_partial",
     "install_byproduct",
-    "bytecode",
-    "record_byproducts",
-    "unrecorded_byproducts",
     "log_git",
     "shown_paths",
 ]
@@ -378,71 +373,8 @@ def _tree_has(repo, commit: str, path: str) -> bool:
 
 def install_byproduct(code: str, path: str) -> bool:
     """A `git status --porcelain` entry for a file the editable install writes (untracked or ignored, never tracked):
-    where it writes, not that it wrote this one (installed_byproducts says which ones fix's install wrote)."""
+    where it writes, not that it wrote this one (fix/byproducts.py says which ones fix's install wrote)."""
     return code in ("??", "!!") and bool(_BYPRODUCT.search(path))
-
-
-def bytecode(path: str) -> bool:
-    """A file Python writes on its own (__pycache__/*.pyc), and writes again: never anyone's work."""
-    return "/__pycache__/" in f"/{path}" and path.endswith(".pyc")
-
-
-_RECORD = "envcheck-byproducts.json"  # in the checkout's .git: the files fix's editable install wrote
-MAX_RECORD_BYTES = 16 << 20
-
-
-def _byproduct_files(folder: Path) -> dict[str, list[int]]:
-    """Each install byproduct in the work tree now (git status, ignored files one by one): path -> [size, mtime]."""
-    repo = _repo(folder)
-    try:
-        status = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--ignored=traditional",
-                                 "--ignore-submodules=dirty")
-    finally:
-        repo.close()
-    found = {}
-    for code, path in status_entries(status):
-        if install_byproduct(code, path) and not bytecode(path):
-            try:
-                info = os.lstat(folder / path)
-            except OSError:
-                continue
-            found[path] = [info.st_size, info.st_mtime_ns]
-    return found
-
-
-def record_byproducts(folder: str | Path) -> None:
-    """Right after fix's editable install from the checkout: which files it wrote there (build/, *.egg-info/), each
-    with its size and time, in the checkout's .git, so that undo removes those and never a file someone else put
-    in the same places."""
-    folder = Path(folder)
-    from .atomic import replace_text
-
-    replace_text(folder / ".git" / _RECORD, json.dumps(_byproduct_files(folder), sort_keys=True), mode=0o600)
-
-
-def unrecorded_byproducts(folder: Path, entries: list[tuple[str, str]]) -> list[str]:
-    """Of a checkout's status entries that are install byproducts, those fix's install did not write as they are
-    now (record_byproducts): new since, changed since, or with no record to tell (then every one)."""
-    from .paths import read_own_file
-
-    try:
-        recorded = json.loads(read_own_file(folder / ".git" / _RECORD, "fix's record of its install", MAX_RECORD_BYTES) or "{}")
-    except (ValueError, UsageError):
-        recorded = {}
-    if not isinstance(recorded, dict):
-        recorded = {}
-    found = []
-    for code, path in entries:
-        if not install_byproduct(code, path) or bytecode(path):
-            continue
-        try:
-            info = os.lstat(folder / path)
-            now = [info.st_size, info.st_mtime_ns]
-        except OSError:
-            now = None
-        if recorded.get(path) != now:
-            found.append(path)
-    return found
 
 
 # The paths _EXCLUDES names, as one pattern: NAME.egg-info and __pycache__ anywhere, python/<package>/build.

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from envcheck.cutlass_fetch import fetch, read_state, record_byproducts
+from envcheck.cutlass_fetch import fetch, read_state
+from envcheck.fix.byproducts import record_byproducts
 from envcheck.errors import UsageError
 from envcheck.fix.apply import run_command
 from envcheck.fix.undo import restore

@@ -328,3 +328,15 @@ def _liar(folder: Path, body: str) -> Path:
 def test_a_target_whose_probe_answer_is_unusable_is_exit_2_saying_why(tmp_path, body, words):
     done = envcheck("doctor", "--no-gpu", "--python", str(_liar(tmp_path, body)), cwd=tmp_path)
     assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr[-1500:]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 6. No wrong answer: a valid profile is not refused for the dots in its comments or its strings
+
+
+def test_a_profile_with_long_dotted_comments_and_strings_is_read(tmp_path):
+    dotted = ".".join(f"k{i}" for i in range(60))
+    (tmp_path / "site.toml").write_text(f'# {dotted}\nextends = "torch-2.11-nvgemm"  # {dotted}\n'
+                                        f'[python]\nwhy = """\n{dotted}\n"""\n')
+    done = envcheck("doctor", "--json", "--no-gpu", "--profile", "site.toml", cwd=tmp_path)
+    assert done.returncode in (0, 1) and "dotted key" not in done.stderr, done.stderr[-1000:]

@@ -18,9 +18,10 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from .. import piprun, shell
 from ..atomic import replace_text
-from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch, record_byproducts
+from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch
 from ..redact import redact_argv
 from . import failure, manifest, statelock
+from .byproducts import record_byproducts
 from .failure import Cause
 from .pipconfig import ConfigFile, configured_constraint
 from .steps import Plan, PlannedStep

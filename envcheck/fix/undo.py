@@ -14,10 +14,11 @@ from typing import Optional, Sequence, TextIO
 from packaging.requirements import Requirement
 
 from ..cutlass_fetch import (CheckoutRefused, CheckoutState, install_byproduct, log_git, partial_folder, read_state,
-                             remove_partial, shown_paths, unrecorded_byproducts)
+                             remove_partial, shown_paths)
 from ..gather.checkout import status_entries
 from ..gitsafe import is_commit_id, is_plain_name, open_repo
 from ..model import Interpreter
+from .byproducts import unrecorded_byproducts
 from .pip import PipSources, install_argv, uninstall_argv
 from .snapshot import Snapshot, differences
 from .steps import Plan, PlannedStep
