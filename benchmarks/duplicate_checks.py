@@ -13,22 +13,12 @@ same way, such as main before the change (keep its sizes small: 70,000 shapes to
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def median_seconds(run, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from sizes import median_seconds, size_arguments  # benchmarks/sizes.py: run as a script, its folder is on the path
 
 
 def weights_run(folder: Path, count: int):
@@ -64,13 +54,8 @@ def judge_run(count: int):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000,10000,70000")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--source", type=Path, default=Path(__file__).resolve().parent.parent)
-    args = parser.parse_args()
-    sys.path.insert(0, str(args.source.resolve()))
-    sizes = [int(s) for s in args.sizes.split(",")]
+    args = size_arguments(__doc__, "1000,10000,70000", 3)
+    sizes = args.sizes
     print(f"envcheck from {args.source.resolve()}; median of {args.repeat}")
     print(f"{'N':>8}  {'--weights (s)':>14}  {'x':>5}  {'doctor judge (s)':>17}  {'x':>5}")
     before = None

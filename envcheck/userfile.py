@@ -160,20 +160,20 @@ def _replace(path: Path, text: str, what: str) -> None:
 
 def read_toml(path: Union[str, Path], what: str, limit: int = MAX_BYTES, error: type = UsageError) -> dict:
     """A TOML file the user named, read (read_text) and parsed (userdata.parse_toml): every failure an `error`."""
-    try:
-        text = read_text(path, what, limit)
-    except UsageError as exc:
-        raise error(str(exc)) from None
-    return parse_toml(text, what, error)
+    return parse_toml(_text_or(error, path, what, limit), what, error)
 
 
 def read_json(path: Union[str, Path], what: str, limit: int = MAX_BYTES, error: type = UsageError) -> Any:
     """A JSON file the user named, read (read_text) and parsed (userdata.parse_json): every failure an `error`."""
+    return parse_json(_text_or(error, path, what, limit), what, error)
+
+
+def _text_or(error: type, path: Union[str, Path], what: str, limit: int) -> str:
+    """read_text, its failure raised as `error` (a bundle's file that cannot be read is the bundle's fault)."""
     try:
-        text = read_text(path, what, limit)
+        return read_text(path, what, limit)
     except UsageError as exc:
         raise error(str(exc)) from None
-    return parse_json(text, what, error)
 
 
 def type_name(value: object, toml: bool = False) -> str:
