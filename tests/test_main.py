@@ -13,6 +13,10 @@ import pytest
 
 from envcheck.__main__ import doctor_target
 from envcheck.gather import head_start, started
+from envcheck.redact import Redactor
+
+# A report shows the interpreter as it shows every path: a venv under the home folder (the usual case) as `~/...`.
+SHOWN = Redactor()(sys.executable)
 
 
 @pytest.mark.parametrize("args, target", [
@@ -80,7 +84,7 @@ def _watched(*args: str) -> tuple[subprocess.CompletedProcess, list[bool]]:
 
 def test_doctor_starts_its_probe_once_after_the_command_line_is_parsed():
     done, starts = _watched("doctor", "--json", "--no-gpu", "--python", sys.executable)
-    assert json.loads(done.stdout)["target"] == sys.executable
+    assert json.loads(done.stdout)["target"] == SHOWN
     assert starts == [True]  # one probe, started once typer had parsed the command line
 
 
@@ -106,9 +110,9 @@ def test_a_refused_doctor_has_not_run_the_target_interpreter(tmp_path, argv, wor
 
 def test_the_last_python_gets_the_head_start_and_nothing_else_starts_early():
     done, starts = _watched("doctor", "--json", "--no-gpu", "--python", "/no/such/python", "--python", sys.executable)
-    assert json.loads(done.stdout)["target"] == sys.executable and starts == [True]
+    assert json.loads(done.stdout)["target"] == SHOWN and starts == [True]
     done, starts = _watched("doctor", "--json", "--no-gpu", "--python", sys.executable, "--")
-    assert json.loads(done.stdout)["target"] == sys.executable
+    assert json.loads(done.stdout)["target"] == SHOWN
     assert starts == [True]  # no head start: doctor starts the probe itself, once typer has parsed
     done, starts = _watched("doctor", "--python", "/no/such/python")
     assert done.returncode == 2 and "--python /no/such/python: no executable interpreter there" in done.stderr

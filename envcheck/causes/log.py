@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import IO, Iterator, Optional
+from typing import IO, Callable, Iterator, Optional
 
 from ..errors import UsageError
 from ..model import Report
@@ -119,15 +119,17 @@ class Explained:
     causes: tuple[Found, ...]  # the table's order: the first is the main cause
     lines_read: int
     doctor: Optional[Report] = None
+    candidates: tuple = ()  # GemmCandidates: each GEMM with NVGEMM candidates the log shows Inductor autotuning
 
     @property
     def exit_code(self) -> int:
         return 1 if self.causes else 0
 
 
-def scan(reader: LogReader, ctx) -> tuple[Found, ...]:
+def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None) -> tuple[Found, ...]:
     """Every signature found in the log, in the table's priority order. Its evidence is the first line that shows
     it, or a later one where that is the exception's own line (the end of a traceback) and the first was not.
+    each: called with every block too, in order (explain reads the NVGEMM candidates in the same pass).
 
     A block of lines is searched whole first, and line by line only for a signature that may match in it: most
     blocks of a big log hold no known failure."""
@@ -135,6 +137,8 @@ def scan(reader: LogReader, ctx) -> tuple[Found, ...]:
 
     first: dict[str, Found] = {}
     for block in reader.blocks():
+        if each is not None:
+            each(block)
         for signature in SIGNATURES:
             seen = first.get(signature.id)
             if seen is not None and seen.raised:

@@ -21,6 +21,7 @@ from .fields import (
 )
 from .origins import _Origins
 from .runs import builtin_runs
+from .target import compile_target
 from .schema import (
     RUNTIME, SCHEMA, Beside, Caveat, Conflict, CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec,
     StandIn,
@@ -291,6 +292,7 @@ def build(data: dict, origins: _Origins) -> Policy:
         origins=tuple(origins.where.items()),
         caveats=tuple(_caveat(t) for t in top.tables("caveats", [])),
         runs=tuple(run for name in origins.builtins for run in builtin_runs(name)),
+        compile_target=compile_target(top),
     )
     for table in (python, torch, cuda, cutedsl, top):
         table.done()

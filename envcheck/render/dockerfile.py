@@ -16,6 +16,7 @@ new line, and places each one by the template's word for it:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Mapping, Optional
@@ -26,13 +27,14 @@ from ..profile import Policy, driver_text, spec_text
 from ..redact import Redactor, has_credentials, redact_url
 from ..shell import describe, is_bare, unsafe_character, word
 
-__all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "template_text", "values", "fill", "render_dockerfile", "render_dockerignore",
-           "checked_image"]
+__all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "ImageTarget", "template_text", "values", "fill", "render_dockerfile",
+           "render_dockerignore", "checked_image"]
 
 TEMPLATE = "Dockerfile.in"
 DOCKERIGNORE_TEMPLATE = "dockerignore.in"
 CUTLASS_STEP_TEMPLATE = "cutlass-step.in"  # the CUTLASS fetch, for a profile with a [cutlass] table
 NO_CUTLASS_STEP_TEMPLATE = "no-cutlass-step.in"  # for a profile that needs no checkout
+COMPILE_TARGET_STEP_TEMPLATE = "compile-target-step.in"  # the compile target's ENV, for a GPU capability given
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*(?:\|\s*([a-z]+)\s*)?\}\}")
 _FILTERS = {"word": word}
 
@@ -76,7 +78,7 @@ def checked_image(image: str, flag: str = "--base-image") -> str:
     return image
 
 
-def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
+def values(policy: Policy, base_image: Optional[str] = None, target: Optional[ImageTarget] = None) -> dict[str, str]:
     image = checked_image(base_image) if base_image is not None else default_base_image(policy)
     if policy.cutlass is not None and has_credentials(policy.cutlass.url):
         # A build ARG is kept in the image's history for anyone who pulls it: a secret never goes there.
@@ -100,7 +102,26 @@ def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
         "driver_floor": driver_text(policy.driver_floor),
         "torch_cuda": torch_cuda,
         "capabilities": " ".join(f"{g.capability[0]}.{g.capability[1]}" for g in policy.gpus if g.status.value != "fail"),
+        "compile_target_step": _compile_target_step(target),
+        "doctor_gpu": "".join(f" --gpu-capability {cc}" for cc in target.capabilities) if target is not None else "",
     }
+
+
+@dataclass(frozen=True)
+class ImageTarget:
+    """The GPUs an image is built for (--gpu-capability) and the variables their remedy sets (Remedy.environment)."""
+
+    capabilities: tuple[str, ...]  # "9.0"
+    environment: tuple[tuple[str, str], ...] = ()
+
+
+def _compile_target_step(target: Optional[ImageTarget]) -> str:
+    """The ENV of the compile target for the GPU given, or nothing."""
+    if target is None or not target.environment:
+        return ""
+    ((variable, value),) = target.environment
+    mapping = {"target_variable": variable, "target_value": value, "target_capability": ", ".join(target.capabilities)}
+    return fill(template_text(COMPILE_TARGET_STEP_TEMPLATE), mapping, COMPILE_TARGET_STEP_TEMPLATE)
 
 
 def _cutlass_step(policy: Policy) -> str:
@@ -113,7 +134,9 @@ def _cutlass_step(policy: Policy) -> str:
     return fill(template_text(CUTLASS_STEP_TEMPLATE), mapping, CUTLASS_STEP_TEMPLATE)
 
 
-_BLOCKS = ("cutlass_step",)  # placeholders that stand for a whole filled template, inserted as it is
+# Placeholders that stand for a whole filled template (or, doctor_gpu, flags made of checked capabilities), inserted
+# as they are.
+_BLOCKS = ("cutlass_step", "compile_target_step", "doctor_gpu")
 
 
 def fill(template: str, mapping: Mapping[str, str], name: str = TEMPLATE) -> str:
@@ -144,8 +167,8 @@ def fill(template: str, mapping: Mapping[str, str], name: str = TEMPLATE) -> str
     return _PLACEHOLDER.sub(one, template)
 
 
-def render_dockerfile(policy: Policy, base_image: Optional[str] = None) -> str:
-    return fill(template_text(TEMPLATE), values(policy, base_image), TEMPLATE)
+def render_dockerfile(policy: Policy, base_image: Optional[str] = None, target: Optional[ImageTarget] = None) -> str:
+    return fill(template_text(TEMPLATE), values(policy, base_image, target), TEMPLATE)
 
 
 def render_dockerignore(policy: Policy) -> str:
