@@ -340,3 +340,24 @@ def test_a_profile_with_long_dotted_comments_and_strings_is_read(tmp_path):
                                         f'[python]\nwhy = """\n{dotted}\n"""\n')
     done = envcheck("doctor", "--json", "--no-gpu", "--profile", "site.toml", cwd=tmp_path)
     assert done.returncode in (0, 1) and "dotted key" not in done.stderr, done.stderr[-1000:]
+
+
+def test_an_extends_that_is_a_symbolic_link_loop_is_exit_2_naming_it(tmp_path):
+    (tmp_path / "a.toml").symlink_to(tmp_path / "b.toml")
+    (tmp_path / "b.toml").symlink_to(tmp_path / "a.toml")
+    (tmp_path / "site.toml").write_text('extends = "a.toml"\n')
+    done = envcheck("doctor", "--no-gpu", "--profile", "site.toml", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-1000:]
+    assert "site.toml: key 'extends' = 'a.toml': expected a profile file, not a symbolic link that loops" in done.stderr
+
+
+@pytest.mark.parametrize("argv", [["doctor", "--no-gpu"], ["dockerfile"], ["diff", str(REPORT), str(REPORT)],
+                                  ["bench", "--compare", str(BENCH), str(BENCH)], ["fleet", str(REPORT)]])
+def test_o_naming_a_link_to_a_folder_is_exit_2_naming_it_and_writes_nothing(tmp_path, argv):
+    (tmp_path / "e.log").write_text("ModuleNotFoundError: No module named 'cutlass_api'\n")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "out").symlink_to(tmp_path / "folder", target_is_directory=True)
+    done = envcheck(*argv, "-o", "out", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-1000:]
+    assert "-o out: a folder (what the symbolic link names): expected a file to write" in done.stderr
+    assert not any((tmp_path / "folder").iterdir())
