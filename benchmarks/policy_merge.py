@@ -12,14 +12,14 @@ source tree the same way (one with envcheck/policy.py too), such as the main bra
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import inspect
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from sizes import median_seconds, size_arguments  # benchmarks/sizes.py: run as a script, its folder is on the path
 
 
 def entries(count: int, prefix: str) -> list[dict]:
@@ -38,22 +38,8 @@ def overrides(count: int) -> list[dict]:
     return out
 
 
-def median_seconds(run, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000,4000,16000")
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--source", type=Path, default=Path(__file__).resolve().parent.parent)
-    args = parser.parse_args()
-    sys.path.insert(0, str(args.source.resolve()))
+    args = size_arguments(__doc__, "1000,4000,16000", 5)
     from envcheck.errors import UsageError
 
     try:
@@ -66,7 +52,7 @@ def main() -> int:
     root = Path(sys.modules["envcheck"].__file__).parent
     print(f"envcheck from {root}; MAX_ENTRIES = {getattr(policy, 'MAX_ENTRIES', 'none')}")
     print(f"{'entries':>8} {'merge (ms)':>12} {'per entry (us)':>15} {'load (ms)':>10}  load")
-    for size in (int(s) for s in args.sizes.split(",")):
+    for size in args.sizes:
         base, override = entries(size, "base"), overrides(size)
         extra_args = ("child", {}, "packages")[:extra]
         merged = median_seconds(lambda: merge(base, override, ("name",), *extra_args), args.repeat)

@@ -1,10 +1,12 @@
 """The entry point: `envcheck` and `python -m envcheck` are the same.
 
 `envcheck doctor` is a measured start-up (benchmarks/doctor_vs_collect_env.py): before the CLI and typer are
-imported, main() looks at the command line once, and for `doctor` it starts the probe in the target interpreter and
-NVML at once, so that they run while typer loads and parses. It only starts work: typer stays the one parser, and
-doctor takes the head start only for the very interpreter it resolves (envcheck.gather.started). Anything it cannot
-read plainly (help asked, `--`, a --python without a value or naming no interpreter) starts nothing.
+imported, main() looks at the command line once, and for `doctor` it starts NVML and nvcc at once, so that they run
+while typer loads and parses. It only starts work on the host: the target interpreter runs only once typer has
+parsed the command line and doctor has read the profiles it names (a refused run has not run it), typer stays the
+one parser, and doctor takes the head start only for the very interpreter it resolves (envcheck.gather.started).
+Anything it cannot read plainly (help asked, `--`, a --python without a value or naming no interpreter) starts
+nothing.
 """
 
 from __future__ import annotations

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Callable, Optional, TextIO
 
 from .gather.checkout import changed_paths
-from .gitsafe import (FILE_UPLOAD_PACK, PARTIAL, check_git_values, checked_url, configured, foreign_upload_pack,
-                      gitpython, init_repo, is_plain_name, online, open_repo, upload_pack)
+from .gitsafe import (FILE_UPLOAD_PACK, PARTIAL, check_git_values, checked_url, configured, credential_file,
+                      credentials_apart, foreign_upload_pack, gitpython, init_repo, is_plain_name, online, open_repo,
+                      upload_pack)
+from .redact import redact_url
 from .shell import describe, unsafe_character
 
 __all__ = [
@@ -211,17 +213,28 @@ def fetch(
     log: Optional[TextIO] = None,
     timeout: float = 1800.0,
 ) -> FetchResult:
-    """Put the pinned commit of CUTLASS at dest, moving nothing that is not clean. Idempotent."""
+    """Put the pinned commit of CUTLASS at dest, moving nothing that is not clean. Idempotent. A password in url's
+    user info reaches git through its credential store only (gitsafe.credentials_apart), never its argv."""
     check_git_values(branch, commit, subdir)
     url = checked_url(url)
+    try:
+        url, secret = credentials_apart(url)
+    except ValueError as exc:
+        raise CheckoutRefused(f"{redact_url(url)}: {exc}") from None
     dest = Path(dest).expanduser().absolute()
     if unsafe_character(str(dest)):
         raise CheckoutRefused(f"{str(dest)!r} holds {describe(unsafe_character(str(dest)))}, a line break or control "
                               "character: choose another folder with --cutlass-dir.")
+    with credential_file(secret) as credentials:
+        return _fetch(dest, url, branch, commit, subdir, credentials, progress, log, timeout)
+
+
+def _fetch(dest: Path, url: str, branch: str, commit: str, subdir: str, credentials: Optional[Path], progress, log,
+           timeout: float) -> FetchResult:
     started = time.monotonic()
     remove_partial(dest)  # a fetch that was stopped
     if dest.exists() and not (dest.is_dir() and not any(dest.iterdir())):
-        return _move_existing(dest, url, branch, commit, progress, log, timeout, started)
+        return _move_existing(dest, url, branch, commit, credentials, progress, log, timeout, started)
     partial = partial_folder(dest)
     partial.parent.mkdir(parents=True, exist_ok=True)
     os.mkdir(partial)  # new, or the fetch fails: never into a folder or through a link someone else put there
@@ -237,7 +250,7 @@ def fetch(
         exclude.write("# build outputs of the editable cutlass_api install (envcheck)\n" + "\n".join(_EXCLUDES) + "\n")
     _refuse_foreign_upload_pack(partial)  # ours, but a global configuration's remote.origin.uploadpack would come first
     handler = _GitProgress(progress, log)
-    with online(repo):
+    with online(repo, credentials):
         # --no-tags: the refs are exactly the two named here, so that undo can tell what fix made from what a user added
         handler.run(repo, "fetch", "--depth=1", "--filter=blob:none", "--no-tags", "--no-recurse-submodules",
                     f"--upload-pack={upload_pack(url)}", "--progress", "--", "origin",
@@ -282,7 +295,8 @@ def remove_partial(dest: str | Path) -> Optional[str]:
     return f"{partial}: removed (a fetch that was stopped)"
 
 
-def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log, timeout, started) -> FetchResult:
+def _move_existing(dest: Path, url: str, branch: str, commit: str, credentials: Optional[Path], progress, log, timeout,
+                   started) -> FetchResult:
     if not dest.is_dir() or not _is_repo_root(dest):
         raise CheckoutRefused(
             f"{dest} exists and is not a git checkout: envcheck will not write into it. "
@@ -310,7 +324,7 @@ def _move_existing(dest: Path, url: str, branch: str, commit: str, progress, log
     _refuse_foreign_upload_pack(dest)
     before = _objects_bytes(Path(repo.git_dir))
     missing = not _has_commit(repo, commit)  # offline: a partial clone does not go and fetch it to answer
-    with online(repo):
+    with online(repo, credentials):
         if missing:
             shallow = (Path(repo.git_dir) / "shallow").exists()
             partial = bool(repo.config_reader().get_value("extensions", "partialclone", default=""))
@@ -358,7 +372,8 @@ def _tree_has(repo, commit: str, path: str) -> bool:
 
 
 def install_byproduct(code: str, path: str) -> bool:
-    """A `git status --porcelain` entry for a file the editable install wrote (untracked or ignored, never tracked)."""
+    """A `git status --porcelain` entry for a file the editable install writes (untracked or ignored, never tracked):
+    where it writes, not that it wrote this one (fix/byproducts.py says which ones fix's install wrote)."""
     return code in ("??", "!!") and bool(_BYPRODUCT.search(path))
 
 

@@ -34,12 +34,12 @@ from urllib.parse import urlparse
 from . import proc
 from .errors import UsageError
 from .gitsettings import KEPT_VARIABLES, SETTINGS, SOURCE, Setting
-from .redact import Redactor
+from .redact import Redactor, redact_url
 
 __all__ = ["FILE_UPLOAD_PACK", "GIT_URL_SCHEMES", "INDEX_URL_SCHEMES", "KEPT_VARIABLES", "PARTIAL", "SETTINGS",
            "SOURCE", "Setting", "UnreadableConfig", "check_git_values", "checked_index_url", "checked_url",
-           "config_true", "configured", "environment", "foreign_upload_pack", "forget_caller_repository",
-           "full_environment", "git_commands", "gitpython", "init_repo", "is_commit_id", "is_plain_name",
+           "config_true", "configured", "credential_file", "credentials_apart", "environment", "foreign_upload_pack",
+           "forget_caller_repository", "full_environment", "git_commands", "gitpython", "init_repo", "is_commit_id", "is_plain_name",
            "is_relative_path", "online", "open_repo", "upload_pack", "variables"]
 
 GIT_URL_SCHEMES = ("https", "ssh", "file")
@@ -87,7 +87,7 @@ def configured(repo_dir: str | Path, base: Optional[Mapping[str, str]] = None) -
     """Every setting git sees in repo_dir, as (key, value): all scopes, includes followed. Reading runs nothing.
 
     Raises UnreadableConfig when git cannot say (an error, or no answer in 30 s: an include of a FIFO)."""
-    folder = Path(repo_dir)
+    folder = Path(repo_dir).absolute()  # git runs in a folder of its own (proc), not here
     if not folder.is_dir():
         return ()
     env = {**variables(os.environ if base is None else base), **_QUIET}
@@ -120,11 +120,14 @@ def _named(config: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
 def environment(
     repo_dir: Optional[str | Path] = None, base: Optional[Mapping[str, str]] = None,
     config: Optional[tuple[tuple[str, str], ...]] = None, *, offline: bool = False,
+    credentials: Optional[Path] = None,
 ) -> dict[str, str]:
     """The variables to add to git's environment so that nothing configured in `repo_dir` (or by the caller) runs.
 
     config: repo_dir's settings when the caller has read them already (`configured`); else they are read here.
-    offline: allow no transport at all: git fetches nothing, not even a partial clone's missing object."""
+    offline: allow no transport at all: git fetches nothing, not even a partial clone's missing object.
+    credentials: the private file git's own credential store reads a URL's user info from (credential_file);
+    its helper comes after the empty credential.helper that clears every configured one."""
     base = os.environ if base is None else base
     if config is None:
         config = configured(repo_dir, base) if repo_dir is not None else ()
@@ -132,6 +135,8 @@ def environment(
     pairs = [(key, ssh if key == "core.sshCommand" else
               "never" if offline and key.startswith("protocol.") else value) for key, value in _FIXED]
     pairs += _named(config)
+    if credentials is not None:
+        pairs.append(("credential.helper", f"store --file={shlex.quote(str(credentials))}"))
     try:
         first = int(base.get("GIT_CONFIG_COUNT", "0") or 0)  # settings the user passed this way stay, before ours
     except ValueError:
@@ -179,10 +184,13 @@ def _hardened():
     class Git(git.Git):
         online = False  # see online()
 
+        credentials: Optional[Path] = None  # see online()
+
         def execute(self, command, *args, **kwargs):  # noqa: ANN001 - GitPython's signature
             forget_caller_repository(os.environ)
             self._environment.clear()  # nothing left from the call before (GIT_NO_LAZY_FETCH, a setting gone)
-            self.update_environment(**environment(self._working_dir, offline=not self.online))
+            self.update_environment(**environment(self._working_dir, offline=not self.online,
+                                                  credentials=self.credentials if self.online else None))
             return super().execute(command, *args, **kwargs)
 
     class Repo(git.Repo):
@@ -210,16 +218,57 @@ def foreign_upload_pack(config: tuple[tuple[str, str], ...]) -> Optional[str]:
 
 
 @contextmanager
-def online(repo) -> Iterator[None]:
+def online(repo, credentials: Optional[Path] = None) -> Iterator[None]:
     """Inside, repo's git calls may fetch (https, ssh, file); everywhere else every transport is refused. git
     fetches a partial clone's missing object on its own, with the remote's own remote.<name>.uploadpack, which no
     setting outranks (git takes its first value): only where envcheck means to fetch may that happen, and its
-    callers see to that upload-pack first. A persistent process GitPython started keeps what it started with."""
-    repo.git.online = True
+    callers see to that upload-pack first. A persistent process GitPython started keeps what it started with.
+    credentials: the file credential_file made, which git's credential store reads, inside only."""
+    repo.git.online, repo.git.credentials = True, credentials
     try:
         yield
     finally:
-        repo.git.online = False
+        repo.git.online, repo.git.credentials = False, None
+
+
+def credentials_apart(url: str) -> tuple[str, Optional[str]]:
+    """(the URL git is given for a fetch from url, the line of git's credential store that holds its user info, or
+    None where it has none). A password or a token in an https URL's user info reaches git only through that line
+    (credential_file): never git's argv, which every user of the machine can read in /proc, nor the checkout's
+    .git/config, which keeps the URL git was given. A secret git could take only on its command line (a query's
+    token, an ssh password) is a ValueError saying so."""
+    from urllib.parse import quote, unquote
+
+    from .redact import has_credentials, url_parts, without_credentials
+
+    if not has_credentials(url):
+        return url, None
+    scheme, user_info, rest, query, fragment = url_parts(url)
+    if query is not None or (fragment is not None and has_credentials(f"{scheme}{rest}#{fragment}")):
+        raise ValueError("a token in the URL's query cannot reach git except on its command line, which every user "
+                         "of the machine can read: put it in the URL's user info (https://TOKEN@host/...)")
+    if scheme.lower() not in ("https://", "http://"):
+        raise ValueError(f"{scheme}user:password@... takes no password from its URL (git would need it on its "
+                         "command line): use a key, or an https:// URL")
+    user, _, password = user_info.partition(":")
+    host = rest.split("/", 1)[0]
+    return without_credentials(url), f"{scheme.lower()}{quote(unquote(user), safe='')}:{quote(unquote(password), safe='')}@{host}\n"
+
+
+@contextmanager
+def credential_file(line: Optional[str]) -> Iterator[Optional[Path]]:
+    """The file git's own credential store reads `line` from (credentials_apart), for the block: readable by its
+    owner only, in a private folder of its own (proc.private_folder), named to git in its environment (online()),
+    which only the user and root can read; removed when the block ends. None without a line."""
+    if line is None:
+        yield None
+        return
+    with proc.private_folder() as folder:
+        path = folder / "git-credentials"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(line)
+        yield path
 
 
 def open_repo(path: str | Path):
@@ -233,7 +282,9 @@ def init_repo(path: str | Path, *, bare: bool = False):
     """`git init` of a new, empty folder (ours), hardened like every other call, and with no template."""
     gitpython()
     Path(path).mkdir(parents=True, exist_ok=True)
-    _hardened()[0]().execute(["git", "init", "--quiet", "--template=", *(["--bare"] if bare else []), str(path)])
+    # git runs in the new folder itself: the caller's folder could hold a repository whose configuration git reads
+    _hardened()[0](str(Path(path).absolute())).execute(
+        ["git", "init", "--quiet", "--template=", *(["--bare"] if bare else []), str(Path(path).absolute())])
     return open_repo(path)
 
 
@@ -313,10 +364,16 @@ def _url_shape(value: str, schemes: tuple[str, ...]) -> bool:
     return not (host.startswith("-") or user.startswith("-") or (parsed.scheme in ("ssh", "https", "http") and not host))
 
 
+def _shown(value: object) -> str:
+    """A value given as a URL, as an error quotes it: the URL parsed and its secrets masked (redact_url), then
+    anything secret-looking left in the text."""
+    return Redactor()(repr(redact_url(value) if isinstance(value, str) else value))
+
+
 def checked_index_url(value: str, flag: str = "--index-url") -> str:
     """A package index URL pip may use: https or file (the same shape rules as checked_url). Else UsageError."""
     if not _url_shape(value, INDEX_URL_SCHEMES):
-        raise UsageError(f"{flag} {Redactor()(repr(value))}: expected an https:// or file:// URL of a package index")
+        raise UsageError(f"{flag} {_shown(value)}: expected an https:// or file:// URL of a package index")
     return value
 
 
@@ -326,7 +383,7 @@ def checked_url(value: str, flag: str = "--cutlass-url") -> str:
     Refused: other schemes (ext::, git://, http://), option-like values, and a host or user that starts with '-'
     (`ssh://-oProxyCommand=...`), which ssh would read as an option."""
     expected = "expected an https://, ssh:// or file:// URL, or a local repository"
-    shown = Redactor()(repr(value))  # a token in the URL is not echoed
+    shown = _shown(value)
     plain = isinstance(value, str) and not any(ch.isspace() or ord(ch) < 32 for ch in value)
     if plain and value and "://" not in value and not value.startswith("-"):
         path = Path(value).expanduser()

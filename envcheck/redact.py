@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, TextIO
 
 __all__ = ["MASK", "Redactor", "RedactedStream", "credential_name", "has_credentials", "index_out_of_argv",
-           "redact_argv", "redact_url", "url_secrets", "without_credentials"]
+           "redact_argv", "redact_url", "url_parts", "url_secrets", "without_credentials"]
 
 MASK = "***"
 _SHORTEST_SECRET = 6  # a shorter value masked wherever it appears would mask ordinary words
@@ -32,8 +32,10 @@ _CREDENTIAL_NAME = re.compile(
     re.I,
 )
 _SCHEME = r"[a-zA-Z][a-zA-Z0-9+.-]{0,31}://"  # bounded: a long run of letters is not tried from every start
-# A URL inside text ends at whitespace, a quote, a parenthesis, a brace or a backslash (an escape in JSON).
-_URL_IN_TEXT = re.compile(r"(?<![a-zA-Z0-9+.-])" + _SCHEME + r"[^\s\"'`<>(){}\\]+")
+# A URL's start inside text, and how far its host and path go: to whitespace, a quote, a parenthesis, a brace or a
+# backslash (an escape in JSON). Its user info is found by parsing (_url_in_text), not by these characters.
+_URL_IN_TEXT = re.compile(r"(?<![a-zA-Z0-9+.-])" + _SCHEME)
+_URL_TAIL = re.compile(r"[^\s\"'`<>(){}\\]*")
 _URL_START = re.compile(_SCHEME)
 # What may be left outside a URL: a query parameter with a credential-like name (`/simple?token=...` in an error).
 _PARAMETER_IN_TEXT = re.compile(r"(?P<lead>[?&;#])(?P<name>[A-Za-z0-9_.\-]+)=(?P<value>[^&;#\s\"'`<>]+)")
@@ -45,7 +47,7 @@ def credential_name(name: str) -> bool:
     return bool(_CREDENTIAL_NAME.search(name))
 
 
-def _split(url: str) -> tuple[str, str, str, Optional[str], Optional[str]]:
+def url_parts(url: str) -> tuple[str, str, str, Optional[str], Optional[str]]:
     """scheme://, user info, the rest of the authority and the path, query (after '?'), fragment (after '#'), by
     hand: urllib would normalise what it does not understand, and a shown URL must stay the one the user gave, less
     its secrets. User info ends at the last '@' before the query; a '?' or '#' typed into a password (so that the
@@ -89,7 +91,7 @@ def redact_url(url: str) -> str:
     (`?private_token=***&x=***`), credential-like fragment parameters masked; the rest as given."""
     if not _URL_START.match(url):
         return url
-    scheme, userinfo, rest, query, fragment = _split(url)
+    scheme, userinfo, rest, query, fragment = url_parts(url)
     shown = scheme + (f"{MASK}@" if userinfo else "") + rest
     if query is not None:
         shown += "?" + _masked(query, every=True)
@@ -118,7 +120,7 @@ def url_secrets(*urls: Optional[str]) -> tuple[str, ...]:
     for url in urls:
         if not url or not _URL_START.match(url):
             continue
-        scheme, userinfo, _, query, fragment = _split(url)
+        scheme, userinfo, _, query, fragment = url_parts(url)
         user, colon, password = userinfo.partition(":")
         parts = [password] if colon else [user] if user and scheme.lower().startswith("http") else []
         parts += [p.partition("=")[2] or p for p in _parameters(query)]
@@ -128,16 +130,39 @@ def url_secrets(*urls: Optional[str]) -> tuple[str, ...]:
 
 
 def _redact_text_urls(text: str) -> str:
-    text = _URL_IN_TEXT.sub(_redact_url_in_text, text)
+    out, done = [], 0
+    for start in _URL_IN_TEXT.finditer(text):
+        if start.start() < done:  # inside the URL before it (its user info held another scheme://)
+            continue
+        shown, done_at = _url_in_text(text, start.start(), start.end())
+        out.append(text[done:start.start()] + shown)
+        done = done_at
+    text = "".join(out) + text[done:]
     return _PARAMETER_IN_TEXT.sub(
         lambda m: f"{m['lead']}{m['name']}={MASK}" if credential_name(m["name"]) else m.group(0), text)
 
 
-def _redact_url_in_text(match: re.Match) -> str:
-    """A URL found in prose, masked; the punctuation that ends its sentence (", steps 1, 2") stays outside it."""
-    found = match.group(0)
+def _url_in_text(text: str, start: int, authority: int) -> tuple[str, int]:
+    """The URL at text[start:] (its scheme ends at `authority`) as shown, and where it ends in text.
+
+    Where its user info ends is parsed, as a URL parser reads it: at the last '@' before the path's first '/' on
+    the same line. A password may hold anything up to there, a space, a quote or a parenthesis included, so the
+    '@' can lie beyond where a URL would seem to stop; all of it is masked. The host and path after it end at
+    whitespace or a quote; the punctuation that ends a sentence (", steps 1, 2") stays outside the URL."""
+    line_end = text.find("\n", authority)
+    line_end = len(text) if line_end < 0 else line_end
+    slash = text.find("/", authority, line_end)
+    at = text.rfind("@", authority, line_end if slash < 0 else slash)
+    seems = _URL_TAIL.match(text, authority).end()  # where the URL would end, read by its characters
+    if at >= seems:  # the user info holds a character a URL would stop at
+        tail = _URL_TAIL.match(text, at + 1).end()
+        rest = text[at + 1:tail]
+        url = rest.rstrip(",.;:!?")
+        scheme = text[start:authority]
+        return scheme + f"{MASK}@" + redact_url(scheme + url)[len(scheme):] + rest[len(url):], tail
+    found = text[start:seems]
     url = found.rstrip(",.;:!?")
-    return redact_url(url) + found[len(url):]
+    return redact_url(url) + found[len(url):], seems
 
 
 class Redactor:
@@ -210,7 +235,7 @@ def without_credentials(url: str) -> str:
     fragment parameter. What envcheck writes to disk (a lock, a snapshot) holds URLs only this way."""
     if not _URL_START.match(url):
         return url
-    scheme, _, rest, _, fragment = _split(url)
+    scheme, _, rest, _, fragment = url_parts(url)
     fragment = "&".join(p for p in _parameters(fragment) if not _is_secret(p, bare=False))
     return scheme + rest + (f"#{fragment}" if fragment else "")
 
@@ -221,7 +246,7 @@ def has_credentials(url: str) -> bool:
     credential-like fragment parameter. ssh's plain `git@host` is a user name, not a secret."""
     if not _URL_START.match(url):
         return False
-    scheme, userinfo, _, query, fragment = _split(url)
+    scheme, userinfo, _, query, fragment = url_parts(url)
     if userinfo and (":" in userinfo or scheme.lower().startswith("http")):
         return True
     return bool(query) or any(_is_secret(p, bare=False) for p in _parameters(fragment))

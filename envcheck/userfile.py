@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 import sys
 from pathlib import Path
@@ -16,12 +15,9 @@ from typing import Any, Callable, Optional, TextIO, Union
 
 from .errors import UsageError
 
-if sys.version_info >= (3, 11):  # the one place the TOML reader is chosen: `from .userfile import tomllib`
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+from .userdata import parse_json, parse_toml, tomllib
 
-__all__ = ["MAX_BYTES", "read_text", "read_open", "parse_toml", "read_toml", "write_text", "emit", "progress", "kind_of",
+__all__ = ["MAX_BYTES", "read_text", "read_open", "open_inside", "parse_json", "parse_toml", "read_json", "read_toml", "write_text", "emit", "progress", "kind_of",
            "type_name", "expect", "tomllib"]
 
 MAX_BYTES = 1 << 20  # 1 MiB: the largest profile or lock envcheck reads is a few dozen KiB
@@ -39,6 +35,44 @@ def read_text(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> str:
         os.close(fd)
         raise UsageError(f"{what}: not a regular file ({kind_of(kind)}); expected a file of at most {_size(limit)}")
     return read_open(fd, what, limit, "expected a small text file")
+
+
+def open_inside(folder_fd: int, relative: str, what: str, *, folder: bool = False, error: type = UsageError) -> int:
+    """A descriptor of the file (folder=True: the folder) at `relative` (POSIX parts, none '..') inside the folder
+    open as folder_fd, reached through no link: each part is opened with O_NOFOLLOW from the one before, so that a
+    link anywhere on the way (a `wheels/` that points out of a bundle) is never followed. A link, a missing part,
+    or one of another kind (a FIFO is never waited on) is `error` naming `what` and the part."""
+    parts = relative.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise error(f"{what}: {relative!r}: expected a path inside the folder")
+    fd = folder_fd
+    try:
+        for depth, part in enumerate(parts):
+            inner = depth < len(parts) - 1 or folder
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+            try:
+                opened = os.open(part, flags | (os.O_DIRECTORY if inner else 0), dir_fd=fd)
+            except OSError as exc:
+                shown = "/".join(parts[: depth + 1])
+                try:
+                    kind = os.lstat(part, dir_fd=fd).st_mode
+                except OSError:
+                    kind = None
+                reason = ("a symbolic link, which envcheck does not follow here" if kind is not None and stat.S_ISLNK(kind)
+                          else "no such file or folder" if kind is None else exc.strerror or str(exc))
+                raise error(f"{what}: {shown}: {reason}") from None
+            if fd != folder_fd:
+                os.close(fd)
+            fd = opened
+        kind = os.fstat(fd).st_mode
+        if not (stat.S_ISDIR(kind) if folder else stat.S_ISREG(kind)):
+            found = "a regular file" if stat.S_ISREG(kind) else kind_of(kind)
+            raise error(f"{what}: {relative}: {found}, not a {'folder' if folder else 'regular file'}")
+        return fd
+    except BaseException:
+        if fd != folder_fd:
+            os.close(fd)
+        raise
 
 
 def read_open(fd: int, what: str, limit: int, expected: str) -> str:
@@ -68,6 +102,9 @@ def write_text(path: Union[str, Path], text: str, what: str) -> None:
         mode = os.stat(real).st_mode
     except OSError:
         mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        link = " (what the symbolic link names)" if os.path.islink(path) else ""
+        raise UsageError(f"{what}: a folder{link}: expected a file to write, or a new name")
     if mode is not None and not stat.S_ISREG(mode):
         _write_in_place(real, text, what)
     else:
@@ -121,34 +158,22 @@ def _replace(path: Path, text: str, what: str) -> None:
         raise UsageError(f"{what}: cannot write it: {exc.strerror or exc}") from None
 
 
-# A dotted key (`a."b".c`), or a one-line string, whose inside is then not read as keys; a key part never starts
-# inside a word, so that a long word is not tried from each of its letters. Text: re compiles it where it is first
-# used (parse_toml scans only text that could hold a long key), not at import.
-_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
-_DOTTED = r"(?<![A-Za-z0-9_-])" + _KEY_PART + r"(?:[ \t]*\.[ \t]*" + _KEY_PART + r")+|" + _KEY_PART
-MAX_KEY_PARTS = 32  # a profile's longest key has three; tomllib's time and memory grow with the square of the parts
+def read_toml(path: Union[str, Path], what: str, limit: int = MAX_BYTES, error: type = UsageError) -> dict:
+    """A TOML file the user named, read (read_text) and parsed (userdata.parse_toml): every failure an `error`."""
+    return parse_toml(_text_or(error, path, what, limit), what, error)
 
 
-def parse_toml(text: str, what: str) -> dict:
-    """TOML text as a dict; invalid or too deeply nested TOML is a UsageError naming `what`, and so is a dotted key
-    of more than MAX_KEY_PARTS parts: tomllib needs the square of the parts (200 KB of `a.a.a...` took 24 GB).
-    A key stands on one line, so only a line with MAX_KEY_PARTS dots can hold one that long: text without such a
-    line (every profile) is not scanned, which is most of the read's time (doctor's start-up is a measured goal)."""
-    if any(line.count(".") >= MAX_KEY_PARTS for line in text.split("\n")):
-        for found in re.finditer(_DOTTED, text):
-            if "." in found.group() and len(re.findall(_KEY_PART, found.group())) > MAX_KEY_PARTS:
-                line = text.count("\n", 0, found.start()) + 1
-                raise UsageError(f"{what}: not usable TOML: a dotted key of more than {MAX_KEY_PARTS} parts (line {line})")
+def read_json(path: Union[str, Path], what: str, limit: int = MAX_BYTES, error: type = UsageError) -> Any:
+    """A JSON file the user named, read (read_text) and parsed (userdata.parse_json): every failure an `error`."""
+    return parse_json(_text_or(error, path, what, limit), what, error)
+
+
+def _text_or(error: type, path: Union[str, Path], what: str, limit: int) -> str:
+    """read_text, its failure raised as `error` (a bundle's file that cannot be read is the bundle's fault)."""
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{what}: not valid TOML: {exc}") from None
-    except RecursionError:
-        raise UsageError(f"{what}: not usable TOML: nested too deeply") from None
-
-
-def read_toml(path: Union[str, Path], what: str, limit: int = MAX_BYTES) -> dict:
-    return parse_toml(read_text(path, what, limit), what)
+        return read_text(path, what, limit)
+    except UsageError as exc:
+        raise error(str(exc)) from None
 
 
 def type_name(value: object, toml: bool = False) -> str:

@@ -47,8 +47,10 @@ MAX_LINES_IN = {"envcheck.profile": 300}  # a room with a tighter cap (issue 19:
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("inside", ("envcheck.inside", "envcheck.inside.*")),  # runs in the target interpreter: standard library only
     ("basics", ("envcheck", "envcheck.redact", "envcheck.proc", "envcheck.atomic", "envcheck.shell", "envcheck.terminal",
-                "envcheck.gitsettings", "envcheck.piprun")),
+                "envcheck.gitsettings")),
+    ("pip", ("envcheck.piprun",)),  # how every pip starts: in a folder of its own (proc), a secret in a file (redact)
     ("errors", ("envcheck.errors",)),
+    ("user-data", ("envcheck.userdata",)),  # TOML and JSON into values envcheck can compute with, or a named error
     ("user-files", ("envcheck.userfile",)),  # reading and writing the files a user names (paths reads its own with it)
     ("edges", ("envcheck.paths", "envcheck.gitsafe")),
     ("model", ("envcheck.model", "envcheck.model.*")),

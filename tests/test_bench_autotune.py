@@ -242,7 +242,7 @@ def test_weights_files(tmp_path, name, content):
     ("w.txt", "16x4096x4096 1\n16X4096X4096 2\n", "w.txt:2: 16x4096x4096 is listed twice (first at --weights"),
     ("w.txt", "16x4096x4096 0\n", "no shape with a count above 0"),
     ("w.txt", "", "no shape with a count above 0"),
-    ("w.json", '{"16x4096x4096": 1,', "w.json:1: not valid JSON"),
+    ("w.json", '{"16x4096x4096": 1,', "w.json: not valid JSON (line 1"),
     ("w.json", '{"16x4096x4096": "10"}', "w.json: '16x4096x4096': expected a count"),
     ("w.json", '{"16x4096x4096": true}', "w.json: '16x4096x4096': expected a count"),
     ("w.json", '{"16x4096x4096": 1, "16x4096x4096": 2}', "'16x4096x4096' is listed twice"),
@@ -256,6 +256,31 @@ def test_bad_weights_are_refused_naming_the_file_and_line(tmp_path, name, conten
     with pytest.raises(UsageError) as error:
         read_weights(path)
     assert str(error.value).startswith(f"--weights {path}") and words in str(error.value)
+
+
+@pytest.mark.parametrize("name", ["w.json", "w.txt", "w.toml"])
+def test_70000_shapes_are_read_whole_and_the_first_repeat_named(tmp_path, name):
+    """The file's every shape, each looked up by its shape; one listed again is named (issue 24: the duplicate
+    check and each lookup read the whole list, so 70,000 shapes hung: benchmarks/duplicate_checks.py times it)."""
+    from envcheck.bench.shapes import Shape
+
+    count = 70_000
+    keys = [f"{m}x1x1" for m in range(1, count + 1)]
+    write = {"w.json": lambda ks: json.dumps({k: 1 for k in ks}, separators=(",", ":")),
+             "w.txt": lambda ks: "".join(f"{k} 1\n" for k in ks),
+             "w.toml": lambda ks: "".join(f'"{k}"=1\n' for k in ks)}[name]
+    path = tmp_path / name
+    path.write_text(write(keys), encoding="utf-8")
+    weights = read_weights(path)
+    assert len(weights.counts) == count and weights.of(Shape(count, 1, 1)) == 1.0 and weights.of(Shape(2, 2, 2)) == 0.0
+    if name == "w.json":  # a JSON object keeps one value per key: its reader sees the repeat first
+        path.write_text(write(keys)[:-1] + ',"7x1x1":2}', encoding="utf-8")
+        with pytest.raises(UsageError, match="'7x1x1' is listed twice"):
+            read_weights(path)
+    if name == "w.txt":
+        path.write_text(write(keys) + "7x1x1 2\n", encoding="utf-8")
+        with pytest.raises(UsageError, match=rf"w.txt:{count + 1}: 7x1x1 is listed twice \(first at --weights .*:7\)"):
+            read_weights(path)
 
 
 def test_compare_with_weights_from_a_file(tmp_path):

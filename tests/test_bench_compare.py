@@ -221,10 +221,10 @@ def test_a_result_that_is_not_one_is_refused_naming_the_file_and_the_field(tmp_p
 
 
 @pytest.mark.parametrize("content, words", [
-    ("envcheck-bench: row {}\n", "not JSON (Expecting value"),
+    ("envcheck-bench: row {}\n", "not valid JSON (line 1, column 1: Expecting value); expected the output of"),
     ('{"schema_version": 2, "profile": {"id": "torch-2.11-nvgemm"}, "checks": []}', "not an envcheck bench result"),
     ("[1, 2]", "not an envcheck bench result"),
-    ("", "not JSON"),
+    ("", "not valid JSON"),
 ])
 def test_compare_exits_2_on_a_file_that_is_not_a_bench_result(tmp_path, content, words):
     other = tmp_path / "other.json"
@@ -249,7 +249,7 @@ def test_o_writes_the_report_and_plot_the_plot(tmp_path):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--compare", str(RECIPE)], "--compare: expected two or more bench results"),
+    (["--compare", str(RECIPE)], "--compare: expected two to 26 bench results"),
     ([str(RECIPE), str(OPERATORS)], "saved results are read with --compare"),
     (["--compare", str(RECIPE), "missing.json"], "missing.json: cannot read it"),
     (["--compare", str(RECIPE), str(OPERATORS), "--plot", "plot.pdf"], "--plot plot.pdf: expected a file name ending in .png or .svg"),
@@ -259,6 +259,17 @@ def test_o_writes_the_report_and_plot_the_plot(tmp_path):
 def test_compare_usage(tmp_path, argv, words):
     done = envcheck("bench", *argv, cwd=tmp_path) if "missing.json" in argv else envcheck("bench", *argv)
     assert done.returncode == 2 and words in done.stderr and done.stdout == "" and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("count, code", [(2, 0), (26, 0), (27, 2), (40, 2)])
+def test_compare_takes_up_to_26_results_one_letter_each(count, code):
+    done = envcheck("bench", "--compare", *[str(RECIPE)] * count)
+    assert done.returncode == code and "Traceback" not in done.stderr, done.stderr[-1000:]
+    if code == 0:
+        assert "  Z " in done.stdout or count < 26
+    else:
+        assert f"--compare: expected two to 26 bench results (`envcheck bench --json > FILE`; the comparison names each " \
+               f"by a letter, A to Z), got {count}" in done.stderr
 
 
 def test_a_failed_bench_is_refused_with_what_it_said():

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -137,7 +138,7 @@ def test_parts_reassemble_with_their_checksums(whole, tmp_path):
     (lambda d: (d / "b.tar.part02-of-03").unlink(), "part 2 of 3 is missing"),
     (lambda d: (d / "b.tar.part02-of-03").write_bytes(b"x" * 4096), "b.tar.part02-of-03: does not match its sha256"),
     (lambda d: (d / "b.tar.part03-of-03").write_bytes(b"x"), "b.tar.part03-of-03: 1 bytes, the index says 1808"),
-    (lambda d: (d / "b.tar.parts.json").write_text("{"), "b.tar.parts.json: cannot be read as JSON"),
+    (lambda d: (d / "b.tar.parts.json").write_text("{"), "b.tar.parts.json: not valid JSON"),
     (lambda d: ((d / "b.tar.parts.json").unlink(), os.mkfifo(d / "b.tar.parts.json")), "not a regular file (a FIFO)"),
     (lambda d: (d / "b.tar.parts.json").write_text('{"kind": "envcheck-bundle-parts", "file": "b.tar", "size": 1,'
                                                   ' "sha256": "", "parts": [{"name": "../x", "size": 1, "sha256": ""}]}'),
@@ -268,7 +269,7 @@ def test_a_bundle_for_another_python_is_refused_naming_the_manifest(route, wheel
 # Opening a bundle: every way it can be wrong is exit 2 naming the part, before anything is planned
 
 
-def hand_bundle(folder: Path, lock_digest: str | None = None) -> Path:
+def hand_bundle(folder: Path, lock_digest: str | None = None, lock_extra: str = "") -> Path:
     """A small bundle folder written by hand: one wheel, its lock entry, the manifest."""
     from envcheck.bundle.manifest import BundleFile, Manifest, sha256_of, write_manifest
 
@@ -277,6 +278,7 @@ def hand_bundle(folder: Path, lock_digest: str | None = None) -> Path:
     (folder / "pylock.toml").write_text(
         'lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "apache-tvm-ffi"\nversion = "0.1.7"\n'
         f'wheels = [{{ name = "{wheel.name}", url = "https://x/{wheel.name}", hashes = {{ sha256 = "{lock_digest or digest}" }} }}]\n'
+        + lock_extra
     )
     files = (
         BundleFile(f"wheels/{wheel.name}", wheel.stat().st_size, digest, "wheel"),
@@ -300,7 +302,7 @@ def test_a_good_hand_made_bundle_opens(tmp_path):
     (lambda b, w: w.write_bytes(w.read_bytes()[:-1] + b"x"), "does not match its sha256 in the manifest"),
     (lambda b, w: w.unlink(), "apache_tvm_ffi-0.1.7-py3-none-any.whl is missing"),
     (lambda b, w: (b / "manifest.json").unlink(), "manifest.json: missing"),
-    (lambda b, w: (b / "manifest.json").write_text("{"), "cannot be read as JSON"),
+    (lambda b, w: (b / "manifest.json").write_text("{"), "not valid JSON"),
     (lambda b, w: (b / "manifest.json").write_text((b / "manifest.json").read_text().replace("wheels/apache", "../apache")),
      "expected a relative path inside the bundle"),
 ])
@@ -311,6 +313,101 @@ def test_a_damaged_bundle_folder_is_named(tmp_path, damage, message):
     damage(tmp_path / "b", wheel)
     with pytest.raises(BundleError, match=message.replace(".", r"\.")):
         open_bundle(tmp_path / "b", tmp_path / "cache")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# What fix installs from a bundle is what was checked (issue 24): a private copy, read through no link
+
+
+def _planted_wheel(folder: Path, marker: Path, build: str = "") -> Path:
+    """apache-tvm-ffi 0.1.7 whose .pth writes `marker` when the environment starts: code that must never run."""
+    made = build_wheel(folder / ".planted", "apache-tvm-ffi", "0.1.7", {
+        "tvm_ffi/__init__.py": "", "zz_owned.pth": f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n"})
+    return made.rename(folder / made.name.replace("-0.1.7-", f"-0.1.7-{build}-" if build else "-0.1.7-"))
+
+
+def test_a_folder_bundle_whose_wheels_folder_is_a_link_is_refused(tmp_path):
+    """os.walk does not enter a linked wheels/: a build-tagged wheel beside the real one there, which pip prefers,
+    went unchecked. A bundle is read through no link."""
+    from envcheck.bundle import open_bundle
+
+    bundle = tmp_path / "b"
+    wheel = hand_bundle(bundle)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(bundle / "wheels", elsewhere)
+    _planted_wheel(elsewhere, tmp_path / "owned", build="1")
+    (bundle / "wheels").symlink_to(elsewhere, target_is_directory=True)
+    assert (bundle / "wheels" / wheel.name).is_file()  # the listed wheel is there, through the link
+    with pytest.raises(BundleError, match=r"wheels is a symbolic link: a bundle is read through no link"):
+        open_bundle(bundle, tmp_path / "cache")
+
+
+@pytest.mark.parametrize("link", ["wheel", "manifest", "lock"])
+def test_a_listed_file_that_is_a_link_is_refused(tmp_path, link):
+    from envcheck.bundle import open_bundle
+
+    bundle = tmp_path / "b"
+    wheel = hand_bundle(bundle)
+    path = {"wheel": wheel, "manifest": bundle / "manifest.json", "lock": bundle / "pylock.toml"}[link]
+    moved = tmp_path / path.name
+    shutil.move(path, moved)
+    path.symlink_to(moved)
+    with pytest.raises(BundleError, match=rf"{path.name} is a symbolic link|{path.name}: a symbolic link"):
+        open_bundle(bundle, tmp_path / "cache")
+
+
+def test_pip_sees_exactly_the_checked_files_and_a_wheel_swapped_after_the_check_is_not_installed(tmp_path):
+    """The folder is copied as it is checked, and pip installs from the copy: a wheel replaced in the user's folder
+    between the check and pip's install (with one whose .pth runs code) is not the one installed."""
+    from envcheck.bundle import open_bundle
+
+    bundle = tmp_path / "b"
+    wheel = hand_bundle(bundle)
+    opened = open_bundle(bundle, tmp_path / "cache")
+    marker = tmp_path / "owned"
+    swapped = _planted_wheel(tmp_path / "evil", marker)
+    shutil.copyfile(swapped, wheel)  # after the check, before the install
+    target = make_venv(tmp_path / "venv")
+    pip(target, "install", "--no-index", "--find-links", str(opened.wheels), "--no-deps", "apache-tvm-ffi==0.1.7")
+    subprocess.run([str(target), "-c", "pass"], check=True)
+    assert not marker.exists(), "the wheel swapped in after the check was installed, and its .pth ran"
+    assert installed(target) == {"apache-tvm-ffi": "0.1.7"}
+    copied = sorted(p.relative_to(opened.folder).as_posix() for p in opened.folder.rglob("*") if p.is_file())
+    assert copied == sorted([f.path for f in opened.manifest.files] + ["manifest.json"])
+    assert not (opened.folder.stat().st_mode & 0o077) and not (opened.folder.parent.stat().st_mode & 0o077)
+
+
+def test_a_copy_made_before_is_used_only_when_it_checks_again(tmp_path):
+    from envcheck.bundle import open_bundle
+
+    bundle = tmp_path / "b"
+    hand_bundle(bundle)
+    first = open_bundle(bundle, tmp_path / "cache")
+    copy = next(first.wheels.iterdir())
+    copy.write_bytes(copy.read_bytes()[:-1] + b"x")  # the cached copy changed
+    again = open_bundle(bundle, tmp_path / "cache")
+    assert again.folder == first.folder and copy.read_bytes() == next((bundle / "wheels").iterdir()).read_bytes()
+
+
+@pytest.mark.parametrize("extra, key", [("size = " + "9" * 5000 + "\n", "key packages.size"),
+                                        ("size = inf\n", "key packages[0].size"), ("[a]\nb = 0x" + "f" * 40 + "\n", "key a.b")])
+def test_a_bundles_lock_with_a_number_no_one_computes_with_is_exit_2_naming_it(tmp_path, capsys, extra, key):
+    hand_bundle(tmp_path / "b", lock_extra=extra)
+    assert main(["fix", "--bundle", str(tmp_path / "b"), "--yes", "--no-gpu"]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'b'}: pylock.toml: {key}" in err and "Traceback" not in err
+
+
+def test_a_tar_member_with_a_nul_byte_is_refused_naming_it(tmp_path, capsys):
+    evil = tmp_path / "evil.tar"
+    with tarfile.open(evil, "w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("wheels/a.whl")
+        info.pax_headers = {"path": "wheels/a\0b.whl"}  # the path as a PAX record: a NUL byte survives there
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    assert main(["fix", "--bundle", str(evil), "--yes", "--no-gpu"]) == 2
+    err = capsys.readouterr().err
+    assert "'wheels/a\\x00b.whl' is not a plain file inside the bundle: refused" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -412,6 +509,62 @@ def test_every_wheel_is_downloaded_by_its_locked_hash_and_a_failure_leaves_nothi
     else:
         assert code == 1 and "THESE PACKAGES DO NOT MATCH THE HASHES" in capsys.readouterr().err
         assert not out.exists() and not list(tmp_path.glob(".out.*"))
+
+
+def _small_lock(tmp_path: Path) -> Path:
+    wheel = build_wheel(tmp_path / "lock" / "wh", "apache-tvm-ffi", "0.1.7", {"tvm_ffi/__init__.py": "x" * 5000})
+    from envcheck.bundle.manifest import sha256_of
+
+    lock = tmp_path / "lock" / "pylock.toml"
+    lock.write_text('lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "apache-tvm-ffi"\nversion = "0.1.7"\n'
+                    f'wheels = [{{ name = "{wheel.name}", path = "wh/{wheel.name}", hashes = {{ sha256 = "{sha256_of(wheel)}" }} }}]\n')
+    return lock
+
+
+def test_bundle_writes_its_tar_parts_and_index_through_no_link_planted_beside_them(tmp_path):
+    """-o B.tar --split: B.tar.partial, each part and the index are new files renamed into place; links planted at
+    those names beforehand (to the user's files) are replaced, and what they point to is untouched."""
+    lock = _small_lock(tmp_path)
+    out = tmp_path / "out" / "b.tar"
+    argv = ["bundle", "--profile", "torch-2.11-nvgemm", "--lock", str(lock), "--no-index", "-o", str(out), "--split", "2K"]
+    assert main(argv) == 0
+    names = sorted(p.name for p in out.parent.iterdir())
+    assert names[-1] == "b.tar.parts.json" and len(names) > 2
+    shutil.rmtree(out.parent)
+    out.parent.mkdir()
+    victims = {}
+    for name in [*names, "b.tar", "b.tar.partial"]:
+        victim = tmp_path / "mine" / f"{name}.txt"
+        victim.parent.mkdir(exist_ok=True)
+        victim.write_text(f"my {name}\n")
+        (out.parent / name).symlink_to(victim)
+        victims[victim] = victim.read_bytes()
+    (out.parent / "b.tar").unlink()  # -o itself a link is refused (below); the links beside it are the attack
+    assert main(argv) == 0
+    assert {v: v.read_bytes() for v in victims} == victims, "a file was written through a link envcheck found there"
+    for name in names:
+        assert (out.parent / name).is_file() and not (out.parent / name).is_symlink()
+    assert reassemble(out.parent / "b.tar.parts.json", tmp_path / "whole.tar").stat().st_size > 2048
+
+
+@pytest.mark.parametrize("name, words", [
+    ("b.tar", "a symbolic link: expected a new folder, or FILE.tar"),
+    ("b", "a symbolic link: expected a new folder, or FILE.tar"),
+])
+def test_bundle_o_naming_a_link_to_a_folder_exits_2_naming_it(tmp_path, capsys, name, words):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / name).symlink_to(tmp_path / "folder", target_is_directory=True)
+    assert main(["bundle", "--profile", "torch-2.11-nvgemm", "--lock", str(_small_lock(tmp_path)), "--no-index",
+                 "-o", str(tmp_path / name)]) == 2
+    err = capsys.readouterr().err
+    assert f"-o {tmp_path / name}: {words}" in err and not any((tmp_path / "folder").iterdir())
+
+
+def test_bundle_o_naming_a_folder_as_its_tar_exits_2(tmp_path, capsys):
+    (tmp_path / "b.tar").mkdir()
+    assert main(["bundle", "--profile", "torch-2.11-nvgemm", "--lock", str(_small_lock(tmp_path)), "--no-index",
+                 "-o", str(tmp_path / "b.tar")]) == 2
+    assert "a folder: expected FILE.tar" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -105,10 +105,40 @@ def test_the_reader_refuses_what_is_not_a_run_and_names_the_key(data, words):
     assert "r.json" in str(caught.value) and words in str(caught.value), caught.value
 
 
-@pytest.mark.parametrize("date", ["yesterday", "2026-1-1", "2026-12-01T10:00"])
+@pytest.mark.parametrize("date", ["yesterday", "2026-1-1", "2026-12-01T10:00", "2026-13-45", "2026-00-10",
+                                  "2026-02-29", "2026-04-31", "0000-01-01"])
 def test_a_date_must_be_a_day(date):
     with pytest.raises(UsageError, match="expected a date YYYY-MM-DD"):
         run_from_result(_smoke(), "r.json", date=date)
+    with pytest.raises(UsageError, match=r"key date = .*expected a date YYYY-MM-DD"):
+        run_from_result({**_smoke(), "date": date}, "r.json")
+
+
+@pytest.mark.parametrize("date", ["2028-02-29", "2026-12-31", "2026-01-01"])
+def test_a_day_of_the_calendar_is_a_date(date):
+    assert run_from_result(_smoke(), "r.json", date=date).date == date
+
+
+def _with_dsl_major(value):
+    data = _smoke()
+    libraries = data["smoke"]["process"]["libraries"]
+    dsl = [i for i, lib in enumerate(libraries) if lib["kind"] == "dsl"]
+    for index in dsl:
+        libraries[index] = {**libraries[index], "cuda_major": value}
+    return data, dsl[0]
+
+
+@pytest.mark.parametrize("value, flavour", [(13, "cu13"), (12, "cu12"), (None, "")])
+def test_a_dsl_librarys_cuda_major_is_an_integer_or_null(value, flavour):
+    data, _ = _with_dsl_major(value)
+    assert run_from_result(data, "r.json", date="2026-12-01").dsl_flavour == flavour
+
+
+@pytest.mark.parametrize("value", [True, False, "13", 13.0])
+def test_a_dsl_librarys_cuda_major_of_another_type_is_refused_naming_it(value):
+    data, index = _with_dsl_major(value)
+    with pytest.raises(UsageError, match=rf"r.json: key smoke.process.libraries\[{index}\].cuda_major expected an integer"):
+        run_from_result(data, "r.json", date="2026-12-01")
 
 
 def test_a_result_without_a_date_is_refused_when_none_is_given():

@@ -158,6 +158,22 @@ def test_with_python_adds_what_doctor_sees(capsys, tmp_path):
     assert doctor["cutlass-api.install"] == "fail"  # this venv has no cutlass_api
 
 
+NO_CHOICES = ("torch._inductor.exc.InductorError: LoweringException: NoValidChoicesError: No choices to select, please "
+              "consider adding ATEN into max_autotune_gemm_backends config\n")
+
+
+@pytest.mark.parametrize("given, words", [
+    ([], "Inductor found no CuteDSL kernel: cutlass_api is not importable"),  # the log alone: nothing claimed
+    (["--gpu-capability", "7.5"], "cutlass_api offers none for compute capability 7.5 (it needs 8.0 or newer)"),
+    (["--gpu-capability", "8.0"], "Inductor found no CuteDSL kernel: cutlass_api is not importable"),
+])
+def test_a_gpu_capability_given_without_python_is_the_gpu_the_log_ran_on(capsys, tmp_path, given, words):
+    log = tmp_path / "run.log"
+    log.write_text(NO_CHOICES)
+    assert main(["explain", str(log), *given, "--json"]) == 1
+    assert words in json.loads(capsys.readouterr().out)["causes"][0]["text"]
+
+
 def test_the_command_runs_as_a_process(tmp_path):
     """The real entry point, with its exit code."""
     done = subprocess.run([sys.executable, "-m", "envcheck", "explain", str(DATA / "pth-trap.log")], capture_output=True, text=True, timeout=60)

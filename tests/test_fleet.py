@@ -394,3 +394,81 @@ def test_the_issues_reports_through_the_cli(tmp_path, change, key, expected):
                           text=True, timeout=60)
     assert done.returncode == 2 and f"{bad}: key {key} expected {expected}" in done.stderr
     assert "Traceback" not in fleet.stderr + done.stderr
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Trust III (issue 24): what B does not say is not "no differences"; a report of another schema is not read as ours
+
+
+def _h200(tmp_path: Path, name: str, change=None) -> Path:
+    data = json.loads((DATA / "h200-doctor14.json").read_text())
+    if change is not None:
+        change(data)
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("dropped, regression", [("python.version", True), ("gpu.compute-capability", True)])
+def test_diff_names_a_check_b_lacks_and_a_passed_as_a_regression(tmp_path, capsys, dropped, regression):
+    a = _h200(tmp_path, "a.json")
+    b = _h200(tmp_path, "b.json", lambda d: d.update(checks=[c for c in d["checks"] if c["id"] != dropped]))
+    result = diff(read_node(a), read_node(b))
+    lost = [c for c in result.changes if c.subject == dropped]
+    assert len(lost) == 1 and lost[0].after == "" and lost[0].regression is regression
+    assert main(["diff", str(a), str(b)]) == (1 if regression else 0)
+    out = capsys.readouterr().out
+    assert dropped in out and "(none)" in out and "no differences" not in out.lower()
+
+
+def test_diff_of_a_report_with_no_checks_against_one_with_checks_is_not_no_differences(tmp_path, capsys):
+    a = _h200(tmp_path, "a.json")
+    b = _h200(tmp_path, "b.json", lambda d: d.update(checks=[]))
+    assert main(["diff", str(a), str(b)]) == 1
+    assert "no differences" not in capsys.readouterr().out.lower()
+
+
+def test_a_check_a_failed_and_b_lacks_is_listed_not_a_regression(tmp_path):
+    def failing(d):
+        d["checks"][0]["status"] = "fail"
+    a, b = _h200(tmp_path, "a.json", failing), _h200(tmp_path, "b.json", lambda d: d["checks"].pop(0))
+    lost = [c for c in diff(read_node(a), read_node(b)).changes if c.after == ""]
+    assert [(c.before, c.regression) for c in lost] == [("fail", False)]
+
+
+@pytest.mark.parametrize("version, readable", [(1, True), (2, True), (3, False), (0, False), ("2", False)])
+def test_an_unknown_schema_version_is_refused_naming_it(tmp_path, capsys, version, readable):
+    a = _h200(tmp_path, "a.json")
+    b = _h200(tmp_path, "b.json", lambda d: d.update(schema_version=version))
+    code = main(["diff", str(a), str(b)])
+    err = capsys.readouterr().err
+    assert (code != 2) is readable, err
+    if not readable:
+        assert f"{b}: key schema_version " in err
+
+
+def test_the_newest_schema_is_one_diff_reads():
+    from envcheck.fleet.node import SCHEMAS
+    from envcheck.render.report import SCHEMA_VERSION
+
+    assert SCHEMA_VERSION in SCHEMAS
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d.update(exit_code=10 ** 30),
+    lambda d: d.update(exit_code=float("inf")),
+    lambda d: d["checks"].append({"id": "x", "status": "pass", "found": "", "seconds": 5e-324}),
+])
+def test_a_node_with_a_number_no_one_computes_with_is_unreadable_and_the_rest_are_judged(tmp_path, change):
+    import subprocess
+    import sys
+
+    good = _h200(tmp_path, "good.json")
+    bad = tmp_path / "bad.json"
+    data = json.loads(good.read_text())
+    change(data)
+    bad.write_text(json.dumps(data).replace("Infinity", "1e999"))
+    fleet = subprocess.run([sys.executable, "-m", "envcheck", "fleet", str(good), str(bad)], capture_output=True,
+                           text=True, timeout=60)
+    assert fleet.returncode == 1 and "1 node : all pass" in fleet.stdout, fleet.stdout + fleet.stderr
+    assert f"unreadable: {bad}: key " in fleet.stdout and "Traceback" not in fleet.stderr

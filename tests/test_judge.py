@@ -303,6 +303,17 @@ def test_duplicate_copies_are_reported(policy):
     assert finding.status == Status.WARN and "installed 2 times" in finding.found
 
 
+def test_60000_distributions_are_looked_up_by_name_in_path_order(policy):
+    """Each lookup reads an index made once, not every distribution (issue 24: doctor on a target with 60,000 hung;
+    benchmarks/duplicate_checks.py times it): the copies of a name in path order, the first the one Python uses."""
+    many = tuple(dist(f"p{i}", "1.0") for i in range(60_000))
+    crowded = interpreter(extra=many + (dist("p7", "2.0", location="/tmp/later"),))
+    assert [d.version for d in crowded.installed("P7")] == ["1.0", "2.0"] and crowded.dist("p7").version == "1.0"
+    assert crowded.installed("absent") == () and crowded.dist("absent") is None
+    finding = verdict(policy, "packages.consistency", interpreter=crowded)
+    assert "p7 is installed 2 times: 1.0 in" in finding.found and finding.found.count("installed 2 times") == 1
+
+
 @pytest.mark.parametrize("change, status, words", [
     ({}, Status.PASS, "clean"),
     ({"dirty_files": ("python/cutlass_api/cutlass_api/__init__.py",)}, Status.WARN, "local changes"),

@@ -1,5 +1,6 @@
-"""The entry point (envcheck/__main__.py): `doctor` gets a head start, its probe and NVML started before typer is
-imported, which doctor takes for the very interpreter it resolves, once; any other command line starts nothing
+"""The entry point (envcheck/__main__.py): `doctor` gets a head start, NVML and nvcc started before typer is
+imported, which doctor takes for the very interpreter it resolves, once; the target interpreter runs only once the
+command line and its profiles are read (a refused run has not run it); any other command line starts nothing
 early, and the outcome is the same either way."""
 
 from __future__ import annotations
@@ -40,18 +41,21 @@ def test_which_command_lines_get_a_head_start(args, target):
 
 
 def test_started_takes_the_head_start_once_and_only_for_its_target(tmp_path):
+    from envcheck import gather
+
     python = sys.executable
-    early = head_start(python)
-    assert started(python, env={"PATH": "/usr/bin"}) is not early  # another environment: a start of its own
-    assert started(python) is early
-    again = started(python)
-    assert again is not early  # taken once
+    head_start(python)
+    early = gather._HEAD_START[python]
+    started(python, env={"PATH": "/usr/bin"})  # another environment: a start of its own
+    assert gather._HEAD_START[python] is early
+    first = started(python)
+    assert python not in gather._HEAD_START  # taken once
     other = tmp_path / "python"
     other.symlink_to(python)
     head_start(python)
     elsewhere = started(str(other))
-    assert elsewhere is not early and started(python) is not elsewhere
-    for gatherers in (early, again, elsewhere):  # each one a real probe that answers
+    assert gather._HEAD_START.pop(python) is not early  # a head start for another path is not taken
+    for gatherers in (first, elsewhere):  # each one a real probe that answers
         assert gatherers.interpreter(python, 30.0, None).executable
 
 
@@ -78,15 +82,35 @@ def _watched(*args: str) -> tuple[subprocess.CompletedProcess, list[bool]]:
     return done, eval(line.split(" ", 1)[1])  # noqa: S307 - our own list of booleans
 
 
-def test_doctor_starts_its_probe_once_before_typer_is_imported():
+def test_doctor_starts_its_probe_once_after_the_command_line_is_parsed():
     done, starts = _watched("doctor", "--json", "--no-gpu", "--python", sys.executable)
     assert json.loads(done.stdout)["target"] == SHOWN
-    assert starts == [False]  # one probe, started before typer was imported
+    assert starts == [True]  # one probe, started once typer had parsed the command line
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--profile", "no-such-profile"], "--profile"),
+    (["--profile", "bad.toml"], "bad.toml"),
+    (["--format", "yaml"], "--format 'yaml'"),
+    (["--bogus"], "No such option"),
+])
+def test_a_refused_doctor_has_not_run_the_target_interpreter(tmp_path, argv, words):
+    """A refused command line, or a profile that cannot be used, is said before the target runs: the head start
+    starts nothing of it (an interpreter that is a script would otherwise have run)."""
+    (tmp_path / "bad.toml").write_text("x = " + "9" * 5000 + "\n")
+    marker = tmp_path / "the-target-ran"
+    target = tmp_path / "python"
+    target.write_text(f"#!/bin/sh\ntouch {marker}\nexec {sys.executable} \"$@\"\n")
+    target.chmod(0o755)
+    done = subprocess.run([sys.executable, "-m", "envcheck", "doctor", "--no-gpu", "--python", str(target), *argv],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and words in done.stderr, done.stderr[-1000:]
+    assert not marker.exists(), "the target interpreter ran before the command line was refused"
 
 
 def test_the_last_python_gets_the_head_start_and_nothing_else_starts_early():
     done, starts = _watched("doctor", "--json", "--no-gpu", "--python", "/no/such/python", "--python", sys.executable)
-    assert json.loads(done.stdout)["target"] == SHOWN and starts == [False]
+    assert json.loads(done.stdout)["target"] == SHOWN and starts == [True]
     done, starts = _watched("doctor", "--json", "--no-gpu", "--python", sys.executable, "--")
     assert json.loads(done.stdout)["target"] == SHOWN
     assert starts == [True]  # no head start: doctor starts the probe itself, once typer has parsed

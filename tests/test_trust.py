@@ -15,6 +15,7 @@ import pytest
 from conftest import git
 
 from envcheck.cutlass_fetch import fetch, read_state
+from envcheck.fix.byproducts import record_byproducts
 from envcheck.errors import UsageError
 from envcheck.fix.apply import run_command
 from envcheck.fix.undo import restore
@@ -77,11 +78,38 @@ def _other_branch(dest: Path) -> None:
     git("branch", "experiment", cwd=dest)
 
 
-def _byproducts_only(dest: Path) -> None:  # what `pip install -e` and running the package leave: not work
+def _install(dest: Path) -> None:  # what fix's `pip install -e` leaves, recorded by fix as it ends the step
     (dest / SUBDIR / "cutlass_api.egg-info").mkdir()
     (dest / SUBDIR / "cutlass_api.egg-info" / "PKG-INFO").write_text("Name: cutlass_api\n")
+    (dest / SUBDIR / "build" / "lib").mkdir(parents=True)
+    (dest / SUBDIR / "build" / "lib" / "x.py").write_text("x = 1\n")
+    record_byproducts(dest)
+
+
+def _byproducts_only(dest: Path) -> None:  # what fix's install and running the package leave: not work
+    _install(dest)
     (dest / SUBDIR / "cutlass_api" / "__pycache__").mkdir()
     (dest / SUBDIR / "cutlass_api" / "__pycache__" / "__init__.cpython-312.pyc").write_bytes(b"\0")
+
+
+def _mine_in_build(dest: Path) -> None:  # the user's own file where the install writes: work, not a byproduct
+    _install(dest)
+    (dest / SUBDIR / "build" / "my-results.txt").write_text("mine\n")
+
+
+def _mine_in_egg_info(dest: Path) -> None:
+    _install(dest)
+    (dest / SUBDIR / "cutlass_api.egg-info" / "NOTES").write_text("mine\n")
+
+
+def _byproduct_changed_since(dest: Path) -> None:  # a file fix's install wrote, edited since
+    _install(dest)
+    (dest / SUBDIR / "build" / "lib" / "x.py").write_text("x = 2  # my change\n")
+
+
+def _byproducts_without_record(dest: Path) -> None:  # no record of fix's install: nobody can tell whose they are
+    (dest / SUBDIR / "cutlass_api.egg-info").mkdir()
+    (dest / SUBDIR / "cutlass_api.egg-info" / "PKG-INFO").write_text("Name: cutlass_api\n")
 
 
 @pytest.mark.parametrize(
@@ -89,6 +117,10 @@ def _byproducts_only(dest: Path) -> None:  # what `pip install -e` and running t
     [
         (None, False),
         (_byproducts_only, False),
+        (_mine_in_build, True),
+        (_mine_in_egg_info, True),
+        (_byproduct_changed_since, True),
+        (_byproducts_without_record, True),
         (_commit, True),
         (_stash, True),
         (_ignored_results, True),
@@ -108,6 +140,9 @@ def test_undo_removes_a_fetched_checkout_only_if_nothing_touched_it(fetched, tou
     if kept:
         assert dest.is_dir() and "kept" in said and "because" in said
         assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*")) == files_before
+        named = {_mine_in_build: "build/my-results.txt", _mine_in_egg_info: "cutlass_api.egg-info/NOTES",
+                 _byproduct_changed_since: "build/lib/x.py", _byproducts_without_record: "egg-info/PKG-INFO"}
+        assert named.get(touch, "") in said
     else:
         assert not dest.exists() and "removed" in said
 

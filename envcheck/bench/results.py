@@ -21,7 +21,7 @@ from typing import Optional
 from ..errors import UsageError
 from ..model import Status
 from ..model.candidates import GemmCandidates, LostCandidates
-from ..userfile import read_text
+from ..userfile import parse_json, read_text
 from . import analysis
 from .data import DTYPES, Peak
 from .result import BenchResult
@@ -229,8 +229,4 @@ def _parse(data, path: str) -> SavedRun:
 
 def read_result(path: Path) -> SavedRun:
     text = read_text(path, str(path), MAX_BYTES)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"{path}: not JSON ({exc}); expected {EXPECTED}") from None
-    return parse_result(data, str(path))
+    return parse_result(parse_json(text, str(path), expected=EXPECTED), str(path))

@@ -20,14 +20,14 @@ exit 2 naming FILE:LINE, and nothing is measured.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Optional
 
 from ..errors import UsageError
-from ..userfile import parse_toml, read_text
+from ..userfile import parse_json, parse_toml, read_text
 from .shapes import LAYOUTS, Shape, parse_shape
 
 __all__ = ["Weights", "EQUAL", "read_weights"]
@@ -49,15 +49,19 @@ class Weights:
     def of(self, shape: Shape) -> float:
         if self.equal:
             return 1.0
-        counts = dict(self.counts)
-        exact = counts.get((shape.m, shape.n, shape.k, shape.layout))
-        return exact if exact is not None else counts.get((shape.m, shape.n, shape.k, None), 0.0)
+        exact = self._by_key.get((shape.m, shape.n, shape.k, shape.layout))
+        return exact if exact is not None else self._by_key.get((shape.m, shape.n, shape.k, None), 0.0)
+
+    @cached_property
+    def _by_key(self) -> dict[Key, float]:
+        """counts as a map, made once: a lookup per shape must not read the whole list (70,000 shapes hung)."""
+        return dict(self.counts)
 
     def not_in(self, shapes: Iterable[Shape]) -> tuple[str, ...]:
         """The shapes of the file that are not among `shapes` ("MxNxK", "MxNxK layout")."""
         seen = {(s.m, s.n, s.k, s.layout) for s in shapes}
-        return tuple(_text(key) for key, _ in self.counts
-                     if not any(key[:3] == other[:3] and key[3] in (None, other[3]) for other in seen))
+        seen |= {(m, n, k, None) for m, n, k, _ in seen}  # a shape without a layout matches it in any layout
+        return tuple(_text(key) for key, _ in self.counts if key not in seen)
 
     def describe(self) -> str:
         return "equal (each shape once)" if self.equal else f"{self.source} ({len(self.counts)} shapes)"
@@ -127,11 +131,12 @@ class _Repeated(ValueError):
 
 def _no_repeats(what: str):
     def pairs(items):
-        keys = [key for key, _ in items]
-        repeated = sorted({key for key in keys if keys.count(key) > 1})
-        if repeated:
-            raise _Repeated(f"{what}: {repeated[0]!r} is listed twice")
-        return dict(items)
+        found = dict(items)
+        if len(found) < len(items):  # one pass: the first key seen again
+            seen: set = set()
+            again = next(key for key, _ in items if key in seen or seen.add(key))
+            raise _Repeated(f"{what}: {again!r} is listed twice")
+        return found
     return pairs
 
 
@@ -141,11 +146,9 @@ def read_weights(path: Path) -> Weights:
     suffix = path.suffix.lower()
     if suffix == ".json":
         try:
-            loaded = json.loads(text, object_pairs_hook=_no_repeats(what))
-        except ValueError as exc:
-            if isinstance(exc, _Repeated):
-                raise UsageError(str(exc)) from None
-            raise UsageError(f"{what}:{getattr(exc, 'lineno', '?')}: not valid JSON: {exc}") from None
+            loaded = parse_json(text, what, object_pairs_hook=_no_repeats(what))
+        except _Repeated as exc:
+            raise UsageError(str(exc)) from None
         entries = _from_map(loaded, what)
     elif suffix == ".toml":
         entries = _from_map(parse_toml(text, what), what)

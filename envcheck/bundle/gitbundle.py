@@ -66,8 +66,7 @@ def source_from_git_bundle(bundle: Path, dest: Path, entry: CutlassEntry) -> Pat
         except git.GitCommandError:
             pass
         shutil.rmtree(dest)
-    partial = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))  # new: nothing planted is used
     repo = init_repo(partial, bare=True)
     # One shallow commit, blobs of the cone only: git must know both before it takes the bundle's objects in.
     (partial / "shallow").write_text(entry.commit + "\n", encoding="ascii")
@@ -84,10 +83,12 @@ def source_from_git_bundle(bundle: Path, dest: Path, entry: CutlassEntry) -> Pat
         head = repo.git.rev_parse("--verify", f"refs/heads/{entry.branch}^{{commit}}").strip()
         repo.git.cat_file("-e", f"{entry.commit}:{entry.subdir}/pyproject.toml")
     except git.GitCommandError as exc:
+        shutil.rmtree(partial, ignore_errors=True)
         raise BundleError(f"{bundle}: not a usable git bundle of {entry.branch}: {exc.stderr.strip() or exc}") from None
     finally:
         repo.close()
     if head != entry.commit:
+        shutil.rmtree(partial, ignore_errors=True)
         raise BundleError(f"{bundle}: holds {entry.branch} at {head[:12]}, the manifest says {entry.commit[:12]}")
     os.replace(partial, dest)
     return dest

@@ -22,14 +22,15 @@ from packaging.pylock import Package, Pylock
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from .. import __version__, piprun, proc, shell
+from ..atomic import refuse_folder, replacing
 from ..errors import EXIT_FAILED, UsageError
 from ..lock.lockfile import applies
-from ..redact import index_out_of_argv
+from ..redact import without_credentials
 from .gitbundle import make_git_bundle
 from .manifest import MANIFEST, BundleFile, CutlassEntry, Manifest, Platform, sha256_of, write_manifest
 from .parts import split
 
-__all__ = ["BundleRequest", "select_packages", "make_bundle", "pip_download_argv", "GIT_BUNDLE", "LOCK_NAME"]
+__all__ = ["BundleRequest", "check_output", "select_packages", "make_bundle", "pip_download_argv", "GIT_BUNDLE", "LOCK_NAME"]
 
 GIT_BUNDLE = "cutlass.bundle"
 LOCK_NAME = "pylock.toml"
@@ -123,10 +124,9 @@ DOWNLOAD_S = 3600.0  # pip download of a whole stack (a CUDA torch is GBs): then
 
 
 def _run(argv: Sequence[str]) -> proc.Finished:
-    """pip in a private folder of its own, where an index URL that holds a secret goes in a file, not its argv; under
-    envcheck's pip rule (piprun: the machine-wide pip configuration applies, PIP_CONFIG_FILE's does not)."""
-    with tempfile.TemporaryDirectory(prefix="envcheck-pip-") as private:
-        return proc.run(index_out_of_argv(argv, Path(private)), DOWNLOAD_S, env=piprun.environment(os.environ))
+    """pip under envcheck's pip rule (piprun: in an empty private folder of its own, an index URL's secret in a file
+    there; the machine-wide pip configuration applies, PIP_CONFIG_FILE's does not)."""
+    return piprun.run(argv, DOWNLOAD_S, env=piprun.environment(os.environ))
 
 
 class Incomplete(Exception):
@@ -139,10 +139,8 @@ def make_bundle(request: BundleRequest, *, say: Callable[[str], None] = lambda t
     packages, notes = select_packages(request.lock.packages, request.platform.environment(), request.without, request.present)
     for note in notes:
         say(f"left out {note}")
-    output = request.output.absolute()
+    output = check_output(request.output)
     as_tar = output.suffix == ".tar"
-    if not as_tar and output.exists() and (not output.is_dir() or any(output.iterdir())):
-        raise UsageError(f"-o {request.output}: exists and is not an empty folder: choose a new one")
     output.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
@@ -177,6 +175,23 @@ def make_bundle(request: BundleRequest, *, say: Callable[[str], None] = lambda t
         say(f"split into {len(index.parts)} parts of at most {request.split / 2**20:.1f} MiB; index "
             f"{output.name}.parts.json (reassembled and checked by `{shell.line(('envcheck', 'fix', '--bundle', f'{output.name}.parts.json'))}`)")
     return 0
+
+
+def check_output(given: Path) -> Path:
+    """-o as an absolute path, when the bundle can be written there: FILE.tar that is not a folder, or a folder that
+    is new or empty; never a link (to a folder, the tar's rename would replace it; a folder bundle moved onto it
+    would land elsewhere). Else a UsageError naming -o."""
+    output = Path(given).absolute()
+    if output.is_symlink():
+        raise UsageError(f"-o {given}: a symbolic link: expected a new folder, or FILE.tar (name the place itself)")
+    if output.suffix == ".tar":
+        try:
+            refuse_folder(output)
+        except IsADirectoryError:
+            raise UsageError(f"-o {given}: a folder: expected FILE.tar, a file to write the bundle to") from None
+    elif output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise UsageError(f"-o {given}: exists and is not an empty folder: choose a new one")
+    return output
 
 
 def _recorded(path: Path, stage: Path, role: str) -> BundleFile:
@@ -234,7 +249,9 @@ def _add_cutlass(stage: Path, request: BundleRequest, cutlass: Package, say, run
                          + " ".join((done.stderr or done.stdout or "").strip().splitlines()[-2:]))
     files = [_recorded(path, stage, "build") for path in sorted(set(wheels.iterdir()) - before)]
     vcs = cutlass.vcs
-    entry = CutlassEntry(GIT_BUNDLE, vcs.url or "", vcs.requested_revision or "", vcs.commit_id, vcs.subdirectory or "")
+    # the manifest travels with the bundle: it names the source without the lock's credentials, if it had any
+    entry = CutlassEntry(GIT_BUNDLE, without_credentials(vcs.url or ""), vcs.requested_revision or "", vcs.commit_id,
+                         vcs.subdirectory or "")
     say(f"packing {cutlass.name} at {vcs.commit_id[:12]} ({entry.subdir}) from {request.cutlass_url or vcs.url} as a git bundle")
     try:
         make_git_bundle(entry, request.cutlass_url or vcs.url or "", stage / GIT_BUNDLE)
@@ -244,8 +261,8 @@ def _add_cutlass(stage: Path, request: BundleRequest, cutlass: Package, say, run
 
 
 def _tar(stage: Path, output: Path) -> None:
-    """An uncompressed tar (wheels are compressed already) of the bundle, in a fixed order with neutral owners."""
-    partial = output.with_name(output.name + ".partial")
+    """An uncompressed tar (wheels are compressed already) of the bundle, in a fixed order with neutral owners,
+    written whole (atomic.replacing: a new file renamed over -o, never written through a link planted beside it)."""
 
     def neutral(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.uid = info.gid = 0
@@ -253,7 +270,6 @@ def _tar(stage: Path, output: Path) -> None:
         info.mtime = 0
         return info
 
-    with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as tar:
+    with replacing(output) as out, tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path in [stage / MANIFEST] + sorted(p for p in stage.rglob("*") if p.is_file() and p.name != MANIFEST):
             tar.add(path, arcname=path.relative_to(stage).as_posix(), recursive=False, filter=neutral)
-    partial.replace(output)

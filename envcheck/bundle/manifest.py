@@ -8,6 +8,7 @@ manifest says is a BundleError naming it.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -18,14 +19,16 @@ from typing import Any, Mapping, Optional
 
 from packaging.utils import parse_wheel_filename
 
+from ..atomic import replace_text
 from ..errors import UsageError
 from ..gitsafe import check_git_values
 from ..lock.sources import sha256_of
-from ..userfile import expect, read_text, type_name
+from .. import userfile
+from ..userfile import expect, open_inside, type_name
 
 __all__ = [
     "BundleError", "Platform", "BundleFile", "CutlassEntry", "Manifest", "MANIFEST", "ROLES", "sha256_of",
-    "read_manifest", "parse_manifest", "write_manifest", "verify_tree",
+    "read_manifest", "parse_manifest", "write_manifest", "files_in", "check_listing", "digest_of", "verify_tree",
 ]
 
 MANIFEST = "manifest.json"
@@ -143,7 +146,7 @@ class Manifest:
 
 def write_manifest(manifest: Manifest, folder: Path) -> Path:
     path = folder / MANIFEST
-    path.write_text(json.dumps(manifest.to_json(), indent=2) + "\n", encoding="utf-8")
+    replace_text(path, json.dumps(manifest.to_json(), indent=2) + "\n")
     return path
 
 
@@ -156,17 +159,8 @@ def _relative(path: str, where: str) -> str:
 
 def read_json(path: Path, where: str) -> Any:
     """A bundle's JSON file (its manifest, a parts index): a regular file, small, UTF-8 (userfile: a FIFO is refused,
-    not waited on), valid JSON; any other is a BundleError naming it."""
-    try:
-        return json.loads(read_text(path, where))
-    except BundleError:
-        raise
-    except UsageError as exc:
-        raise BundleError(str(exc)) from None
-    except ValueError as exc:
-        raise BundleError(f"{where}: cannot be read as JSON ({exc}): corrupted") from None
-    except RecursionError:
-        raise BundleError(f"{where}: cannot be read as JSON (nested too deeply): corrupted") from None
+    not waited on), valid JSON of usable numbers (userdata); any other is a BundleError naming it."""
+    return userfile.read_json(path, where, error=BundleError)
 
 
 def read_manifest(folder: Path, where: Optional[str] = None) -> Manifest:
@@ -254,20 +248,72 @@ def _joined(key: str, name: str) -> str:
     return f"{key}.{name}" if key else name
 
 
-def verify_tree(folder: Path, manifest: Manifest, name: str) -> None:
-    """Every file the manifest lists is there with its size and sha256, and nothing else is. BundleError if not."""
-    listed = {f.path for f in manifest.files}
+def files_in(folder_fd: int, name: str) -> dict[str, int]:
+    """Every file in the folder open as folder_fd (relative POSIX path -> size), read through no link: a symbolic
+    link anywhere in it (a `wheels/` that points elsewhere), or anything but files and folders, is a BundleError.
+    os.walk would not enter a linked folder, and what is in it would be neither checked nor refused."""
+    found: dict[str, int] = {}
+    stack = [("", os.dup(folder_fd))]
+    try:
+        while stack:
+            prefix, fd = stack.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        relative = prefix + entry.name
+                        if entry.is_symlink():
+                            raise BundleError(f"{name}: {relative} is a symbolic link: a bundle is read through no link")
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append((relative + "/", open_inside(fd, entry.name, name, folder=True, error=BundleError)))
+                        elif entry.is_file(follow_symlinks=False):
+                            found[relative] = entry.stat(follow_symlinks=False).st_size
+                        else:
+                            raise BundleError(f"{name}: {relative} is not a regular file: not a bundle envcheck made")
+            finally:
+                os.close(fd)
+    finally:
+        for _, fd in stack:
+            os.close(fd)
+    return found
+
+
+def check_listing(found: dict[str, int], manifest: Manifest, name: str) -> None:
+    """The files of a bundle (files_in) are the manifest's, each of its size, and no other. BundleError if not."""
     for entry in manifest.files:
-        path = folder / entry.path
-        if not path.is_file() or path.is_symlink():
+        if entry.path not in found:
             raise BundleError(f"{name}: {entry.path} is missing")
-        size = path.stat().st_size
-        if size != entry.size:
-            raise BundleError(f"{name}: {entry.path} is {size} bytes, the manifest says {entry.size}: corrupted")
-        if sha256_of(path) != entry.sha256:
-            raise BundleError(f"{name}: {entry.path} does not match its sha256 in the manifest: corrupted")
-    for root, _dirs, names in os.walk(folder):
-        for leaf in names:
-            relative = Path(root, leaf).relative_to(folder).as_posix()
-            if relative != MANIFEST and relative not in listed:
-                raise BundleError(f"{name}: {relative} is not in the manifest: not a bundle envcheck made")
+        if found[entry.path] != entry.size:
+            raise BundleError(f"{name}: {entry.path} is {found[entry.path]} bytes, the manifest says {entry.size}: corrupted")
+    listed = {f.path for f in manifest.files}
+    extra = sorted(p for p in found if p != MANIFEST and p not in listed)
+    if extra:
+        raise BundleError(f"{name}: {extra[0]} is not in the manifest: not a bundle envcheck made")
+
+
+def digest_of(fd: int, out=None) -> tuple[str, int]:
+    """(sha256, size) of what the open file fd holds from its start, read a MiB at a time (and written to out)."""
+    digest, size = hashlib.sha256(), 0
+    for block in iter(lambda: os.read(fd, 1 << 20), b""):
+        digest.update(block)
+        size += len(block)
+        if out is not None:
+            out.write(block)
+    return digest.hexdigest(), size
+
+
+def verify_tree(folder: Path, manifest: Manifest, name: str) -> None:
+    """Every file the manifest lists is there with its size and sha256, and nothing else is, all read through no
+    link. BundleError if not."""
+    root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        check_listing(files_in(root, name), manifest, name)
+        for entry in manifest.files:
+            fd = open_inside(root, entry.path, name, error=BundleError)
+            try:
+                digest, _ = digest_of(fd)
+            finally:
+                os.close(fd)
+            if digest != entry.sha256:
+                raise BundleError(f"{name}: {entry.path} does not match its sha256 in the manifest: corrupted")
+    finally:
+        os.close(root)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..atomic import replace_text, replacing
 from .manifest import BundleError, read_json, sha256_of
 
 __all__ = ["Part", "PartsIndex", "parse_size", "split", "reassemble", "index_path", "read_index"]
@@ -60,7 +61,8 @@ def index_path(whole: Path) -> Path:
 
 
 def split(whole: Path, size: int) -> PartsIndex:
-    """Cut whole into parts of at most size bytes beside it, write the index, and remove whole."""
+    """Cut whole into parts of at most size bytes beside it, write the index, and remove whole. Each part and the
+    index is written whole (atomic.replacing: a new file, then renamed over the name), never through what is there."""
     total = whole.stat().st_size
     count = max(1, -(-total // size))
     width = max(2, len(str(count)))
@@ -71,7 +73,7 @@ def split(whole: Path, size: int) -> PartsIndex:
             name = f"{whole.name}.part{number:0{width}d}-of-{count:0{width}d}"
             part_digest = hashlib.sha256()
             written = 0
-            with open(whole.with_name(name), "wb") as out:
+            with replacing(whole.with_name(name)) as out:
                 while written < size:
                     chunk = source.read(min(_CHUNK, size - written))
                     if not chunk:
@@ -82,7 +84,7 @@ def split(whole: Path, size: int) -> PartsIndex:
                     written += len(chunk)
             parts.append(Part(name, written, part_digest.hexdigest()))
     index = PartsIndex(whole.name, total, digest.hexdigest(), tuple(parts))
-    index_path(whole).write_text(json.dumps(index.to_json(), indent=2) + "\n", encoding="utf-8")
+    replace_text(index_path(whole), json.dumps(index.to_json(), indent=2) + "\n")
     whole.unlink()
     return index
 
@@ -118,16 +120,12 @@ def reassemble(index_file: Path, dest: Path) -> Path:
         if sha256_of(path) != part.sha256:
             raise BundleError(f"{path}: does not match its sha256 in {index_file.name}: corrupted")
     digest = hashlib.sha256()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    partial = dest.with_name(dest.name + ".partial")
-    with open(partial, "wb") as out:
+    with replacing(dest) as out:  # a new file, renamed into place only when it is whole and checked
         for part in index.parts:
             with open(folder / part.name, "rb") as source:
                 for chunk in iter(lambda: source.read(_CHUNK), b""):
                     digest.update(chunk)
                     out.write(chunk)
-    if digest.hexdigest() != index.sha256:  # a part changed while being read
-        partial.unlink()
-        raise BundleError(f"{index_file}: the reassembled {index.file} does not match its sha256: a part changed")
-    partial.replace(dest)
+        if digest.hexdigest() != index.sha256:  # a part changed while being read
+            raise BundleError(f"{index_file}: the reassembled {index.file} does not match its sha256: a part changed")
     return dest

@@ -163,6 +163,9 @@ def _model_command(target, profile, spec, no_gpu, output_format, output, plot, c
     return result.exit_code
 
 
+MAX_COMPARED = 26  # results one comparison takes: its table names each by a letter (render/bench_compare.py)
+
+
 def compare_command(files: Sequence[Path], *, weights: Optional[Path] = None, output_format: str = "table",
                     output: Optional[Path] = None, plot: Optional[Path] = None, out=None, err=None) -> int:
     """`envcheck bench --compare`: 0 when the results were read and compared; every unusable input is a UsageError
@@ -176,9 +179,9 @@ def compare_command(files: Sequence[Path], *, weights: Optional[Path] = None, ou
 
     out = out or sys.stdout
     err = err or sys.stderr
-    if len(files) < 2:
-        raise UsageError(f"--compare: expected two or more bench results (`envcheck bench --json > FILE`), "
-                         f"got {len(files)}")
+    if not 2 <= len(files) <= MAX_COMPARED:
+        raise UsageError(f"--compare: expected two to {MAX_COMPARED} bench results (`envcheck bench --json > FILE`; "
+                         f"the comparison names each by a letter, A to Z), got {len(files)}")
     check_choice("--format", output_format, FORMATS)
     if plot is not None:
         render.check_plot(plot)

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from ..bundle.make import BundleRequest, make_bundle
+from ..bundle.make import BundleRequest, check_output, make_bundle
 from ..bundle.manifest import Platform
 from ..bundle.parts import parse_size
 from ..errors import UsageError
@@ -38,7 +38,7 @@ def run_bundle(
 
     from ..fix.pipconfig import config_files, read_secrets
     from ..gitsafe import checked_index_url, checked_url
-    from ..profile import choose
+    from ..profile import candidates
     from ..redact import Redactor, url_secrets
     from ..render.text import profile_line
 
@@ -65,6 +65,7 @@ def run_bundle(
             raise UsageError(f"--split needs -o FILE.tar (got -o {output}): a folder cannot be cut into parts")
     if not python_version.count(".") == 1 or not all(p.isdigit() for p in python_version.split(".")):
         raise UsageError(f"--python-version {python_version!r}: expected MAJOR.MINOR such as 3.12")
+    check_output(Path(output))  # before any resolving or download
     if index_url is not None:
         checked_index_url(index_url, "--index-url")
     if cutlass_url is not None:
@@ -77,8 +78,9 @@ def run_bundle(
     for name in without:
         if not is_distribution_name(name):
             raise UsageError(f"--without {name!r}: expected a package name such as torch")
+    named = candidates(profile)  # read first: a profile that cannot be used is refused before the target runs
     torch, target = _target_torch(python)  # --only-missing --python PY: its torch, as doctor reads it
-    policy, choice = choose(profile, torch, target=target)
+    policy, choice = named.select(torch, target=target)
     err(f"envcheck bundle: {profile_line(choice)}")
     dropped = tuple(canonicalize_name(n) for n in without)
     with tempfile.TemporaryDirectory(prefix="envcheck-bundle-lock-") as scratch:

@@ -129,16 +129,16 @@ def run_doctor(options: DoctorOptions) -> int:
 
 
 def _start(options: DoctorOptions) -> tuple[str, Gatherers, Candidates]:
-    """The target, its gatherers already running (the probe and NVML: started here, or by __main__ before the CLI
-    was imported), and the candidate profiles, read meanwhile. A bad --python is a usage error before anything runs,
-    a bad --format before any profile is read."""
+    """The target, the candidate profiles, and the gatherers running (NVML and nvcc perhaps since before the CLI was
+    imported, by __main__). A bad --python, --format or profile is a usage error before the target interpreter
+    runs: the probe starts only once the command line and the profiles it names are read."""
     python = resolve_python(options.python)
-    gatherers = started(python)
     from ..profile import candidates
     from ..render.text import FORMATS
 
     check_choice("--format", options.output_format, FORMATS + NODE_FORMATS)
-    return python, gatherers, candidates(options.profile)
+    named = candidates(options.profile)
+    return python, started(python), named
 
 
 def _report(python: str, gatherers: Gatherers, candidates: Candidates, options: DoctorOptions) -> tuple[Policy, Report]:

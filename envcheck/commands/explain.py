@@ -43,8 +43,13 @@ def run_explain(
         choice = report.profile
         ctx = context_from(report.facts, chosen, target)
     else:
+        from ..model import gpus_given
+
         chosen, choice = choose(profile, target=False)  # a log alone: no torch to choose by
-        ctx = Context(python="python3", policy=chosen, known=False)
+        given = gpus_given(gpu_capabilities)[:1]  # --gpu-capability: the GPU the log ran on, as the user says
+        ctx = Context(python="python3", policy=chosen, known=False,
+                      capability=given[0].capability if given else None,
+                      gpu=f"{given[0].name} ({given[0].capability_text})" if given else "")
     name, stream = _open(source, stdin)
     autotuned = CandidateReader()
     try:

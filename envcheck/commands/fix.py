@@ -32,7 +32,7 @@ from ..gitsafe import checked_url
 from ..model import Facts, Finding, Interpreter, ProfileChoice
 from ..paths import cache_dir, folder_origin, new_file, usable_folder
 from ..profile import Candidates, Policy
-from ..redact import RedactedStream, Redactor, has_credentials, url_secrets
+from ..redact import RedactedStream, Redactor, has_credentials, redact_url, url_secrets
 from ..render.fix import render_origins, render_outcome, render_pip, render_plan, set_by, value_origins
 from ..render.text import profile_json, profile_line
 
@@ -128,7 +128,7 @@ def _no_credentials(url: str, flag_value: Optional[str]) -> str:
     if has_credentials(url):
         where = "--cutlass-url" if flag_value else "the policy's cutlass.url"
         raise UsageError(
-            f"{where} {Redactor(paths=False)(url)!r}: carries credentials (user info or a query), which git would "
+            f"{where} {Redactor(paths=False)(redact_url(url))!r}: carries credentials (user info or a query), which git would "
             "keep in the checkout's configuration and its output would show; fetch over ssh:// with your key, or "
             "from a local mirror (--cutlass-url DIR)"
         )

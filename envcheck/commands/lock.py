@@ -55,7 +55,7 @@ def run_lock(
         raise UsageError("--from-env (or --python) locks the live environment: --python-version, --platform, "
                          "--torch-index-url and --without apply to a resolved lock only")
     checked_index_url(index_url, "--index-url")
-    from ..profile import choose
+    from ..profile import candidates, choose
     from ..redact import Redactor
     from ..render.text import profile_line
 
@@ -63,8 +63,9 @@ def run_lock(
     if live:
         from ..gather.target import read_target
 
+        named = candidates(profile)  # read first: a profile that cannot be used is refused before the target runs
         interpreter = read_target(python)  # without --profile, the profile that covers its torch
-        policy, choice = choose(profile, interpreter.torch_version)
+        policy, choice = named.select(interpreter.torch_version)
         err(redact(f"envcheck lock: {profile_line(choice)}"))
         try:
             result = _lock_live(policy, interpreter, find_links, index_url, no_index, Path(output).parent)

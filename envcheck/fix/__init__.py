@@ -12,6 +12,7 @@
   undo.py       the plan that gives the recorded environment back, and the CUTLASS checkout put back
   statelock.py  one fix or undo at a time per target environment
   manifest.py   what fix put in a folder it created, so that undo removes only that
+  byproducts.py what fix's editable install wrote into the checkout, so that undo removes only that
   host.py       how pip runs for the target, PEP 668, the other interpreters on this machine
 
 The CUTLASS fetch itself is envcheck/cutlass_fetch.py (bundle fetches with it too); a bundle's wheels and CUTLASS

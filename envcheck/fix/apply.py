@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
-from .. import piprun, proc, shell
+from .. import piprun, shell
 from ..atomic import replace_text
 from ..cutlass_fetch import CheckoutRefused, CheckoutState, fetch
-from ..redact import index_out_of_argv, redact_argv
+from ..redact import redact_argv
 from . import failure, manifest, statelock
+from .byproducts import record_byproducts
 from .failure import Cause
 from .pipconfig import ConfigFile, configured_constraint
 from .steps import Plan, PlannedStep
@@ -47,18 +47,13 @@ def run_command(argv: Sequence[str], log: TextIO, on_line: Callable[[str], None]
         log.write(text + "\n")
         on_line(text)
 
-    # `python -m pip` puts its working directory first on sys.path: it runs in an empty folder of its own, so that
-    # nothing in the user's folder (a pip/ or json.py) is imported. Every path in argv is absolute. That folder is
-    # private (0700), so an index URL's secret goes to pip in a file there instead of its argv, which `ps` shows. It
-    # keeps the target's lock (statelock) until it ends: a pip that outlives a killed envcheck still holds off the
-    # next run.
-    with tempfile.TemporaryDirectory(prefix="envcheck-cwd-") as empty:
-        try:
-            end = proc.run(index_out_of_argv(argv, Path(empty)), timeout, env=env, cwd=empty, merge_stderr=True,
-                           on_line=line, pass_fds=statelock.inherited())
-        except OSError as exc:
-            log.write(f"could not start: {exc}\n")
-            return 127
+    # In an empty, private folder of its own, an index URL's secret in a file there (piprun.run). It keeps the
+    # target's lock (statelock) until it ends: a pip that outlives a killed envcheck still holds off the next run.
+    try:
+        end = piprun.run(argv, timeout, env=env, merge_stderr=True, on_line=line, pass_fds=statelock.inherited())
+    except OSError as exc:
+        log.write(f"could not start: {exc}\n")
+        return 127
     if end.timed_out:
         log.write(f"killed after {timeout:.0f} s (its whole process group)\n")
     status = end.returncode if end.returncode is not None else -9
@@ -214,6 +209,9 @@ def _run_step(step: PlannedStep, runner: Runner, log: TextIO, console: Console, 
     _write_files(step.writes_after)
     if step.kind == "toolkit-install":
         manifest.write(step.param("prefix"))  # what undo may remove, and nothing else
+    checkout = step.param("checkout") if step.kind == "cutlass-install" else ""
+    if checkout and os.path.isdir(os.path.join(checkout, ".git")):
+        record_byproducts(checkout)  # the files the install wrote: undo may remove those, and no others
     return ""
 
 

@@ -326,7 +326,7 @@ def _cutlass_install(g: Ground) -> Part:
         g.why("cutlass-install", source.why),
         (install_argv(options.pip_command, g.torch_hold, sources=options.sources, constraints=options.constraints_file,
                       editable=target, no_deps=options.no_deps, build_isolation=_build_isolation(g.interpreter)),),
-        writes=g.constraints,
+        writes=g.constraints, params=(("checkout", options.cutlass_dir),),
     ),))
 
 

@@ -18,6 +18,7 @@ from ..cutlass_fetch import (CheckoutRefused, CheckoutState, install_byproduct, 
 from ..gather.checkout import status_entries
 from ..gitsafe import is_commit_id, is_plain_name, open_repo
 from ..model import Interpreter
+from .byproducts import unrecorded_byproducts
 from .pip import PipSources, install_argv, uninstall_argv
 from .snapshot import Snapshot, differences
 from .steps import Plan, PlannedStep
@@ -152,7 +153,8 @@ def untouched_since_fetch(folder: Path, branch: str) -> Optional[str]:
 
     What fetch makes: the refs `refs/heads/<branch>` and `refs/remotes/origin/<branch>` at one commit, HEAD on that
     branch, no other commit reachable from any ref or reflog, no other worktree, and no file beyond the tracked ones
-    except what the editable install writes (cutlass_fetch.install_byproduct)."""
+    except the files fix's editable install wrote, as they were then (cutlass_fetch.record_byproducts): a file someone
+    put in build/ or *.egg-info/, or one changed since, is work like any other, and keeps the checkout."""
     repo = open_repo(folder)
     try:
         refs = dict(
@@ -176,7 +178,8 @@ def untouched_since_fetch(folder: Path, branch: str) -> Optional[str]:
                                  "--ignore-submodules=dirty")
     finally:
         repo.close()
-    changed = [path for code, path in status_entries(status) if not install_byproduct(code, path)]
+    entries = status_entries(status)
+    changed = [path for code, path in entries if not install_byproduct(code, path)] + unrecorded_byproducts(folder, entries)
     if changed:
         return f"it has files that envcheck did not put there ({shown_paths(changed)})"
     return None

@@ -8,12 +8,12 @@ import base64
 import csv
 import hashlib
 import io
-import os
 import re
 import zipfile
 from pathlib import Path
 from typing import Optional
 
+from ..atomic import replacing
 from ..model import Distribution, canonical_name
 
 __all__ = ["MAX_SAVED_BYTES", "save_wheel", "wheel_prefix"]
@@ -83,20 +83,18 @@ def save_wheel(dist: Distribution, folder: Path, max_bytes: int = MAX_SAVED_BYTE
     target = folder / f"{wheel_prefix(dist.name, dist.version)}{tag}.whl"
     if target.exists():
         return target
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     record_rows = []
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+    with replacing(target) as out, zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for path, arcname in files:
             data = path.read_bytes()
             archive.writestr(arcname, data)
             record_rows.append((arcname, _record_hash(data), str(len(data))))
         record_name = f"{info.name}/RECORD"
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
+        listing = io.StringIO()
+        writer = csv.writer(listing, lineterminator="\n")
         writer.writerows(record_rows)
         writer.writerow((record_name, "", ""))
-        archive.writestr(record_name, out.getvalue())
-    os.replace(tmp, target)
+        archive.writestr(record_name, listing.getvalue())
     return target
 
 

@@ -72,18 +72,23 @@ def _fact_changes(a: Node, b: Node) -> list[Change]:
 
 def diff(a: Node, b: Node, leave_out: AbstractSet[str] = frozenset()) -> Diff:
     """Every difference from a to b. A regression: b fails where a did not, a check or the smoke run that now fails,
+    a check a did not fail that b does not report at all (b proves less than a did),
     or (a is a lock) a locked package b lacks or has at another version. leave_out: canonical names of packages whose
     changes are not listed unless they regress (envcheck's own dependencies say nothing of the stack)."""
     changes: list[Change] = []
     if a.exit_code is not None and b.exit_code is not None and a.exit_code != b.exit_code:
         changes.append(Change("outcome", "doctor exit code", str(a.exit_code), str(b.exit_code), regression=b.exit_code > a.exit_code and b.exit_code != 0))
-    if a.checks and b.checks:
+    if a.kind == b.kind == "report":
         before = {id_: (status, found) for id_, status, found in a.checks}
+        after = {id_: status for id_, status, _ in b.checks}
         for id_, status, found in b.checks:
             old, old_found = before.get(id_, ("", ""))
             if old != status:
                 changes.append(Change("check", id_, old, status, regression=_worse(old, status), found_before=old_found,
                                       found_after=found))
+        for id_, (old, old_found) in before.items():  # a check B did not run no longer shows what it showed in A
+            if id_ not in after:
+                changes.append(Change("check", id_, old, "", regression=old in ("pass", "warn"), found_before=old_found))
     if a.smoke and b.smoke and a.smoke != b.smoke:
         changes.append(Change("smoke", "smoke", a.smoke, b.smoke, regression=_worse(a.smoke, b.smoke)))
     changes.extend(_fact_changes(a, b))

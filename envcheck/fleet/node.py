@@ -5,14 +5,13 @@ Only what diff and fleet compare is kept: check statuses, package versions, and 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import UsageError
 from ..model import Status, canonical_name
-from ..userfile import expect, parse_toml, read_text
+from ..userfile import expect, parse_json, parse_toml, read_text
 
 __all__ = ["Node", "NodeError", "read_node", "read_nodes", "MAX_BYTES"]
 
@@ -73,6 +72,7 @@ class NodeError(UsageError):
 
 
 _STATUSES = tuple(status.value for status in Status)
+SCHEMAS = (1, 2)  # the doctor report versions diff and fleet read (render.report.SCHEMA_VERSION is the newest)
 
 
 class _Fields:
@@ -115,6 +115,10 @@ def _from_report(data: dict, path: Path) -> Node:
                        read.text(item, "status", f"{where}.status", _STATUSES, required=True),
                        read.text(item, "found", f"{where}.found")))
     exit_code = read.get(data, "exit_code", "exit_code", int, required=True)
+    schema = read.get(data, "schema_version", "schema_version", int, required=True)
+    if schema not in SCHEMAS:
+        raise NodeError(f"{path}: key schema_version is {schema}: expected one this envcheck reads "
+                        f"({', '.join(map(str, SCHEMAS))}); a newer envcheck wrote it, whose report may mean otherwise")
     facts = read.object(data, "facts", "facts")
     interpreter = read.object(facts, "interpreter", "facts.interpreter")
     packages = []
@@ -164,12 +168,7 @@ def read_node(path: Path) -> Node:
     text = read_text(path, str(path), limit=MAX_BYTES)  # a regular file, capped, UTF-8: or a UsageError naming it
     if path.suffix == ".toml":
         return _from_lock(parse_toml(text, str(path)), path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not valid JSON ({exc}); expected a doctor --json report or a pylock.toml") from None
-    except RecursionError:
-        raise UsageError(f"{path}: not usable JSON: nested too deeply") from None
+    data = parse_json(text, str(path), expected="a doctor --json report or a pylock.toml")
     if not isinstance(data, dict) or "checks" not in data:
         raise UsageError(f"{path}: not a doctor report (no key checks); write one with `envcheck doctor --json -o FILE`")
     return _from_report(data, path)

@@ -75,32 +75,41 @@ class Gatherers:
     checkout: Callable[..., object] = read_checkout
 
 
-_HEAD_START: dict[str, Gatherers] = {}  # the one head start of this process, by target path, until it is taken
+@dataclass(frozen=True)
+class _Host:
+    """The host's slow, policy-free gatherers, running: NVML's answer and each nvcc found without the interpreter."""
+
+    driver: Future
+    nvcc: dict
+
+    @classmethod
+    def start(cls, env: Mapping[str, str]) -> "_Host":
+        nvml = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nvml")
+        driver = nvml.submit(gather_driver)
+        nvml.shutdown(wait=False)
+        return cls(driver, early_nvcc(env))
 
 
-def head_start(python: str) -> Gatherers:
-    """Start the gatherers for `python` (an absolute path, as resolve_python gives it) before anything else is known:
-    __main__ calls it before the CLI is imported, so that the probe runs while typer loads and parses. The next
-    started(python) takes them."""
-    _HEAD_START[python] = early = started(python)
-    return early
+_HEAD_START: dict[str, _Host] = {}  # the one head start of this process, by target path, until it is taken
+
+
+def head_start(python: str) -> None:
+    """Start the host's gatherers (NVML, nvcc) for a doctor of `python` (an absolute path, as resolve_python gives
+    it) before anything else is known: __main__ calls it before the CLI is imported, so that they run while typer
+    loads and parses. The next started(python) takes them. The target interpreter itself is not started here: a
+    command line or a profile that is refused must not have run it (started() runs it, once doctor has read both)."""
+    _HEAD_START[python] = _Host.start(os.environ)
 
 
 def started(python: str, env: Optional[Mapping[str, str]] = None) -> Gatherers:
     """Gatherers whose slow, policy-free parts (the probe's scan, NVML, each nvcc found without the interpreter) are
-    already running, so the caller can do other work (read the policy, import the judges) meanwhile; the probe gets
-    the policy's modules when it is read.
-    A head start for the same target (and the environment of the process) is taken, once, instead of a new start."""
-    early = _HEAD_START.pop(python, None) if env is None else None
-    if early is not None:
-        return early
+    already running, so the caller can do other work (import the judges) meanwhile; the probe gets the policy's
+    modules when it is read. Call it once the command line and the profile are known to be usable: it starts the
+    target interpreter. A head start for the same target (and the environment of the process) is taken, once."""
+    host = (_HEAD_START.pop(python, None) if env is None else None) or _Host.start(os.environ if env is None else env)
     probe = Probe(python, env)
-    nvml = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nvml")
-    driver = nvml.submit(gather_driver)
-    nvml.shutdown(wait=False)
-    nvcc = early_nvcc(os.environ if env is None else env)
     return replace(Gatherers(), interpreter=lambda _python, timeout, _env, modules=(): probe.result(timeout, modules),
-                   driver=driver.result, toolkit=functools.partial(gather_toolkit, started=nvcc))
+                   driver=host.driver.result, toolkit=functools.partial(gather_toolkit, started=host.nvcc))
 
 
 def _settle(name: str, future: Future, deadline: float, timings: dict) -> Union[object, Failure]:

@@ -62,7 +62,7 @@ class _Git:
 
     def run(self, *args: str) -> tuple[bool, str, str]:
         """(whether git succeeded, its standard output, its standard error)."""
-        done = proc.run(["git", "-C", str(self.folder), *args], self.timeout, env=self.env)
+        done = proc.run(["git", "-C", str(self.folder.absolute()), *args], self.timeout, env=self.env)
         if done.timed_out:
             raise RuntimeError(f"git {args[0]} did not finish within {self.timeout:.0f} s in {self.folder}")
         return done.returncode == 0, done.stdout, done.stderr

@@ -7,7 +7,8 @@ import os
 from typing import Mapping, Optional, Sequence
 
 from ..model import Distribution, Interpreter, ModuleLocation, PthImport, TorchBuild, canonical_name
-from ..proc import Child
+from ..proc import MAX_OUTPUT, Child
+from ..userdata import parse_json
 
 __all__ = ["Probe", "gather_interpreter", "probe_source"]
 
@@ -44,8 +45,8 @@ class Probe:
         self.python = python
         self.error: Optional[str] = None
         self.child: Optional[Child] = None
-        try:
-            self.child = Child([python, *ISOLATED, "-c", probe_source(), "-"], env=env, input=b"")
+        try:  # in an empty folder of its own (proc); told the user's, where a relative PYTHONPATH entry starts
+            self.child = Child([python, *ISOLATED, "-c", probe_source(), "-", _here()], env=env, input=b"")
         except FileNotFoundError:
             self.error = f"no interpreter at {python}"
         except PermissionError:
@@ -67,13 +68,23 @@ class Probe:
                 f"{self.python} did not run envcheck's probe (exit {end.returncode}: {_quoted(tail[0])}); "
                 f"expected a Python interpreter"
             )
+        if end.stdout_cut:
+            raise RuntimeError(f"{self.python}'s probe answered with more than {MAX_OUTPUT >> 20} MiB (a target with "
+                               "that many distributions is more than envcheck reads)")
         try:
-            return parse_probe(json.loads(end.stdout))
+            return parse_probe(parse_json(end.stdout, "its output", ValueError))  # numbers and nesting checked too
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise RuntimeError(
                 f"{self.python} printed something that is not the probe's JSON ({_short(str(exc))}); "
                 f"expected a Python interpreter"
             ) from None
+
+
+def _here() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # the folder envcheck was started in is gone: no relative entry resolves anywhere
+        return "/"
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -212,7 +212,7 @@ def markers():
 
 
 def main():
-    search = SearchPath(site_dirs())
+    search = SearchPath(site_dirs(), sys.argv[2] if len(sys.argv) > 2 else None)  # argv[2]: the user's folder
     found_distributions = distributions(search.entries)
     found_modules = modules(requested_modules(sys.argv), search)
     torch_origin = next((m["origin"] for m in found_modules if m["name"] == "torch"), None)

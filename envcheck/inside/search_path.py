@@ -112,7 +112,10 @@ class SearchPath:
     folder on sys.path, that is read as data and applied (_apply_path_changes); where it is the one of a setuptools
     editable install, the finder's MAPPING (module -> folder) is read from its file into `editable`."""
 
-    def __init__(self, folders):
+    def __init__(self, folders, cwd=None):
+        """cwd: the folder the target would start in (the user's), which a relative PYTHONPATH entry is taken from;
+        the probe itself runs in an empty folder of its own. Default: this process's."""
+        self.cwd = cwd or os.getcwd()
         self.site_dirs = _unique(folders)
         self.entries = []
         self.pth_imports = []
@@ -127,7 +130,7 @@ class SearchPath:
                 self._add_site_dir(folder)
 
     def _add(self, entry):
-        entry = os.path.abspath(entry)
+        entry = os.path.normpath(os.path.join(self.cwd, entry))
         key = os.path.normcase(entry)
         if key not in self._known:
             self._known.add(key)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import urllib.parse
 from dataclasses import dataclass
@@ -42,7 +43,8 @@ class LockResult:
 def git_head(path: str, timeout: float = 10.0) -> Optional[str]:
     """The commit checked out in the repository holding path, or None."""
     try:
-        done = proc.run(["git", "-C", path, "rev-parse", "HEAD"], timeout, env=gitsafe.full_environment(path))
+        done = proc.run(["git", "-C", os.path.abspath(path), "rev-parse", "HEAD"], timeout,
+                        env=gitsafe.full_environment(path))
     except OSError:
         return None
     head = done.stdout.strip()

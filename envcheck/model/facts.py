@@ -5,6 +5,7 @@ CUDA toolkits found, the CUTLASS checkout. Each is a frozen dataclass; a part th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Optional, Union
 
 __all__ = ["canonical_name", "is_distribution_name", "capability_of", "capability_text", "gpus_given", "Failure",
@@ -119,8 +120,16 @@ class Interpreter:
 
     def installed(self, name: str) -> tuple[Distribution, ...]:
         """Every copy of a distribution on the path (there can be more than one)."""
-        key = canonical_name(name)
-        return tuple(d for d in self.distributions if d.name == key)
+        return self._by_name.get(canonical_name(name), ())
+
+    @cached_property
+    def _by_name(self) -> dict[str, tuple[Distribution, ...]]:
+        """Each name's copies in path order, made once: a lookup must not read every distribution (a target with
+        60,000 of them hung doctor, which looks each one up)."""
+        found: dict[str, list[Distribution]] = {}
+        for dist in self.distributions:
+            found.setdefault(dist.name, []).append(dist)
+        return {name: tuple(copies) for name, copies in found.items()}
 
     def dist(self, name: str) -> Optional[Distribution]:
         """The copy Python would use: the first on sys.path."""

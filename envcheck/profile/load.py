@@ -85,7 +85,10 @@ def _layers(data: dict, source: str, folder: Optional[Path], depth: int = 0) -> 
     if base_name in profiles:
         base_source = _BUILTIN + base_name
         return _layers(parse_toml(profiles[base_name], base_source), base_source, None, depth + 1) + [(source, data)]
-    base_path = (folder / base_name).resolve() if folder is not None else None
+    try:
+        base_path = (folder / base_name).resolve() if folder is not None else None
+    except (OSError, RuntimeError):  # a symbolic link loop: RuntimeError before Python 3.13, OSError since
+        raise PolicyError(source, "extends", base_name, "a profile file, not a symbolic link that loops", show) from None
     if base_path is None or not base_path.is_file():
         raise PolicyError(source, "extends", base_name, f"a file or one of the built-in profiles {sorted(profiles)}",
                           show)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from ..redact import Redactor, credential_name
+from ..redact import Redactor, credential_name, redact_url
 
 __all__ = ["PolicyError"]
 
@@ -42,7 +42,7 @@ def _shown(value: Any, show: bool = True) -> str:
         return "(missing)"
     if not show or isinstance(value, (dict, list, tuple)):
         return f"({_kind(value)})"
-    text = Redactor(paths=False)(repr(value))
+    text = Redactor(paths=False)(repr(redact_url(value) if isinstance(value, str) else value))
     return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]}... ({len(text)} characters)"
 
 

@@ -7,7 +7,6 @@ here executes; a run is data.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any, Optional
 
 from ..errors import UsageError
 from ..model import Run, Status, canonical_name
-from ..userfile import expect, read_text
+from ..userfile import expect, parse_json, read_text
 from .load import builtin_profiles, load_builtin
 from .runs import parse_capability, parse_date, parse_outcome
 
@@ -34,11 +33,7 @@ def read_run(path: Path, what: str, *, date: Optional[str] = None, source: Optio
         import os
 
         date = datetime.date.fromtimestamp(os.stat(path).st_mtime).isoformat()
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise UsageError(f"{what}: not JSON ({str(exc)[:120]}); expected the output of `envcheck smoke "
-                         "--json`") from None
+    data = parse_json(text, what, expected="the output of `envcheck smoke --json`")
     return run_from_result(data, what, date=date, source=source or str(path))
 
 
@@ -92,8 +87,8 @@ def _from_smoke(data: dict, what: str) -> Run:
     facts = data.get("facts")
     if driver is None and isinstance(facts, dict) and isinstance(facts.get("driver"), dict):
         driver = facts["driver"].get("version")  # doctor --smoke --json: NVML's answer
-    majors = sorted({lib["cuda_major"] for lib in libraries
-                     if lib.get("kind") == "dsl" and isinstance(lib.get("cuda_major"), int)})
+    majors = sorted({expect(lib["cuda_major"], int, what, f"smoke.process.libraries[{i}].cuda_major")
+                     for i, lib in enumerate(libraries) if lib.get("kind") == "dsl" and lib.get("cuda_major") is not None})
     cause = smoke.get("cause") if outcome is Status.FAIL else None
     note = expect(cause.get("text", ""), str, what, "smoke.cause.text") if isinstance(cause, dict) else ""
     return Run(

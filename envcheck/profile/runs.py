@@ -87,6 +87,13 @@ def parse_outcome(text: str, what: str, key: str) -> Status:
 
 
 def parse_date(text: str, what: str, key: str) -> str:
-    if not _DATE.fullmatch(text):
+    """A day of the calendar, YYYY-MM-DD (not 2026-13-45); else a UsageError naming the key."""
+    import datetime
+
+    try:
+        valid = bool(_DATE.fullmatch(text)) and bool(datetime.date.fromisoformat(text))
+    except ValueError:
+        valid = False
+    if not valid:
         raise UsageError(f"{what}: key {key} = {text[:40]!r}: expected a date YYYY-MM-DD")
     return text

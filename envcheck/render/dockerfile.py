@@ -24,7 +24,7 @@ from typing import Mapping, Optional
 from .. import DISTRIBUTION, __version__
 from ..errors import UsageError
 from ..profile import Policy, driver_text, spec_text
-from ..redact import Redactor, has_credentials
+from ..redact import Redactor, has_credentials, redact_url
 from ..shell import describe, is_bare, unsafe_character, word
 
 __all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "ImageTarget", "template_text", "values", "fill", "render_dockerfile",
@@ -83,7 +83,7 @@ def values(policy: Policy, base_image: Optional[str] = None, target: Optional[Im
     if policy.cutlass is not None and has_credentials(policy.cutlass.url):
         # A build ARG is kept in the image's history for anyone who pulls it: a secret never goes there.
         raise UsageError(
-            f"{policy.source}: key 'cutlass.url' = {Redactor(paths=False)(policy.cutlass.url)!r}: carries credentials, "
+            f"{policy.source}: key 'cutlass.url' = {Redactor(paths=False)(redact_url(policy.cutlass.url))!r}: carries credentials, "
             "which the Dockerfile would keep in the image's history; expected a URL without them (a public or "
             "ssh:// mirror)"
         )
