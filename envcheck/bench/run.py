@@ -78,10 +78,11 @@ def run_bench(
     ctx = context_from(facts, policy, python, backend, options.dtype)
     way = runner.compile_way(base_env, facts, policy)
     common = dict(backend=backend, dtype=options.dtype, gpu=_plain_name(ctx.gpu), budget_s=options.budget_s,
-                  cache_dir=str(runner.cache_dirs(cache_root, way.value)[0]), compile_target=way)
+                  cache_dir=str(runner.cache_dirs(cache_root, way.value)[0]))
     early = preflight(facts, policy, ctx)
-    if early is not None:
+    if early is not None:  # no child ran: it compiled no way
         return _failed(early.text, early.id, **common)
+    common["compile_target"] = way
     run_dir, _ = runner.prepare_run(cache_root, "bench", fresh=options.fresh, env=base_env,
                                     named=cache_dir is not None, way=way)
     code_dir = run_dir / "code"

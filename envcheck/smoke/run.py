@@ -133,11 +133,12 @@ def run_smoke(
     ctx = replace(ctx, backends=backends)
     way = runner.compile_way(base_env, facts, policy)
     common = dict(backends=backends, shape=shape.text, cache_dir=str(runner.cache_dirs(cache_root, way.value)[0]),
-                  gpu=ctx.gpu or None, compile_target=way)
+                  gpu=ctx.gpu or None)
 
     early = preflight(facts, policy, ctx)
-    if early is not None:
+    if early is not None:  # no child ran: it compiled no way
         return _from_cause(early, **common)
+    common["compile_target"] = way
     module = library_module(policy)
     if library and not module:  # before anything is made or --fresh empties the caches: a refused run changes nothing
         return _from_cause(Cause("no-library", f"The profile {policy.id} names no kernel library ([smoke] library), so "
