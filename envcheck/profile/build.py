@@ -291,6 +291,8 @@ def build(data: dict, origins: _Origins) -> Policy:
         origins=tuple(origins.where.items()),
         caveats=tuple(_caveat(t) for t in top.tables("caveats", [])),
         runs=tuple(run for name in origins.builtins for run in builtin_runs(name)),
+        torch_newest=torch.get("newest", _version, "a torch release such as '2.15.0'", None),
+        torch_newest_source=torch.text("newest-source", ""),
     )
     for table in (python, torch, cuda, cutedsl, top):
         table.done()

@@ -14,7 +14,9 @@ Everything that differs between stacks is profile data; code never branches on a
 - `torch.version` (Policy.torch): the torch versions the profile covers; without --profile/--policy envcheck judges
   against the built-in profile that covers the installed torch (`select`). `torch.verified` (Policy.torch_verified):
   the part of that range that was verified; a torch inside `version` but outside `verified` is judged, marked
-  unverified (warn).
+  unverified (warn). `torch.newest` (Policy.torch_newest, with `newest-source`: where and when it was read): the
+  newest torch on the package index when the profile was written, which a plain `pip install torch` gives; said to a
+  target without torch.
 - `[python]` (Policy.python): the Python versions of the whole profile (`version`, `why`, `source`), and
   `[[python.by-torch]]` (Policy.python_by_torch, PythonRange): a narrower range where the installed torch is in
   `torch` (torch 2.15.0 requires Python >= 3.11). Without torch, the profile's range: pip installs the newest torch
@@ -149,6 +151,8 @@ class Policy:
     python_by_torch: tuple[PythonRange, ...] = ()
     caveats: tuple[Caveat, ...] = ()
     runs: tuple[Run, ...] = ()  # the real runs that support it (its built-in profile's evidence)
+    torch_newest: Optional[Version] = None  # the newest torch on the index when written: what `pip install torch` gives
+    torch_newest_source: str = ""
 
     def origin(self, key: str) -> str:
         """The file (or built-in profile) that set a key's value, as `origins` records it; the profile's own source

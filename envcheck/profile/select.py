@@ -20,7 +20,7 @@ from .origins import PolicyError
 from .project import project_file
 from .schema import DEFAULT_PROFILE, Policy, spec_text
 
-__all__ = ["Candidates", "candidates", "choose", "named_profile", "resolve", "select", "torch_release"]
+__all__ = ["Candidates", "candidates", "choose", "lower_bound", "named_profile", "resolve", "select", "torch_release"]
 
 FLAG = "--profile"  # the flag that names a profile on every command; --policy is its hidden alias
 NO_TARGET = "no target interpreter to read torch from"
@@ -101,8 +101,9 @@ def torch_release(text: Optional[str]) -> Optional[Version]:
         return None
 
 
-def _lowest(specifier: SpecifierSet) -> Version:
-    """The lowest version a specifier admits, as far as its lower bounds say (0 when it has none)."""
+def lower_bound(specifier: SpecifierSet) -> Version:
+    """The lowest version a specifier admits, as far as its lower bounds say: the largest of them (>=3.10 and >=3.11
+    is 3.11); 0 when it has none."""
     bounds = [Version(s.version.rstrip(".*")) for s in specifier if s.operator in (">=", "==", "~=", ">", "===")]
     return max(bounds, default=Version("0"))
 
@@ -127,11 +128,11 @@ def select(policies: tuple[Policy, ...], torch: Optional[str], missing: Optional
         if not verified:
             reason += f", newer than the versions it was verified with ({spec_text(policy.torch_verified)}): unverified"
         return policy, ProfileChoice(policy.id, reason, policy.source, verified)
-    below = sorted((p for p in policies if _lowest(p.torch) <= version), key=lambda p: _lowest(p.torch))
+    below = sorted((p for p in policies if lower_bound(p.torch) <= version), key=lambda p: lower_bound(p.torch))
     if not below:
-        oldest = min(policies, key=lambda p: _lowest(p.torch))
+        oldest = min(policies, key=lambda p: lower_bound(p.torch))
         return default, ProfileChoice(
-            default.id, f"torch {torch} is older than every profile's range (the oldest starts at {_lowest(oldest.torch)})",
+            default.id, f"torch {torch} is older than every profile's range (the oldest starts at {lower_bound(oldest.torch)})",
             default.source)
     nearest = below[-1]
     return nearest, ProfileChoice(
