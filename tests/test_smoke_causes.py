@@ -66,11 +66,18 @@ def test_pth_trap(policy, log):
 
 def test_proxykind_wins_over_the_no_valid_choices_it_causes(policy):
     b200 = fb.facts()
-    ctx = ctx_for(policy, b200, cutedsl_version="4.4.0")
+    ctx = ctx_for(policy, b200, cutedsl_version="4.6.0")
     cause = diagnose(evidence_of("proxykind-synthesized.log"), ctx)
     assert cause.id == "dsl-too-new"
-    assert "4.4.0" in cause.text and "ProxyKind" in cause.text
+    assert "4.6.0 is too new" in cause.text and "ProxyKind" in cause.text and "4.4.x and 4.5.x still" in cause.text
     assert cause.remedy.steps[0].args == (policy.cutedsl.requirement,)
+
+
+def test_a_proxykind_error_beside_a_dsl_that_still_has_it_is_not_called_too_new(policy):
+    """DSL 4.4.0-4.5.x still export cute.arch.ProxyKind (the wheels): the log's error is another environment's."""
+    cause = diagnose(evidence_of("proxykind-synthesized.log"), ctx_for(policy, fb.facts(), cutedsl_version="4.4.0"))
+    assert cause.id == "dsl-too-new" and "is too new" not in cause.text
+    assert "one that still exports it (<4.6" in cause.text and cause.remedy.steps == ()
 
 
 def test_timeout_names_the_phase_it_was_in(policy):

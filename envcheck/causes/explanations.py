@@ -58,20 +58,26 @@ def _cutlass_api_remedy(ctx: Context, text: str) -> Remedy:
 
 def dsl_too_new(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     rule = ctx.policy.cutedsl
-    if ctx.cutedsl_version and satisfies(ctx.cutedsl_version, rule.specifier):
-        # doctor's own test of cutedsl.version (judge/cutedsl.py): the DSL here is the profile's, so not too new
+    keeps = rule.runtime_on_version  # the DSLs that still have ProxyKind where it is called (<4.6), if the profile says
+    if ctx.cutedsl_version and (satisfies(ctx.cutedsl_version, rule.specifier)
+                                or keeps is not None and satisfies(ctx.cutedsl_version, keeps)):
+        # doctor's own tests (judge/cutedsl.py): the DSL here is the profile's, or one that still exports ProxyKind
+        within = (f"within the policy's {spec_text(rule.specifier)} (doctor's cutedsl.version passes)"
+                  if satisfies(ctx.cutedsl_version, rule.specifier) else
+                  f"one that still exports it ({spec_text(keeps)}: the SM100 kernels run there)")
         return (
-            f"The log's DSL has no cute.arch.ProxyKind (removed in DSL 4.4.0, pytorch/pytorch#188477), but "
-            f"nvidia-cutlass-dsl {ctx.cutedsl_version} here is within the policy's {spec_text(rule.specifier)} "
-            "(doctor's cutedsl.version passes): the log comes from another environment, or another `cutlass` is "
-            "imported before this DSL's (see cutedsl.importable).",
+            f"The log's DSL has no cute.arch.ProxyKind (removed in DSL 4.6.0; pytorch/pytorch#188477 dated it to 4.4, "
+            f"whose wheels still have it), but nvidia-cutlass-dsl {ctx.cutedsl_version} here is {within}: the log "
+            "comes from another environment, or another `cutlass` is imported before this DSL's (see "
+            "cutedsl.importable).",
             Remedy(text="See which `cutlass` this interpreter imports, and from where (cutedsl.importable).",
                    commands=(("envcheck", "doctor", "--python", ctx.python, "-v"),), link=ctx.policy.link or RECIPE_LINK),
         )
     found = f"nvidia-cutlass-dsl {ctx.cutedsl_version}" if ctx.cutedsl_version else "the installed nvidia-cutlass-dsl"
     return (
-        f"{found} is too new for cutlass_api: DSL 4.4.0 removed cute.arch.ProxyKind, which the cutlass_api branch "
-        f"still calls (pytorch/pytorch#188477). The policy wants {rule.requirement}.",
+        f"{found} is too new for cutlass_api: DSL 4.6.0 removed cute.arch.ProxyKind and SharedSpace, which the "
+        "cutlass_api branch's SM100 kernels (compute capability 10.x and 11.0) still pass to fence_proxy "
+        f"(pytorch/pytorch#188477; 4.4.x and 4.5.x still export both). The policy wants {rule.requirement}.",
         _dsl_remedy(ctx, f"Install the DSL the policy names ({rule.requirement})."),
     )
 

@@ -56,6 +56,11 @@ class Context:
         value = self.facts.interpreter
         return value if isinstance(value, Interpreter) else None
 
+    def installed_version(self, name: str) -> Optional[str]:
+        """The installed version of a distribution in the target (None: not installed, or no target read)."""
+        dist = self.interpreter.dist(name) if self.interpreter is not None else None
+        return dist.version if dist is not None else None
+
     @property
     def driver(self) -> Optional[Driver]:
         value = self.facts.driver

@@ -47,6 +47,13 @@ def _module_dirs(value: Any) -> tuple[tuple[SpecifierSet, tuple[str, ...]], ...]
     return tuple((_specifier(versions), dirs(folders)) for versions, folders in value.items())
 
 
+def _flavours(value: Any) -> tuple[tuple[SpecifierSet, tuple[str, ...]], ...]:
+    """A table of version specifier -> distribution names, one of which must be installed beside such a version."""
+    if not isinstance(value, dict):
+        raise TypeError
+    return tuple((_specifier(versions), _names(_distribution_name)(names)) for versions, names in value.items())
+
+
 def _besides(value: Any) -> tuple[Beside, ...]:
     if not isinstance(value, list):
         raise TypeError
@@ -81,12 +88,19 @@ def _rule(table: _Table, name_key: str, level: str = "required") -> PackageRule:
         basis=table.get("basis", _basis, "'runtime' or 'recipe'", RUNTIME),
         runtime=table.get("runtime", _specifier, "a version specifier (the part of a recipe requirement that is runtime)", SpecifierSet()),
         runtime_on=table.get("runtime-on", _specifier, _CAPABILITIES, None),
+        runtime_on_version=table.get("runtime-on-version", _specifier,
+                                     "a version specifier (what runs on the compute capabilities of runtime-on)", None),
         recipe_note=table.text("recipe-note", ""),
         extras=table.get("extras", _extras, "a list of extra names", ()),
         module=table.get("module", _module, "a module name such as 'nvMatmulHeuristics'", None),
         module_dirs=table.get("module-dirs", _module_dirs, _MODULE_DIRS, ()),
         runtime_beside=table.get("runtime-beside", _besides, _BESIDE, ()),
         source=table.text("source", ""),
+        verified=table.get("verified", _specifier, "a version specifier such as '<=4.8.1' (the versions runs had)",
+                           SpecifierSet()),
+        verified_source=table.text("verified-source", ""),
+        flavours=table.get("flavours", _flavours, "a table of version specifier -> list of distribution names (e.g. "
+                           "{'>=4.6' = ['nvidia-cutlass-dsl-libs-cu12', 'nvidia-cutlass-dsl-libs-cu13']})", ()),
     )
 
 
@@ -142,6 +156,7 @@ def _caveat(entry: _Table) -> Caveat:
         text=entry.text("text"),
         remedy=entry.text("remedy", ""),
         source=entry.text("source", ""),
+        when=entry.get("when", _requirement, "a requirement such as 'nvidia-cutlass-operators>=0.2.0'", None),
     )
     entry.done()
     return caveat
