@@ -29,6 +29,8 @@ def diagnose(evidence: Evidence, ctx: Context) -> Cause:
         return _killed(-evidence.returncode, evidence, ctx)
     head = f"{error.get('type', '')}: {error.get('message', '')}" if error else ""
     for signature in SIGNATURES:
+        if not signature.row.status.is_problem:  # a warning's message (a deprecation) explains no failure
+            continue
         for text in (head, error.get("traceback", ""), evidence.log):
             found = signature.search(text or "")
             if found:

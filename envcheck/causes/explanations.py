@@ -19,7 +19,7 @@ from .remedies import RECIPE_LINK, TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy as _ds
 from .stack import STACK_EXPLANATIONS
 from .table import SignatureRow, load_signatures
 
-__all__ = ["EXPLANATIONS", "SIGNATURES", "Signature", "explain_match", "library_cause_id"]
+__all__ = ["EXPLANATIONS", "SIGNATURES", "Signature", "explain_match", "explain_said", "library_cause_id"]
 
 TVM_FFI_FOR_NEW_DSL = f"apache-tvm-ffi>={TVM_FFI_FLOOR}"
 
@@ -315,8 +315,13 @@ SIGNATURES: tuple[Signature, ...] = tuple(Signature(row, EXPLANATIONS[row.id]) f
 
 def explain_match(signature: Signature, found: "re.Match[str]", text: str, ctx: Context) -> Cause:
     """The Cause one signature's match stands for, its evidence the line it was found on."""
-    said, remedy = signature.explain(found.group(1) if found.re.groups else found.group(0), ctx)
-    return Cause(signature.id, said, remedy, evidence=_line_of(text, found))
+    return explain_said(signature, found.group(1) if found.re.groups else found.group(0), _line_of(text, found), ctx)
+
+
+def explain_said(signature: Signature, said: str, evidence: str, ctx: Context) -> Cause:
+    """The Cause of a signature that named `said` (its first group, or the match) on the evidence line."""
+    text, remedy = signature.explain(said, ctx)
+    return Cause(signature.id, text, remedy, evidence=evidence, status=signature.row.status)
 
 
 def _line_of(text: str, found: "re.Match[str]") -> str:

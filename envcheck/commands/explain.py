@@ -28,26 +28,35 @@ def run_explain(
     source: Optional[str], python: Optional[str], profile: Optional[str], as_json: bool,
     stdin: Optional[IO[bytes]] = None, out: Optional[TextIO] = None, gpu_capabilities: tuple[tuple[int, int], ...] = (),
 ) -> int:
-    from ..causes import Context, context_from
-    from ..profile import candidates, choose
+    from ..causes import context_for_log, context_from
+    from ..profile import candidates
 
     out = out or sys.stdout
     report = None
+    among = candidates(profile)
+    chosen_by_log: list = []
+    choice = None
+
+    def by_the_log(stack):  # a log alone: the profile its own lines show (its torch, its kernel library)
+        policy, choice = among.from_log(stack.torch, stack.libraries, stack.nvgemm)
+        chosen_by_log.append(choice)
+        return context_for_log(policy)
+
     if python is not None:  # judged as doctor judges it: the profile that covers its torch, unless one is named
         from ..diagnose import diagnose_selected
         from ..gather.target import resolve_python
 
         target = resolve_python(python)
-        chosen, report = diagnose_selected(target, None, candidates(profile), gpu_capabilities=gpu_capabilities)
+        chosen, report = diagnose_selected(target, None, among, gpu_capabilities=gpu_capabilities)
         choice = report.profile
-        ctx = context_from(report.facts, chosen, target)
+        ctx, choose = context_from(report.facts, chosen, target), None
     else:
-        chosen, choice = choose(profile, target=False)  # a log alone: no torch to choose by
-        ctx = Context(python="python3", policy=chosen, known=False)
+        ctx, choose = None, by_the_log
     name, stream = _open(source, stdin)
     try:
         reader = LogReader(stream)
-        causes = scan(reader, ctx)
+        causes = scan(reader, ctx, libraries=among.libraries, choose=choose)
+        choice = chosen_by_log[0] if chosen_by_log else choice
     except UsageError as exc:  # binary: named here, where the name is known
         raise UsageError(f"{'standard input' if name == '-' else name}: {exc}") from None
     finally:

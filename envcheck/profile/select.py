@@ -5,7 +5,7 @@ that covers the target's torch, or the published recipe where there is no torch 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Union
 
@@ -65,6 +65,35 @@ class Candidates:
             verified = release is None or policy.torch_verified.contains(release)
             return policy, ProfileChoice(policy.id, self.reason or "the only profile", policy.source, verified)
         return select(self.policies, torch if target else None, NO_TARGET if not target else None)
+
+
+    @property
+    def libraries(self) -> tuple[str, ...]:
+        """The kernel-library modules of the candidates (`smoke.library`), for a log to be read for."""
+        return tuple(dict.fromkeys(p.smoke.library for p in self.policies if p.smoke.library))
+
+    def from_log(self, torch: Optional[str], libraries: tuple[str, ...], nvgemm: bool) -> tuple[Policy, ProfileChoice]:
+        """The profile for a log read without a target (explain without --python), from what the log says of its
+        stack: the torch it names, else the one kernel library its lines go through (a traceback through
+        cutlass.operators), else, where it only goes through Inductor's NVGEMM code, the profile of the newest torch
+        (`torch.newest`: what `pip install torch` gives); else the default."""
+        if self.reason is not None or len(self.policies) == 1:
+            return self.select(None, target=False)
+        if torch_release(torch) is not None:
+            policy, choice = select(self.policies, torch)
+            return policy, replace(choice, reason=f"the log names torch {torch}: {choice.reason}")
+        by_library = [p for p in self.policies if p.smoke.library and p.smoke.library in libraries]
+        if len(by_library) == 1:
+            policy = by_library[0]
+            return policy, ProfileChoice(policy.id, f"the log goes through {policy.smoke.library}, the kernel library "
+                                         f"of torch {spec_text(policy.torch)}", policy.source, True)
+        newest = max((p for p in self.policies if p.torch_newest is not None), key=lambda p: p.torch_newest,
+                     default=None)
+        if nvgemm and not by_library and newest is not None:
+            return newest, ProfileChoice(newest.id, "the log goes through Inductor's NVGEMM code (nv_universal_gemm) "
+                                         f"and names no torch or kernel library: judged as torch {newest.torch_newest}, "
+                                         "what `pip install torch` gives today", newest.source, True)
+        return select(self.policies, None, "the log names no torch and no one kernel library")
 
 
 def candidates(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None) -> Candidates:
