@@ -15,8 +15,10 @@ from ..judge.cutlass import fetch_remedy
 from ..model import Remedy, Step
 from ..profile import spec_text
 from .context import Cause, Context
-from .remedies import RECIPE_LINK, TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy as _dsl_remedy
+from .remedies import (RECIPE_LINK, TVM_FFI_FLOOR, TVM_FFI_RAN, below_remedy, check_remedy,
+                       dsl_remedy as _dsl_remedy)
 from .stack import STACK_EXPLANATIONS
+from .upstream import UPSTREAM_EXPLANATIONS
 from .table import SignatureRow, load_signatures
 
 __all__ = ["EXPLANATIONS", "SIGNATURES", "Signature", "explain_match", "explain_said", "library_cause_id"]
@@ -249,19 +251,22 @@ def no_valid_choices(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
             f"10.x only, and this GPU is {cc_text}.",
             Remedy(text="Use the NVGEMM backend on this GPU (max_autotune_gemm_backends=\"NVGEMM\")."),
         )
-    if cc is not None and cc < ctx.policy.gpu_below.capability:
+    floor = ctx.policy.gpu_below.capability
+    if cc is not None and cc < floor:
         return (
             f"Inductor found no kernel: {ctx.library} offers none for compute capability {cc_text} (it needs "
-            f"{ctx.policy.gpu_below.capability[0]}.{ctx.policy.gpu_below.capability[1]} or newer).",
-            Remedy(text="Run on a GPU of compute capability 8.0 or newer."),
+            f"{floor[0]}.{floor[1]} or newer).",
+            below_remedy(ctx),
         )
     if not ctx.known:
         return (
-            "Inductor found no CuteDSL kernel: cutlass_api is not importable, the GPU's compute capability has no "
-            "kernels, the dtype or layout is not supported, or the CUTEDSL backend (Blackwell, CC 10.x only) was "
-            "asked for on another GPU. `--python PY` on the machine that ran it tells which.",
-            _dsl_remedy(ctx, "Check the stack with `envcheck doctor`; an earlier error in the log names the candidate "
-                        "that failed."),
+            f"Inductor found no CuteDSL kernel: {ctx.library} (the kernel library of profile {ctx.policy.id}, torch "
+            f"{spec_text(ctx.policy.torch)}) is not importable, so Inductor left NVGEMM out; or the GPU is below "
+            f"compute capability {floor[0]}.{floor[1]}, the dtype or layout is not supported, every candidate failed "
+            "(an earlier error in the log names it), or the CUTEDSL backend (Blackwell, CC 10.x only) was asked for "
+            "on another GPU. `--python PY` on the machine that ran it tells which.",
+            check_remedy(ctx, "Check the stack with `envcheck doctor` in the interpreter that ran it; an earlier error "
+                         "in the log names the candidate that failed."),
         )
     if ctx.dtype not in ("bfloat16", "float16"):
         return (
@@ -307,6 +312,7 @@ EXPLANATIONS: dict[str, Callable[[str, Context], tuple[str, Optional[Remedy]]]] 
     "fell-back": fell_back,
     "wrong-result": wrong_result,
     **STACK_EXPLANATIONS,
+    **UPSTREAM_EXPLANATIONS,
 }
 
 # The table's order is priority (causes/signatures.toml); each row gets its explanation here by id.

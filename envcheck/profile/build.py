@@ -9,73 +9,23 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from typing import Any
-
 from packaging.specifiers import SpecifierSet
 
 from ..model import Status
+from .composite import _BESIDE, _MODULE_DIRS, _besides, _exempt, _flavours, _module_dirs
 from .fields import (
     _CAPABILITIES, _RELATIVE_PATH_EXPECTED, _Table, _apt_package, _backend_name, _basis, _bool, _capability,
     _distribution_name, _extras, _git_ref, _index_url, _level, _module, _name_prefix, _names, _one_line, _regex,
-    _relative_path, _requirement, _requirement_text, _sha, _specifier, _status, _string, _url, _version,
+    _relative_path, _requirement, _requirement_text, _sha, _specifier, _status, _url, _version,
 )
 from .origins import _Origins
 from .runs import builtin_runs
 from .schema import (
-    RUNTIME, SCHEMA, Beside, Caveat, Conflict, CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec,
+    RUNTIME, SCHEMA, Caveat, Conflict, CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec,
     StandIn,
 )
 
 __all__ = ["build"]
-
-
-def _fields(value: Any, keys: dict) -> dict:
-    """An inline table of known keys, each read by its parser; ValueError (or TypeError) on anything else."""
-    required = {k for k, (_, need) in keys.items() if need}
-    if not isinstance(value, dict) or not required <= set(value) <= set(keys):
-        raise ValueError
-    return {key: parse(value[key]) for key, (parse, _) in keys.items() if key in value}
-
-
-def _module_dirs(value: Any) -> tuple[tuple[SpecifierSet, tuple[str, ...]], ...]:
-    """A list of folders (every version), or a table of version specifier -> list of folders."""
-    dirs = _names(_relative_path)
-    if isinstance(value, list):
-        return ((SpecifierSet(), dirs(value)),)
-    if not isinstance(value, dict):
-        raise TypeError
-    return tuple((_specifier(versions), dirs(folders)) for versions, folders in value.items())
-
-
-def _flavours(value: Any) -> tuple[tuple[SpecifierSet, tuple[str, ...]], ...]:
-    """A table of version specifier -> distribution names, one of which must be installed beside such a version."""
-    if not isinstance(value, dict):
-        raise TypeError
-    return tuple((_specifier(versions), _names(_distribution_name)(names)) for versions, names in value.items())
-
-
-def _besides(value: Any) -> tuple[Beside, ...]:
-    if not isinstance(value, list):
-        raise TypeError
-    keys = {"when": (_requirement, True), "version": (_specifier, True), "source": (_string, False)}
-    return tuple(Beside(**_fields(item, keys)) for item in value)
-
-
-def _exempt(value: Any) -> tuple[tuple[str, SpecifierSet], ...]:
-    """Name prefixes, each alone (every version) or as {prefix, version}."""
-    if not isinstance(value, list):
-        raise TypeError
-    keys = {"prefix": (_name_prefix, True), "version": (_specifier, False)}
-    found = []
-    for item in value:
-        entry = {"prefix": _name_prefix(item)} if isinstance(item, str) else _fields(item, keys)
-        found.append((entry["prefix"], entry.get("version", SpecifierSet())))
-    return tuple(found)
-
-
-_BESIDE = "a list of {when = 'a requirement such as nvidia-cutlass-dsl>=4.6', version = 'a specifier', source = 'text'}"
-_MODULE_DIRS = (f"a list, each {_RELATIVE_PATH_EXPECTED}; or a table of version specifier -> such a list "
-                "(e.g. {'<4.6' = ['nvidia_cutlass_dsl/python_packages']})")
 
 
 def _rule(table: _Table, name_key: str, level: str = "required") -> PackageRule:
