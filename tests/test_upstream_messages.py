@@ -202,3 +202,112 @@ def test_an_arch_remedy_names_the_target_of_the_gpu_judged_for():
     assert "sm_103a (compute capability 10.3)" in dsl_arch_unsupported("sm_80", replace(ctx, capability=(10, 3)))[1].text
     said, remedy = dsl_toolkit_refuses_gpu("sm_107a", replace(ctx, cutedsl_version="4.8.1"))
     assert "compute capability 10.7" in said and remedy.steps[0].args == ("nvidia-cutlass-dsl[cu13]==4.8.1",)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The messages as the real wheels produce them here (no GPU needed), read by explain; and doctor on the same venv
+
+
+@pytest.fixture(scope="module")
+def dsl_venv(tmp_path_factory):
+    """A venv with the real DSL 4.8.1 (-libs-base and -libs-core only, the flavour added by the tests) and what
+    cutlass.operators needs, downloaded with the machine's own pip configuration (its package index)."""
+    from wheelfactory import make_venv
+
+    folder = tmp_path_factory.mktemp("wheels")
+    missing = _download(folder, "nvidia-cutlass-dsl==4.8.1", "nvidia-cutlass-dsl-libs-base==4.8.1",
+                        "nvidia-cutlass-dsl-libs-core==4.8.1", "nvidia-cutlass-dsl-libs-cu12==4.8.1",
+                        "nvidia-cutlass-operators==0.3.0", "nvidia-cutlass-operators==0.1.1", "apache-tvm-ffi==0.1.15.post2",
+                        "cuda-bindings==13.0.3", "cuda-pathfinder", "networkx", "numpy", "typing-extensions")
+    if missing:
+        pytest.skip(missing)
+    python = make_venv(tmp_path_factory.mktemp("venv") / "v")
+    return python, folder
+
+
+def _download(folder, *requirements) -> str:
+    """'' when every requirement came (the machine's own pip configuration), else what pip said of the first that did
+    not."""
+    for requirement in requirements:
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(folder), requirement],
+                              capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            return f"the package index has no {requirement} here: {done.stderr.strip()[-200:]}"
+    return ""
+
+
+def _install(python, folder, *requirements, extra=()):
+    from wheelfactory import pip
+
+    pip(python, "install", "--no-deps", "--no-index", "--find-links", str(folder), *extra, *requirements)
+
+
+def _run(python, code: str, **env) -> str:
+    import os
+
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=600, cwd="/",
+                          env={**os.environ, **env})
+    assert done.returncode != 0, done.stderr  # each scenario ends in the library's own error
+    return done.stderr
+
+
+@pytest.mark.slow
+def test_the_real_wheels_messages_are_their_causes(dsl_venv, capsys):
+    from envcheck.cli import main
+
+    from wheelfactory import pip
+
+    python, folder = dsl_venv
+    pip(python, "uninstall", "-y", "nvidia-cutlass-dsl-libs-cu12", "torch")  # whatever another test left there
+    _install(python, folder, "nvidia-cutlass-dsl==4.8.1", "nvidia-cutlass-dsl-libs-base==4.8.1",
+             "nvidia-cutlass-dsl-libs-core==4.8.1", "cuda-bindings==13.0.3", "cuda-pathfinder", "numpy",
+             "typing-extensions", "apache-tvm-ffi==0.1.15.post2", "networkx", "nvidia-cutlass-operators==0.3.0")
+    # a DSL with no CUDA flavour: `import cutlass` raises, and doctor fails cutedsl.importable
+    said = _run(python, "import cutlass")
+    assert "No CTK flavor installed" in said and ids(said, OPERATORS)[0] == "dsl-libs-missing"
+    main(["doctor", "--python", str(python), "--profile", OPERATORS, "--no-gpu", "--json"])
+    checks = {c["id"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    finding = checks["cutedsl.importable"]
+    assert finding["status"] == "fail" and "No CTK flavor installed" in finding["found"], finding
+    assert finding["remedy"]["steps"][0]["args"] == ["nvidia-cutlass-dsl[cu13]==4.8.1"]
+
+    _install(python, folder, "nvidia-cutlass-dsl-libs-cu12==4.8.1")
+    env_read = "import cutlass.cutlass_dsl as d; d.CuTeDSL._get_dsl()"
+    said = _run(python, env_read, CUTE_DSL_LOG_TO_CONSOLE="maybe")
+    assert ids(said, OPERATORS)[0] == "env-value-invalid" and "CUTE_DSL_LOG_TO_CONSOLE" in causes(said)[0].cause.text
+    # without torch, cutlass.operators' provider says the DSL is missing; the missing torch is named first
+    said = _run(python, "import cutlass.operators")
+    assert "CuTeDSLProvider is unavailable" in said
+    assert ids(said, OPERATORS)[:2] == ["torch-missing", "dsl-provider-unavailable"]
+    said = _run(python, "from cuda.bindings import driver; e, = driver.cuInit(0); raise SystemExit(int(e))")
+    if "Failed to dlopen libcuda.so.1" in said:  # no driver here, as on a CPU builder
+        assert ids(said)[0] == "no-libcuda"
+
+
+@pytest.mark.slow
+def test_the_real_operators_messages_are_their_causes(dsl_venv):
+    python, folder = dsl_venv
+    # cutlass.operators imports torch: a CPU build (this machine's package index has one), and what it imports
+    missing = _download(folder, "torch==2.13.0+cpu", "sympy", "mpmath", "filelock", "fsspec", "jinja2", "markupsafe")
+    if missing:
+        pytest.skip(missing)
+    _install(python, folder, "torch==2.13.0+cpu", "sympy", "mpmath", "filelock", "fsspec", "jinja2", "markupsafe",
+             "nvidia-cutlass-dsl==4.8.1", "nvidia-cutlass-dsl-libs-base==4.8.1", "nvidia-cutlass-dsl-libs-core==4.8.1",
+             "nvidia-cutlass-dsl-libs-cu12==4.8.1", "cuda-bindings==13.0.3", "cuda-pathfinder", "numpy",
+             "typing-extensions", "apache-tvm-ffi==0.1.15.post2", "networkx", "nvidia-cutlass-operators==0.3.0")
+    cases = [
+        ("from cutlass.operators.arch import TargetSm; TargetSm('80a')", {}, "target-sm-invalid"),
+        ("from cutlass.operators.utils.device import device_or_env_target_sm as f; f()", {"CUTE_DSL_ARCH": "sm_9x"},
+         "dsl-arch-invalid"),
+        ("from cutlass.operators.config import GlobalOptions as G; G().use_tvm_ffi",
+         {"CUTLASS_OPERATORS_USE_TVM_FFI": "1", "CUTE_DSL_ENABLE_TVM_FFI": "0"}, "operators-tvm-ffi-conflict"),
+        ("from cutlass.operators.config import GlobalOptions as G; G().use_tvm_ffi",
+         {"CUTLASS_OPERATORS_USE_TVM_FFI": "maybe"}, "env-value-invalid"),
+        ("from cutlass.operators.providers.cutedsl.evt.common_efc import EFC", {}, "common-efc"),  # torch 2.14's import
+    ]
+    for code, env, cause in cases:
+        said = _run(python, code, **env)
+        assert ids(said, OPERATORS)[0] == cause, (code, said[-500:])
+    _install(python, folder, "nvidia-cutlass-operators==0.1.1", extra=("--force-reinstall",))
+    said = _run(python, "from cutlass.operators.providers.cutedsl.evt import efc")  # torch 2.15's import
+    assert "cannot import name 'efc'" in said and ids(said, OPERATORS)[0] == "operators-too-old"
