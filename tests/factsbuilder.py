@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from envcheck.model import (Checkout, Distribution, Driver, Facts, Gpu, Interpreter, ModuleLocation, Nvcc, Toolkit,
-                            TorchBuild)
+from envcheck.model import (Checkout, Distribution, Driver, Facts, Gpu, Interpreter, ModuleLocation, Nvcc, SearchPaths,
+                            Toolkit, TorchBuild)
 
 PINNED = "e594def95e1c73ad9d5517ab28b80d691127dd1c"
 SITE = "/opt/venv/lib/python3.12/site-packages"
@@ -96,7 +96,7 @@ def checkout(**kw) -> Checkout:
 
 
 def facts(**kw) -> Facts:
-    base = Facts(interpreter=interpreter(), driver=driver(), toolkit=toolkit(), checkout=checkout())
+    base = Facts(interpreter=interpreter(), driver=driver(), toolkit=toolkit(), checkout=checkout(), paths=SearchPaths())
     return replace(base, **kw)
 
 

@@ -13,6 +13,7 @@ from .cutedsl import cutedsl_importable, cutedsl_version
 from .cutlass import cutlass_api_install, cutlass_checkout
 from .gpu import gpu_capability
 from .packages import nvgemm_deps, packages_consistency
+from .paths import cuda_paths
 from .python_torch import python_version, torch_cuda_build, torch_version
 
 __all__ = ["CHECKS", "CHECK_IDS", "judge", "Context"]
@@ -24,6 +25,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], Finding]], ...] = (
     ("torch.cuda-build", torch_cuda_build),
     ("cuda.driver", cuda_driver),
     ("cuda.toolkit", cuda_toolkit),
+    ("cuda.paths", cuda_paths),
     ("gpu.compute-capability", gpu_capability),
     ("cutedsl.version", cutedsl_version),
     ("cutedsl.importable", cutedsl_importable),
