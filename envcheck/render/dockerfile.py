@@ -33,6 +33,8 @@ TEMPLATE = "Dockerfile.in"
 DOCKERIGNORE_TEMPLATE = "dockerignore.in"
 CUTLASS_STEP_TEMPLATE = "cutlass-step.in"  # the CUTLASS fetch, for a profile with a [cutlass] table
 NO_CUTLASS_STEP_TEMPLATE = "no-cutlass-step.in"  # for a profile that needs no checkout
+RUNTIME_STAGE_TEMPLATE = "runtime-stage.in"  # the final stage, for a profile that needs no toolkit at run time
+GATE_TEMPLATE = "gate.in"  # doctor without a GPU, in the stage that ships
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*(?:\|\s*([a-z]+)\s*)?\}\}")
 _FILTERS = {"word": word}
 
@@ -65,6 +67,18 @@ def default_base_image(policy: Policy) -> str:
     return f"nvidia/cuda:{policy.driver_cuda.major}.{policy.driver_cuda.minor}.0-devel-ubuntu24.04"
 
 
+def needs_toolkit(policy: Policy) -> bool:
+    """Whether the profile needs a CUDA toolkit (nvcc) at run time: its cuda.toolkit is required. Otherwise the image
+    is built in the devel image and ships in the runtime one (env-doctor puts the difference at about 3 GB)."""
+    return policy.toolkit_level == "required"
+
+
+def runtime_image(image: str) -> str:
+    """The runtime image of a devel one (nvidia/cuda:13.0.0-devel-ubuntu24.04 -> ...-runtime-...); another image is
+    its own runtime image."""
+    return image.replace("-devel-", "-runtime-") if "-devel-" in image else image
+
+
 def checked_image(image: str, flag: str = "--base-image") -> str:
     """An image reference by Docker's grammar (name[:tag][@digest]); else a UsageError naming the flag."""
     name = image.split("@", 1)[0]
@@ -86,8 +100,20 @@ def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
             "ssh:// mirror)"
         )
     torch_cuda = spec_text(policy.torch_cuda, ",") or "any version"
+    final = runtime_image(image)
+    gate = template_text(GATE_TEMPLATE)
+    if needs_toolkit(policy):
+        note = f"This image brings nvcc {policy.driver_cuda} (the profile's cuda.toolkit is required)."
+        stage = gate
+    else:
+        note = f"Built in {image}; it ships in {final}, no toolkit (no nvcc at run time)."
+        stage = fill(template_text(RUNTIME_STAGE_TEMPLATE), {"runtime_image": final, "gate": gate},
+                     RUNTIME_STAGE_TEMPLATE)
     return {
         "cutlass_step": _cutlass_step(policy),
+        "final_stage": stage,
+        "runtime_image": final,
+        "toolkit_note": note,
         "cutlass_commit": policy.cutlass.commit if policy.cutlass else "none",
         "envcheck_version": __version__,
         "envcheck_distribution": DISTRIBUTION,
@@ -113,7 +139,7 @@ def _cutlass_step(policy: Policy) -> str:
     return fill(template_text(CUTLASS_STEP_TEMPLATE), mapping, CUTLASS_STEP_TEMPLATE)
 
 
-_BLOCKS = ("cutlass_step",)  # placeholders that stand for a whole filled template, inserted as it is
+_BLOCKS = ("cutlass_step", "final_stage", "gate")  # placeholders that stand for a whole filled template, inserted as it is
 
 
 def fill(template: str, mapping: Mapping[str, str], name: str = TEMPLATE) -> str:
