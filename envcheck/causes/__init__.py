@@ -19,4 +19,5 @@ from .child import diagnose, preflight
 from .context import Cause, Context, Evidence, context_for_log, context_from
 from .explanations import SIGNATURES, explain_match
 
-__all__ = ["Cause", "Context", "Evidence", "context_for_log", "context_from", "diagnose", "preflight", "explain_match", "SIGNATURES"]
+__all__ = ["Cause", "Context", "Evidence", "context_for_log", "context_from", "diagnose", "preflight", "explain_match",
+           "SIGNATURES"]

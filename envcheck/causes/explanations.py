@@ -16,7 +16,7 @@ from ..model import Remedy, Step
 from ..profile import spec_text
 from .context import Cause, Context
 from .remedies import (RECIPE_LINK, TVM_FFI_FLOOR, TVM_FFI_RAN, below_remedy, check_remedy,
-                       dsl_remedy as _dsl_remedy)
+                       dsl_remedy as _dsl_remedy, package_rule)
 from .stack import STACK_EXPLANATIONS
 from .upstream import UPSTREAM_EXPLANATIONS
 from .table import SignatureRow, load_signatures
@@ -169,7 +169,7 @@ def cutlass_api_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]
     if source is not None and source.module == ctx.library:
         return said, _cutlass_api_remedy(ctx, f"Install {source.distribution} from the CUTLASS repository (branch "
                                          f"{source.branch}); `envcheck fix` does it.")
-    rule = next((r for r in ctx.policy.packages if r.module == ctx.library), None)
+    rule = package_rule(ctx, ctx.library)
     if rule is None:
         return said, None
     return said, Remedy(

@@ -6,7 +6,7 @@ from ..judge._common import pip_command
 from ..model import Remedy, Step
 from .context import Context
 
-__all__ = ["RECIPE_LINK", "TVM_FFI_FLOOR", "TVM_FFI_RAN", "below_remedy", "dsl_remedy", "fresh_smoke", "check_remedy", "install_remedy"]
+__all__ = ["RECIPE_LINK", "TVM_FFI_FLOOR", "TVM_FFI_RAN", "below_remedy", "dsl_remedy", "fresh_smoke", "check_remedy", "install_remedy", "package_rule", "requirement_for"]
 
 RECIPE_LINK = "https://github.com/NVIDIA/cutlass/tree/cutlass_api/python/cutlass_api"
 TVM_FFI_FLOOR = "0.1.11"  # the first with the unpacking DSL >= 4.6 expects (facts-17 section 4; operators 0.3.0's floor)
@@ -48,3 +48,14 @@ def install_remedy(ctx: Context, text: str, *requirements: str, reinstall: bool 
     flags = ("--force-reinstall",) if reinstall else ()
     return Remedy(text=text, commands=(pip_command(ctx.python, "install", *flags, *requirements),),
                   steps=(Step("pip-install", requirements, why=why, reinstall=reinstall),))
+
+
+def package_rule(ctx: Context, module: str):
+    """The profile's [[packages]] rule of the distribution that provides `module` (None: the profile has none)."""
+    return next((r for r in ctx.policy.packages if r.module == module), None)
+
+
+def requirement_for(ctx: Context, module: str, default: str) -> str:
+    """What the profile asks pip for, for the distribution that provides `module`; `default` where it names none."""
+    rule = package_rule(ctx, module)
+    return rule.requirement if rule is not None else default

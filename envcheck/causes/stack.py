@@ -10,7 +10,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..model import Remedy
 from .context import Context
-from .remedies import TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy, fresh_smoke, install_remedy
+from .remedies import TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy, fresh_smoke, install_remedy, requirement_for
 
 __all__ = ["STACK_EXPLANATIONS", "OPERATORS", "OPERATORS_DSL"]
 
@@ -50,10 +50,9 @@ def target_sm_invalid(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
 
 
 def operators_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
-    rule = next((r for r in ctx.policy.packages if r.module == "cutlass.operators"), None)
-    requirements = (rule.requirement if rule else OPERATORS, OPERATORS_DSL)
+    requirements = (requirement_for(ctx, "cutlass.operators", OPERATORS), OPERATORS_DSL)
     remedy = install_remedy(ctx, f"Install {' and '.join(requirements)} (operators 0.3.0 needs DSL >= 4.8).", *requirements,
-                      why="torch >= 2.14's NVGEMM kernel library")
+                            why="torch >= 2.14's NVGEMM kernel library")
     part = f" ({said}: a part of it)" if said != "cutlass.operators" else ""
     if _dsl_older_than_gate(ctx.cutedsl_version):
         return (f"`import {said}` fails because nvidia-cutlass-dsl {ctx.cutedsl_version} is older than 4.6: its "
@@ -110,7 +109,7 @@ def nvmmh_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
         f"get_operators(..., heuristic=NvMatmulHeuristics()) needs nvidia-matmul-heuristics >= {said}, which is not "
         "installed or has another API. Inductor ranks NVGEMM kernels with its own heuristics and never asks for it.",
         install_remedy(ctx, f"Install {requirement}, or call get_operators without heuristic=.", requirement,
-                 why="cutlass.operators' nvMatmulHeuristics ranking"),
+                       why="cutlass.operators' nvMatmulHeuristics ranking"),
     )
 
 

@@ -10,7 +10,7 @@ from typing import Callable, Optional
 
 from ..model import Remedy
 from .context import Context
-from .remedies import check_remedy, dsl_remedy, fresh_smoke, install_remedy
+from .remedies import check_remedy, dsl_remedy, fresh_smoke, install_remedy, package_rule, requirement_for
 from .stack import OPERATORS
 
 __all__ = ["UPSTREAM_EXPLANATIONS"]
@@ -35,7 +35,7 @@ def dsl_toolkit_refuses_gpu(said: str, ctx: Context) -> tuple[str, Optional[Reme
         f"compile for {said}: Rubin (compute capability 10.7) needs its CUDA 13 build, which only nvidia-cutlass-dsl"
         "[cu13] brings (DSL 4.8.1 base_dsl/dsl.py:308-315 refuses a Rubin target under a toolkit <= 13.3).",
         install_remedy(ctx, f"Install {requirement} (the -libs-cu13 flavour, which the DSL loads on a CUDA 13 driver; "
-                      "compute capability 10.7 needs it).", requirement, why="the DSL's CUDA 13 build (Rubin)"),
+                       "compute capability 10.7 needs it).", requirement, why="the DSL's CUDA 13 build (Rubin)"),
     )
 
 
@@ -69,41 +69,38 @@ def env_value_invalid(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
 
 
 def tvm_ffi_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
-    rule = next((r for r in ctx.policy.packages if r.module == "tvm_ffi"), None)
-    requirement = rule.requirement if rule is not None else "apache-tvm-ffi"
+    requirement = requirement_for(ctx, "tvm_ffi", "apache-tvm-ffi")
     return (
         "TVM FFI was asked for (CUTE_DSL_ENABLE_TVM_FFI, CUTLASS_OPERATORS_USE_TVM_FFI, or the compile options) but "
         "apache-tvm-ffi is not installed: the DSL or cutlass.operators refuses rather than run without it.",
         install_remedy(ctx, f"Install {requirement} (the profile's), or unset the variable that asks for TVM FFI.",
-                 requirement, why="the kernels' TVM FFI launch path"),
+                       requirement, why="the kernels' TVM FFI launch path"),
     )
 
 
 def tvm_ffi_disabled(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
-    rule = next((r for r in ctx.policy.packages if r.module == "tvm_ffi"), None)
-    requirement = rule.requirement if rule is not None else "apache-tvm-ffi"
+    requirement = requirement_for(ctx, "tvm_ffi", "apache-tvm-ffi")
     return (
         "apache-tvm-ffi is not installed, so cutlass.operators launches its kernels without TVM FFI: they run, with "
         "3-10x the host overhead per call (its config.py), which decode-sized GEMMs feel.",
         install_remedy(ctx, f"Install {requirement}; or set CUTLASS_OPERATORS_USE_TVM_FFI=0 to say it is meant.",
-                 requirement, why="the kernels' TVM FFI launch path"),
+                       requirement, why="the kernels' TVM FFI launch path"),
     )
 
 
 def operators_too_old(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
-    rule = next((r for r in ctx.policy.packages if r.module == "cutlass.operators"), None)
-    requirement = rule.requirement if rule is not None else f"{OPERATORS}>=0.2.0"
+    requirement = requirement_for(ctx, "cutlass.operators", f"{OPERATORS}>=0.2.0")
     return (
         f"torch 2.15 imports cutlass.operators.providers.cutedsl.evt.efc on every dense GEMM (its vendored EFC "
         f"template), which {OPERATORS} 0.2.0 introduced: an {OPERATORS} 0.1.x is too old for it (torch 2.15.0 "
         "kernel_cache.py:220, :235 -> dense_gemm_efc_kernel.py:13).",
         install_remedy(ctx, f"Install {requirement} (0.2.0 or later beside torch 2.15).", requirement,
-                 why="torch 2.15 imports evt.efc"),
+                       why="torch 2.15 imports evt.efc"),
     )
 
 
 def operators_kernel_names(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
-    rule = next((r for r in ctx.policy.packages if r.module == "cutlass.operators"), None)
+    rule = package_rule(ctx, "cutlass.operators")
     verified = f" (the profile verified {rule.verified})" if rule is not None and rule.verified else ""
     return (
         f"The installed {OPERATORS} names its EFC kernels in a way this torch does not know (torch reads the tile "
@@ -146,7 +143,7 @@ def nvdisasm_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
         "SASS output was asked for (CUTE_DSL_KEEP with sass, or a dump option) and the DSL found no usable nvdisasm: "
         "not the nvidia-cuda-nvdisasm wheel, nor a CUDA toolkit on CUDA_HOME/CUDA_PATH or PATH.",
         install_remedy(ctx, "Install nvidia-cutlass-dsl[sass], or drop sass from CUTE_DSL_KEEP.", "nvidia-cutlass-dsl[sass]",
-                 why="the DSL's nvdisasm"),
+                       why="the DSL's nvdisasm"),
     )
 
 
