@@ -17,6 +17,7 @@ from factsbuilder import facts, interpreter
 from envcheck.gather.paths import read_search_paths
 from envcheck.judge import judge
 from envcheck.model import CudaFolder, SearchPaths, Status
+from envcheck.profile import load_builtin
 
 
 def toolkit(root: Path, release: str, libraries=("libcudart.so.13", "libcublas.so.13"), nvcc=True,
@@ -62,8 +63,7 @@ def folder(path, variable="LD_LIBRARY_PATH", version="13.0", libraries=(), nvcc=
 
 def paths_finding(*folders, torch="2.14.1+cu130"):
     made = facts(paths=SearchPaths(tuple(folders)), interpreter=interpreter(dists={"torch": torch}))
-    return {f.id: f for f in judge(made, __import__("envcheck.profile", fromlist=["x"]).load_builtin(
-        "torch-2.14-operators"))}["cuda.paths"]
+    return {f.id: f for f in judge(made, load_builtin("torch-2.14-operators"))}["cuda.paths"]
 
 
 @pytest.mark.parametrize("folders, status, words", [
@@ -93,8 +93,7 @@ def test_cuda_paths(folders, status, words):
 
 def test_not_read_is_a_skip_not_a_pass():
     made = replace(facts(), paths=None)
-    assert {f.id: f for f in judge(made, __import__("envcheck.profile", fromlist=["x"]).load_builtin(
-        "torch-2.14-operators"))}["cuda.paths"].status is Status.SKIP
+    assert {f.id: f for f in judge(made, load_builtin("torch-2.14-operators"))}["cuda.paths"].status is Status.SKIP
 
 
 def test_doctor_judges_the_environment_it_runs_in(tmp_path):
