@@ -18,6 +18,7 @@ from wheelfactory import pip
 from envcheck.cli import main
 from envcheck.errors import UsageError
 from envcheck.fleet import Fleet, Group, diff, merge, read_node, read_nodes
+from envcheck.fleet.node import Node
 from envcheck.render.fleet import render_diff, render_fleet
 from envcheck.own import own_dependencies
 
@@ -231,9 +232,7 @@ def test_fleet_wraps_its_groups_to_the_terminal_and_counts_what_does_not_fit(wid
     assert text.count("gpu-node-0000.cluster") == 1 and "gpu-node-0499" not in text
 
 
-def _node(name: str, *statuses: str, exit_code: int = 0, smoke: str = "") -> "Node":
-    from envcheck.fleet.node import Node
-
+def _node(name: str, *statuses: str, exit_code: int = 0, smoke: str = "") -> Node:
     checks = tuple((f"check.{i}", status, f"found {i}") for i, status in enumerate(statuses))
     return Node(name, f"{name}.json", "report", "p", exit_code, checks, (), smoke=smoke)
 

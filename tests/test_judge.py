@@ -71,7 +71,7 @@ def test_without_torch_python_version_says_what_each_stack_needs(policy, version
     assert ("profile torch-2.11-nvgemm (torch >=2.11, <2.14) needs Python >=3.12; profile torch-2.14-operators (torch "
             ">=2.14) needs Python >=3.10, with torch >=2.15 >=3.11") in finding.found
     takes = version >= (3, 11)
-    assert (f"`pip install torch` gives torch 2.15.0 today, which profile torch-2.14-operators judges" in finding.found
+    assert ("`pip install torch` gives torch 2.15.0 today, which profile torch-2.14-operators judges" in finding.found
             ) is takes
     if status == Status.FAIL:
         keeps = finding.remedy.commands[0] == ("envcheck", "fix", "--python", "/opt/venv/bin/python", "--profile",
