@@ -51,6 +51,11 @@ ProfileOpt = typer.Option(
          "covering the target's torch (the published recipe where there is none).",
 )
 PolicyOpt = typer.Option(None, "--policy", metavar="ID|FILE", hidden=True, help="The old name of --profile.")
+LayoutOpt = typer.Option(
+    "linear", "--layout", metavar="LAYOUT",
+    help="How B of each GEMM is stored: linear (nn.Linear's weight, x @ W.T: what LLM layers run), row-major "
+         "(B [K, N] row-major) or both.",
+)
 StrictOpt = typer.Option(False, "--strict", help="Deviations from the published recipe fail (they warn by default).")
 CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUTLASS checkout to check or fetch into.")
 
@@ -160,12 +165,13 @@ def smoke(
         False, "--library",
         help="Run one GEMM through the profile's kernel library directly (no Inductor), name the kernel and check it.",
     ),
+    layout: str = LayoutOpt,
 ) -> int:
     """Compile and run one GEMM through the CuteDSL backend, and prove which kernel ran."""
     from .commands.smoke import smoke_command
 
     return smoke_command(python, named_profile(profile, policy), timeout=timeout, fresh=fresh, as_json=as_json, allow_skip=allow_skip, output=output,
-                         library=library)
+                         library=library, layout=layout)
 
 
 @app.command()
@@ -188,8 +194,10 @@ def bench(
     python: Optional[str] = PythonOpt,
     profile: Optional[str] = ProfileOpt,
     policy: Optional[str] = PolicyOpt,
-    shapes: str = typer.Option("llm", "--shapes", metavar="SET", help="llm, square, a list MxNxK,... or a file of shapes."),
-    dtype: str = typer.Option("bf16", "--dtype", metavar="DTYPE", help="bf16 or fp16."),
+    shapes: Optional[str] = typer.Option(None, "--shapes", metavar="SET", help="llm (the default), square, a list MxNxK,... or a file of shapes (a line may name its layout: '16x4096x4096 row-major')."),
+    layout: Optional[str] = typer.Option(None, "--layout", metavar="LAYOUT", help="How B of each GEMM is stored: linear (the default: nn.Linear's weight, x @ W.T, what LLM layers run), row-major (B [K, N] row-major) or both."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", metavar="DTYPE", help="bf16 (the default) or fp16."),
+    model: Optional[str] = typer.Option(None, "--model", metavar="FILE.py[:FUNCTION]", help="Bench the GEMMs your model runs, then the model itself per backend set: FUNCTION (default model) returns the nn.Module and its example inputs. Runs that file's code in a child of the target interpreter."),
     budget: float = typer.Option(600.0, "--budget", metavar="SECONDS", help="Stop measuring new shapes after this long.",
                                  callback=seconds("--budget")),
     timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS", help="Kill the run after this long (default: the budget plus 180 s).",
@@ -217,7 +225,7 @@ def bench(
 
     if all_candidates and not library:
         raise UsageError("--all-candidates: it chooses the kernels --library times; add --library")
-    return bench_command(python, named_profile(profile, policy), shapes=shapes, dtype=dtype, budget=budget,
+    return bench_command(python, named_profile(profile, policy), shapes=shapes, layout=layout, dtype=dtype, model=model, budget=budget,
                          timeout=timeout, output_format=output_format, output=output, plot=plot, fresh=fresh,
                          library=library, weights=weights, all_candidates=all_candidates)
 
@@ -306,11 +314,15 @@ def dockerfile(
     profile: Optional[str] = ProfileOpt,
     policy: Optional[str] = PolicyOpt,
     base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
+    gpu_capability: List[str] = typer.Option([], "--gpu-capability", metavar="X.Y", callback=gpu_capabilities("--gpu-capability"),
+                                             help="Build for GPUs of this compute capability: the image sets their compile "
+                                                  "target (ENV CUTE_DSL_ARCH) and its doctor judges for them; repeatable."),
 ) -> int:
     """Render the Dockerfile template for a profile (with its .dockerignore next to -o FILE)."""
     from .commands.dockerfile import run_dockerfile
 
-    return run_dockerfile(output, profile=named_profile(profile, policy), base_image=base_image)
+    return run_dockerfile(output, profile=named_profile(profile, policy), base_image=base_image,
+                          gpu_capabilities=gpu_capability)
 
 
 @app.command()

@@ -67,7 +67,8 @@ def gather_selected(
 
     with_checkout = next((p for p in candidates.policies if p.cutlass is not None), candidates.policies[0])
     sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir, env),
-                      modules=candidates.probe_modules, gpu_capabilities=tuple(gpu_capabilities))
+                      modules=candidates.probe_modules, variables=candidates.variables,
+                      gpu_capabilities=tuple(gpu_capabilities))
     facts = collect(sources) if collect is not None else gather(sources, gatherers or Gatherers())
     policy, choice = candidates.select(_torch_version(facts))
     if policy.cutlass is None:

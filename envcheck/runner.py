@@ -5,8 +5,10 @@ the newest KEEP_RUNS are kept), with the helpers it imports beside it (write_scr
 a session of its own (so a timeout kills its whole process group, Inductor's compile workers included), with an
 environment that clears what would change the run (ENVIRONMENT: every variable that bears on NVGEMM, cleared or kept,
 and why; the result records each one present) and points Inductor's, Triton's and CuteDSL's caches into envcheck's
-cache (so a second run is warm). The script speaks envcheck/inside/protocol.py: `PREFIX {json}` lines on
-stdout, which protocol.result_lines reads back from the log.
+cache (so a second run is warm). The DSL's compile target (CUTE_DSL_ARCH) is passed on only where it names this GPU's
+own target (compile_way); Inductor's cache is kept apart per compile target, so that a run with the remedy never
+answers from one without it, or the other way round. The script speaks envcheck/inside/protocol.py: `PREFIX {json}`
+lines on stdout, which protocol.result_lines reads back from the log.
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Optional, Sequence, TextIO
 
 from . import paths
 from .inside import lookup
-from .model import EnvironmentRecord
+from .judge.target import DSL_ARCH, device_target
+from .model import CompileWay, EnvironmentRecord, Facts
+from .model.smoke import CLEARED, REMEDY, YOURS
+from .profile import Policy
 from .proc import kill_group, stop_group
 from .redact import Redactor
 
@@ -38,6 +43,7 @@ __all__ = [
     "Variable",
     "cache_dirs",
     "child_environment",
+    "compile_way",
     "lookup_arguments",
     "new_run_dir",
     "run_child",
@@ -63,6 +69,7 @@ class Variable:
     name: str  # "CUTE_DSL_*": fnmatch's pattern, case as written
     clear: bool  # CLEAR: not passed on; KEEP: passed on as it is. Either way a present one is recorded.
     why: str
+    unless_target: bool = False  # cleared, except where it names this GPU's own compile target (compile_way)
 
     def covers(self, variable: str) -> bool:
         return fnmatch.fnmatchcase(variable, self.name)
@@ -94,11 +101,32 @@ ENVIRONMENT = (
     Variable("TORCH_COMPILE_DISABLE", CLEAR, "turns torch.compile off: nothing would be proved"),
     Variable("TORCHDYNAMO_DISABLE", CLEAR, "turns torch.compile off: nothing would be proved"),
     Variable("CUTEDSL_*", CLEAR, "CUTEDSL_ENABLE_AUTOTUNING: Inductor's autotuning of its CuteDSL templates"),
-    Variable("CUTE_DSL_*", CLEAR, "CuTeDSL's settings: the compile target (ARCH wins over the device), the libraries "
-             "it loads (LIBS wins over the flavour it picks), its compiler backend and options, TVM FFI, caching "
-             "(envcheck sets CACHE_DIR), DRYRUN, its logs and dumps"),
-    Variable("CUTLASS_OPERATORS_*", CLEAR, "USE_TVM_FFI: every operator's launch path; against CUTE_DSL_ENABLE_TVM_FFI "
-             "it fails the first launch (Conflicting environment variables)"),
+    # What the DSL 4.8.1 (nvidia-cutlass-dsl-libs-core) and nvidia-cutlass-operators 0.3.0 read: every os.environ and
+    # getenv of both wheels. Only ARCH is a setting a user's process depends on to compile for its own GPU.
+    Variable("CUTE_DSL_ARCH", CLEAR, "the DSL's compile target: it wins over the GPU in every process (operators "
+             "providers/cutedsl/operator.py:57-62, DSL base_dsl/compile_backend.py:94-95) and is all that Inductor's "
+             "compile workers have (torch >= 2.14 compiles without a target there, the DSL falls back to sm_100a: "
+             "cutedsl.arch): passed on where it names this GPU's own target (the remedy, as in the user's process), "
+             "cleared where it names another or this GPU's is not known", unless_target=True),
+    Variable("CUTE_DSL_CACHE_DIR", CLEAR, "where the DSL keeps what it compiled (base_dsl/cache_helpers.py:71): "
+             "envcheck sets its own; its key holds every setting that changes a compile, the target too "
+             "(env_manager.py:259-268)"),
+    Variable("CUTE_DSL_LIBS", CLEAR, "the DSL's MLIR runtime libraries (base_dsl/env_manager.py:725-745): found beside "
+             "the installed DSL without it, and the run proves the install"),
+    Variable("CUTE_DSL_ENABLE_TVM_FFI", CLEAR, "the DSL's launch path (env_manager.py:964); against "
+             "CUTLASS_OPERATORS_USE_TVM_FFI it fails the first launch (operators config.py:125-139); unset, TVM FFI is "
+             "on where apache-tvm-ffi is installed (config.py:154-164)"),
+    Variable("CUTE_DSL_DRYRUN", CLEAR, "generates IR only (env_manager.py:926): nothing would run"),
+    Variable("CUTE_DSL_*", CLEAR, "the rest of CuTeDSL's settings (base_dsl/env_manager.py:763-967, "
+             "cutlass_dsl/cutlass.py:1847, base_dsl/dsl.py:1348, base_dsl/utils/leaf_utils.py:528; the operators' "
+             "CUTE_DSL_EFC_*: providers/cutedsl/evt/efc/_helpers.py:69, evt/efc/dense_gemm/sm100/_helpers.py:69-73): "
+             "compile options that change the code (DEBUG, LINEINFO, COMPILER_OPT, COMPILER_BACKEND, ENABLE_ASSERTIONS, "
+             "ENABLE_PYIR, AUTO_M2S, TOLERATE_M2M, LOC_TRACEBACKS, WARNINGS_AS_ERRORS, USE_EXTENSION_COMPILER), "
+             "caching (NO_CACHE, DISABLE_FILE_CACHING, JIT_CACHE_MAX_ELEMS), logs and dumps (LOG_*, PRINT_*, KEEP*, "
+             "DUMP_DIR, *STACKTRACE, JIT_TIME_PROFILING): none is needed for a process to compile for its GPU"),
+    Variable("CUTLASS_OPERATORS_*", CLEAR, "USE_TVM_FFI, the operators' only variable (config.py:110-164): every "
+             "operator's launch path; against CUTE_DSL_ENABLE_TVM_FFI it fails the first launch (Conflicting "
+             "environment variables); unset, TVM FFI is on where apache-tvm-ffi is installed"),
     Variable("DISABLE_ARGUMENT_FILTERING", CLEAR, "cutlass.operators: any value but 0 turns off the filtering of "
              "operators by the GEMM's arguments"),
     Variable("TVM_FFI_*", CLEAR, "tvm-ffi's switches (DISABLE_TORCH_C_DLPACK) and the flags of its JIT builds"),
@@ -112,9 +140,27 @@ def variable_rule(name: str) -> Optional[Variable]:
     return next((rule for rule in ENVIRONMENT if rule.covers(name)), None)
 
 
-def cache_dirs(cache_root: Path) -> tuple[Path, ...]:
-    """The compiler caches envcheck owns: Inductor's, Triton's and CuteDSL's."""
-    return tuple(cache_root / name for name in ("inductor", "triton", "cutedsl"))
+def cache_dirs(cache_root: Path, target: Optional[str] = None) -> tuple[Path, ...]:
+    """The compiler caches envcheck owns: Inductor's, Triton's and CuteDSL's. Inductor's is one per compile target a
+    child runs with (`target`: the CUTE_DSL_ARCH passed on; None: none), since its autotuning results and the CuteDSL
+    artifacts under it are keyed by the GPU, not by the target they were compiled for (torch 2.14.1
+    runtime/cutedsl_cache.py:70-85): a warm run with the remedy would skip the compile workers and show no loss only
+    because the other way's run had filled it. Triton's ignores the variable; the DSL's keys hold it
+    (env_manager.py:259-268)."""
+    inductor = "inductor" if target is None else f"inductor-{target}"
+    return tuple(cache_root / name for name in (inductor, "triton", "cutedsl"))
+
+
+def compile_way(base: Mapping[str, str], facts: Facts, policy: Policy) -> CompileWay:
+    """Which way a child compiles: the caller's compile-target variable passed on where it is this GPU's own target
+    (the GPU CUDA's device 0 is, in the facts), else cleared; unset, as the caller's process does."""
+    variable = policy.compile_target.variable if policy.compile_target is not None else DSL_ARCH
+    target, yours = device_target(facts, policy), base.get(variable)
+    if yours is None:
+        return CompileWay(variable, YOURS, target=target)
+    if yours == target:
+        return CompileWay(variable, REMEDY, yours, target, yours)
+    return CompileWay(variable, CLEARED, None, target, Redactor(base)(yours))
 
 
 @dataclass(frozen=True)
@@ -123,14 +169,21 @@ class ChildEnvironment:
 
     variables: Mapping[str, str]
     record: EnvironmentRecord
+    way: Optional[CompileWay] = None
 
 
-def child_environment(base: Mapping[str, str], cache_root: Path, settings: Mapping[str, str]) -> ChildEnvironment:
+def child_environment(base: Mapping[str, str], cache_root: Path, settings: Mapping[str, str],
+                      way: Optional[CompileWay] = None) -> ChildEnvironment:
     """The child's environment: the caller's, less what ENVIRONMENT clears, plus envcheck's caches and settings; and
-    the record of it (values redacted: a variable may hold a URL with a password, or a home path)."""
-    caches = dict(zip(("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "CUTE_DSL_CACHE_DIR"), cache_dirs(cache_root)))
+    the record of it (values redacted: a variable may hold a URL with a password, or a home path). `way`: the compile
+    target it runs with (compile_way; None: none passed on), which also picks Inductor's cache folder."""
+    passed = way.value if way is not None else None
+    caches = dict(zip(("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "CUTE_DSL_CACHE_DIR"), cache_dirs(cache_root, passed)))
     own = {"PYTHONUNBUFFERED": "1", **{name: str(path) for name, path in caches.items()}, **settings}
     rules = {name: variable_rule(name) for name in base}
+    kept = {way.variable} if passed is not None else set()
+    rules = {name: (replace(rule, clear=False) if rule is not None and rule.unless_target and name in kept else rule)
+             for name, rule in rules.items()}
     variables = {k: v for k, v in base.items() if not (rules[k] and rules[k].clear)}
     variables.update(own)
     redact = Redactor(base)
@@ -140,7 +193,7 @@ def child_environment(base: Mapping[str, str], cache_root: Path, settings: Mappi
         kept=tuple((k, redact(v)) for k, v in sorted(base.items()) if rules[k] and not rules[k].clear and k not in own),
         assigned=tuple((k, redact(v)) for k, v in sorted(own.items())),
     )
-    return ChildEnvironment(variables, record)
+    return ChildEnvironment(variables, record, way)
 
 
 def lookup_arguments(library: str, cache_root: Path) -> list[str]:
@@ -160,20 +213,22 @@ def new_run_dir(cache_root: Path, kind: str) -> Path:
     return run_dir
 
 
-def prepare_run(cache_root: Path, kind: str, *, fresh: bool, env: Mapping[str, str], named: bool) -> tuple[Path, bool]:
+def prepare_run(cache_root: Path, kind: str, *, fresh: bool, env: Mapping[str, str], named: bool,
+                way: Optional[CompileWay] = None) -> tuple[Path, bool]:
     """Before a child run: the cache folder checked (the one thing here that is the user's, not the target's: one
     that cannot be written is a UsageError naming the variable that chose it, or the caller's cache_dir when named),
     the compiler caches emptied when fresh, a new run folder under cache_root/kind, and Inductor's cache folder made.
     Returns (the run folder, whether Inductor's cache held anything already)."""
     what = " ".join(filter(None, ("" if named else paths.folder_origin(env), "(envcheck's cache folder)")))
     paths.usable_folder(cache_root, what, create=True)
-    inductor = cache_dirs(cache_root)[0]
+    caches = cache_dirs(cache_root, way.value if way is not None else None)  # this way's (child_environment's)
+    inductor = caches[0]
     if fresh:
-        for folder in cache_dirs(cache_root):
+        for folder in caches:
             shutil.rmtree(folder, ignore_errors=True)
     warm = inductor.is_dir() and any(inductor.iterdir())
     # The run folders, and the compiler caches the child loads compiled code from: the user's alone, or refused.
-    for folder, make in ((cache_root / kind, True), (inductor, True), *((f, False) for f in cache_dirs(cache_root)[1:])):
+    for folder, make in ((cache_root / kind, True), (inductor, True), *((f, False) for f in caches[1:])):
         paths.usable_folder(folder, what, create=make, root=cache_root)
     return new_run_dir(cache_root, kind), warm
 

@@ -209,20 +209,20 @@ def test_classify_reads_real_inductor_code():
 
 
 @pytest.mark.parametrize("value, count, first", [
-    ("square", 4, Shape(1024, 1024, 1024, "square")),
-    ("llm", 30, Shape(1, 4096, 4096, "llama-3.1-8b attn-proj")),
-    ("16x4096x4096", 1, Shape(16, 4096, 4096, "custom")),
-    ("16x4096x4096, 2048X14336X4096", 2, Shape(16, 4096, 4096, "custom")),
+    ("square", 4, Shape(1024, 1024, 1024, "square", "linear")),
+    ("llm", 30, Shape(1, 4096, 4096, "llama-3.1-8b attn-proj", "linear")),
+    ("16x4096x4096", 1, Shape(16, 4096, 4096, "custom", "linear")),
+    ("16x4096x4096, 2048X14336X4096", 2, Shape(16, 4096, 4096, "custom", "linear")),
 ])
 def test_shape_sets(value, count, first):
-    shapes = parse_shapes(value)
+    shapes = parse_shapes(value)  # nn.Linear's layout unless --layout says otherwise (tests/test_bench_layout.py)
     assert len(shapes) == count and shapes[0] == first
 
 
 def test_llm_shapes_come_from_the_cited_configs():
     shapes = parse_shapes("llm")
-    assert Shape(2048, 14336, 4096, "llama-3.1-8b mlp-up") in shapes
-    assert Shape(8192, 8192, 28672, "llama-3.1-70b mlp-down") in shapes
+    assert Shape(2048, 14336, 4096, "llama-3.1-8b mlp-up", "linear") in shapes
+    assert Shape(8192, 8192, 28672, "llama-3.1-70b mlp-down", "linear") in shapes
     assert {s.m for s in shapes} == {1, 16, 64, 2048, 8192}
     assert all("config.json" in m.source for m in data.models())
 
@@ -267,7 +267,7 @@ def test_formats_and_the_saved_result(policy, tmp_path):
     table = render.render(result, saved, "table")
     assert "785.4" in table and "79.4%" in table and 'max_autotune_gemm_backends = "ATEN,TRITON"' in table
     markdown = render.render(result, saved, "markdown")
-    assert "| 4096x4096x4096 | square | NVGEMM |" in markdown
+    assert "| 4096x4096x4096 | row-major | square | NVGEMM |" in markdown
     loaded = json.loads(render.render(result, saved, "json"))
     assert loaded["schema_version"] == 2 and loaded["bench"]["decision"]["enable"] is False
     assert loaded["bench"]["peak"]["tflops"] == 989.4 and loaded["bench"]["measurements"][0]["tflops"] > 785
@@ -329,12 +329,12 @@ def test_real_child_runs_every_backend_and_times_it(policy, tmp_path):
     # the simulated rates come back through the flush, the sleep kernel and the events: 785, 713, 251 TF/s
     assert found[(4096, "ATEN")].tflops == pytest.approx(785, rel=1e-6)
     assert found[(4096, "NVGEMM")].tflops == pytest.approx(251, rel=1e-6)
-    assert found[(4096, "NVGEMM")].choice == "NVGEMM" and found[(4096, "NVGEMM")].kernel == "cutedsl.Sm80TensorOpGemmKernel_fake"
+    assert found[(4096, "NVGEMM")].choice == "NVGEMM" and found[(4096, "NVGEMM")].kernel == "cutedsl.Sm80TensorOpGemmKernel_ttt_fake"
     assert found[(4096, "TRITON")].kernel == "triton_tem_fused_mm_0" and found[(4096, "mix")].choice == "NVGEMM"
     assert all(m.reps >= 10 and m.spread < 1e-9 and m.call_ms is not None for m in found.values())
     assert [v.verdict for v in result.verdicts] == ["loses", "loses"] and not result.decision.enable
     code = sorted(p.name for p in (Path(result.log).parent / "code").iterdir())
-    assert code[0] == "16x4096x4096-decode-ATEN.py" and len(code) == 8
+    assert code[0] == "16x4096x4096-row-major-decode-ATEN.py" and len(code) == 8
 
 
 def test_real_child_times_a_host_bound_call_behind_a_sleep_kernel(policy, tmp_path):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.bench import analysis
+from envcheck.bench import analysis, gpustate
 from envcheck.bench.data import peak_for
 from envcheck.bench.shapes import Shape
 from envcheck.bench.watch import Sample
@@ -185,8 +185,8 @@ def test_decision(plan, enable, words):
 def test_decision_lists_the_shapes_where_it_wins_and_loses():
     rows = shape_rows(BIG, 0.175, 0.15, 0.151) + shape_rows(DECODE, 0.018, 0.03, 0.018)
     _, _, decision = judge(rows)
-    assert decision.wins == ("4096x4096x4096 (square)",)
-    assert decision.loses == ("16x4096x4096 (llama-3.1-8b attn-proj)",)
+    assert decision.wins == ("4096x4096x4096 row-major (square)",)
+    assert decision.loses == ("16x4096x4096 row-major (llama-3.1-8b attn-proj)",)
 
 
 def test_no_decision_without_measurements():
@@ -232,13 +232,13 @@ def test_config_snippet_runs_and_sets_the_backends(enable, line):
     (None, ""),
 ])
 def test_gpu_uuids_match_however_written(text, expected):
-    assert analysis.normalize_uuid(text) == expected
+    assert gpustate.normalize_uuid(text) == expected
 
 
 def test_gpu_state_names_throttle_reasons_but_not_idle():
     samples = [Sample(t=1, index=0, uuid="", sm_mhz=1980, power_w=300.0, temp_c=40, throttle=0x1),
                Sample(t=2, index=0, uuid="", sm_mhz=1755, power_w=690.5, temp_c=61, throttle=0x4)]
-    assert analysis.gpu_state(samples) == {"samples": 2, "sm_mhz": [1755, 1980], "power_w_max": 690.5,
+    assert gpustate.gpu_state(samples) == {"samples": 2, "sm_mhz": [1755, 1980], "power_w_max": 690.5,
                                            "temp_c_max": 61, "throttle": ["sw-power-cap"]}
 
 

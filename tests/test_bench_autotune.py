@@ -20,6 +20,7 @@ from envcheck.bench.results import parse_result, read_result
 from envcheck.bench.shapes import Shape
 from envcheck.bench.weights import EQUAL, read_weights
 from envcheck.errors import UsageError
+from envcheck.redact import Redactor
 from test_bench_analysis import judge, row
 from test_bench_h200 import H200_1, replay
 
@@ -236,7 +237,8 @@ def test_weights_files(tmp_path, name, content):
     ("w.txt", "# a trace\n16x4096x4096 -1\n", "w.txt:2: '-1': expected a count, a number >= 0"),
     ("w.txt", "16x4096x4096 many\n", "w.txt:1: 'many': expected a count"),
     ("w.txt", "16x4096x4096 nan\n", "w.txt:1: 'nan': expected a count"),
-    ("w.txt", "16x4096x4096 1 2\n", "w.txt:1: '16x4096x4096 1 2': expected 'MxNxK COUNT'"),
+    ("w.txt", "16x4096x4096 1 2\n", "w.txt:1: '1' is not a layout; expected linear or row-major"),
+    ("w.txt", "16x4096x4096 linear 1 2\n", "w.txt:1: '16x4096x4096 linear 1 2': expected 'MxNxK COUNT' or 'MxNxK LAYOUT COUNT'"),
     ("w.txt", "16x4096x4096 1\n16X4096X4096 2\n", "w.txt:2: 16x4096x4096 is listed twice (first at --weights"),
     ("w.txt", "16x4096x4096 0\n", "no shape with a count above 0"),
     ("w.txt", "", "no shape with a count above 0"),
@@ -263,7 +265,7 @@ def test_compare_with_weights_from_a_file(tmp_path):
     done = envcheck("bench", "--compare", str(RECIPE), str(OPERATORS), "--weights", str(weights), "--format", "json")
     assert done.returncode == 0, done.stderr
     mine = json.loads(done.stdout)["autotune"]["A"]
-    assert mine["weights"]["source"] == str(weights) and len(mine["weights"]["counts"]) == 9
+    assert mine["weights"]["source"] == Redactor()(str(weights)) and len(mine["weights"]["counts"]) == 9
     assert [t["scope"] for t in mine["totals"]] == ["decode"] and len(mine["totals"][0]["shapes"]) == 9
     expected = report_of(RECIPE, read_weights(weights)).total("decode")
     assert mine["totals"][0]["excess_ms"] == pytest.approx(expected.excess_ms) and expected.excess_ms > 0

@@ -53,7 +53,8 @@ def test_compare_of_the_two_warm_runs_shows_every_shape_and_prefers_the_operator
     assert len(rows) == 120
     for shape in llm_shapes():  # every shape of the llm set, each backend on its own row
         mine = [r for r in rows if r[0] == shape.text]
-        assert [r[3] for r in mine] == ["ATEN", "TRITON", "NVGEMM", "mix"], shape.text
+        assert [r[4] for r in mine] == ["ATEN", "TRITON", "NVGEMM", "mix"], shape.text
+        assert {r[1] for r in mine} == {"row-major"}  # saved before layouts were named: row-major B
     assert "A  torch 2.11.0, cutlass_api 0.1.0a1" in table and "B  torch 2.14.1, cutlass.operators 0.3.0" in table
     assert ("prefer torch 2.14.1, cutlass.operators 0.3.0 for NVGEMM: 2.51x as fast as torch 2.11.0, cutlass_api "
             "0.1.0a1") in table
@@ -169,7 +170,7 @@ def test_json_and_markdown(output_format):
         assert 1.8 < nvgemm[0]["geomean"] < 2.3
         assert len(data["autotune"]["B"]["losses"]) == 9
     else:
-        assert "| 64x4096x14336 | llama-3.1-8b mlp-down | NVGEMM | 0.2388 | 0.04381 |" in done.stdout
+        assert "| 64x4096x14336 | row-major | llama-3.1-8b mlp-down | NVGEMM | 0.2388 | 0.04381 |" in done.stdout
         assert "**prefer torch 2.14.1, cutlass.operators 0.3.0 for NVGEMM" in done.stdout
 
 

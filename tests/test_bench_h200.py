@@ -58,7 +58,7 @@ def test_the_anchors_cold_give_the_true_verdicts(policy, tmp_path):
     # NVGEMM with Sm80 kernels loses on the large shapes, and on decode
     assert [v.verdict for v in result.verdicts] == ["loses", "loses", "loses"]
     assert [v.mix_choice for v in result.verdicts] == ["ATEN", "ATEN", "TRITON"]
-    assert not result.decision.enable and result.decision.loses == tuple(f"{s.text} (custom)" for s in ANCHORS)
+    assert not result.decision.enable and result.decision.loses == tuple(s.described for s in ANCHORS)
     assert 'max_autotune_gemm_backends = "ATEN,TRITON"' in result.decision.snippet
 
 

@@ -157,6 +157,59 @@ def test_cli_writes_the_dockerfile_and_a_dockerignore_beside_it(tmp_path, policy
     assert (tmp_path / "ctx" / ".dockerignore").read_text() == "# mine\n"  # never overwritten
 
 
+def _env_lines(text: str) -> dict[str, str]:
+    """The one-line ENV instructions of a Dockerfile, read as Docker reads `ENV NAME=VALUE`."""
+    found = {}
+    for line in text.splitlines():
+        if line.startswith("ENV ") and not line.endswith("\\"):
+            for word in shlex.split(line[4:]):
+                name, _, value = word.partition("=")
+                found[name] = value
+    return found
+
+
+def test_a_gpu_capability_sets_the_compile_target_and_the_doctor_gate_judges_for_it(tmp_path, capsys):
+    """issue 23 item 2: for an H100/H200 image the compile workers' target is the image's ENV, and the build's doctor
+    (which reads it from the build's environment) judges cutedsl.arch for that GPU: a pass, where without it a warning."""
+    out = tmp_path / "Dockerfile"
+    assert main(["dockerfile", "--profile", "torch-2.14-operators", "--gpu-capability", "9.0", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert _env_lines(text)["CUTE_DSL_ARCH"] == "sm_90a"
+    gate = next(line for line in text.splitlines() if line.startswith("RUN envcheck doctor"))
+    assert "--no-gpu --gpu-capability 9.0 " in gate
+    # hadolint finds nothing in it that it does not find in the operators profile's rendering without the GPU (which
+    # has its own DL3059: two RUN in a row, lock then verify)
+    plain = tmp_path / "Dockerfile.plain"
+    plain.write_text(render_dockerfile(load_builtin("torch-2.14-operators")))
+    rules = [{line.split()[1] for line in subprocess.run([hadolint(), "--no-color", str(path)], capture_output=True,
+                                                         text=True).stdout.splitlines() if line.strip()}
+             for path in (out, plain)]
+    assert rules[0] <= rules[1], rules
+    # the gate as the build runs it, with and without the image's ENV
+    argv = [sys.executable, "-m", "envcheck", "doctor", "--json", "--no-gpu", "--gpu-capability", "9.0",
+            "--profile", "torch-2.14-operators"]
+    base = {k: v for k, v in os.environ.items() if k != "CUTE_DSL_ARCH"}
+    for env, status in (({**base, **_env_lines(text)}, "pass"), (base, "warn")):
+        report = json.loads(subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120).stdout)
+        assert {c["id"]: c["status"] for c in report["checks"]}["cutedsl.arch"] == status
+
+
+def test_gpus_of_two_targets_are_refused_and_nothing_is_written(tmp_path, capsys):
+    out = tmp_path / "Dockerfile"
+    assert main(["dockerfile", "--profile", "torch-2.14-operators", "--gpu-capability", "9.0", "--gpu-capability",
+                 "10.0", "-o", str(out)]) == 2
+    assert "an image sets one CUTE_DSL_ARCH" in capsys.readouterr().err and not out.exists()
+    assert main(["dockerfile", "--gpu-capability", "9.x"]) == 2
+
+
+def test_a_profile_without_a_compile_target_sets_none_and_says_so(tmp_path, capsys, policy):
+    out = tmp_path / "Dockerfile"
+    assert main(["dockerfile", "--gpu-capability", "9.0", "-o", str(out)]) == 0
+    assert "names no compile target" in capsys.readouterr().err
+    assert "CUTE_DSL_ARCH" not in out.read_text() and "--gpu-capability 9.0" in out.read_text()
+    assert "CUTE_DSL_ARCH" not in render_dockerfile(load_builtin("torch-2.14-operators"))  # none given: none set
+
+
 def test_cli_rejects_a_bad_base_image(capsys):
     assert main(["dockerfile", "--base-image", "nvidia/cuda:13.1; rm -rf /"]) == 2
     assert "--base-image" in capsys.readouterr().err

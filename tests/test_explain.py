@@ -15,6 +15,7 @@ import pytest
 from envcheck.cli import main
 from envcheck.causes.log import LogReader, clean_line, scan
 from envcheck.profile import PolicyError
+from envcheck.redact import Redactor
 from envcheck.causes import SIGNATURES, Context
 from envcheck.causes.explanations import EXPLANATIONS
 from envcheck.causes.table import load_signatures, parse_signatures
@@ -151,7 +152,7 @@ def test_with_python_adds_what_doctor_sees(capsys, tmp_path):
     log.write_text("ModuleNotFoundError: No module named 'cutlass_api'\n")
     assert main(["explain", str(log), "--python", sys.executable, "--json"]) == 1
     shown = json.loads(capsys.readouterr().out)
-    assert shown["target"] == sys.executable
+    assert shown["target"] == Redactor()(sys.executable)  # `~/...` for a venv under the home folder
     doctor = {d["id"]: d["status"] for d in shown["causes"][0]["doctor"]}
     assert set(doctor) == {"cutlass-api.install", "cutlass.checkout"}
     assert doctor["cutlass-api.install"] == "fail"  # this venv has no cutlass_api
@@ -465,3 +466,43 @@ def test_at_a_terminal_explain_says_it_reads_standard_input(tmp_path):
 def test_from_a_pipe_explain_reads_without_a_word(tmp_path):
     done = envcheck("explain", input="ModuleNotFoundError: No module named 'torch'\n")
     assert done.returncode == 1 and "reading the log" not in done.stderr
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The NVGEMM candidates a log shows Inductor losing (causes/candidates.py), in the same pass as the signatures
+
+S4 = Path(__file__).parent / "data" / "h200-s4"
+
+
+def test_a_models_log_says_how_many_candidates_each_gemm_lost_and_why(capsys):
+    assert main(["explain", str(S4 / "m3-l-2048-X.log")]) == 1
+    out = capsys.readouterr().out
+    assert "cause  dsl-arch-mismatch:" in out
+    assert ("lost   8 of 30 NVGEMM candidates failed to compile: dsl-arch-mismatch (error: expects arch to be sm_90a, "
+            "but got sm_100a)") in out
+    assert "mm(2048x14336, 14336x4096) [14336, 1], [1, 14336]: 4 of 10 failed to compile (dsl-arch-mismatch x4), 6 left" in out
+    main(["explain", str(S4 / "m3-l-2048-X.log"), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert [(g["sizes"], g["failed"], g["left"]) for g in data["candidates"]["gemms"]] == [
+        ("2048x4096, 4096x14336", 4, 6), ("2048x4096, 4096x14336", 0, 10), ("2048x14336, 14336x4096", 4, 6)]
+    assert data["candidates"]["gemms"][0]["lost"][0]["cause"] == "dsl-arch-mismatch"
+
+
+def test_a_log_whose_candidates_all_compiled_has_nothing_to_say_of_them(capsys):
+    assert main(["explain", str(S4 / "m3-l-2048-CUTE_DSL_ARCH.log")]) == 0
+    out = capsys.readouterr().out
+    assert "no known failure" in out and "lost" not in out
+    main(["explain", str(S4 / "m3-l-2048-CUTE_DSL_ARCH.log"), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["candidates"]["lost"] is None and [g["left"] for g in data["candidates"]["gemms"]] == [10, 10]
+
+
+def test_candidates_are_read_across_blocks_as_they_are_whole(policy):
+    from envcheck.causes.candidates import CandidateReader, read_log_candidates
+
+    text = (S4 / "model-nv16-arch-errors.log").read_text(encoding="utf-8")
+    for block in (1 << 10, 1 << 20):  # a record and a table cut across blocks, and the whole log in one
+        autotuned = CandidateReader()
+        scan(LogReader(io.BytesIO(text.encode()), block=block), Context(python="p", policy=policy, known=False),
+             lambda b: autotuned.block(b.first, b.lines, b.text))
+        assert autotuned.end() == read_log_candidates(text)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from envcheck.fix.host import find_interpreters
+from wheelfactory import make_venv
 
 
 def _interpreter(folder: Path) -> Path:
@@ -40,17 +41,13 @@ def test_the_default_places_are_under_home(tmp_path):
     assert any(os.path.realpath(p) == os.path.realpath(found) for p, _ in find_interpreters(env))
 
 
-def test_asking_an_interpreter_its_version_runs_none_of_its_pth_lines(tmp_path, monkeypatch):
-    """The candidate's own site folder holds a .pth import line: -S keeps it from running."""
-    import sysconfig
-
+def test_asking_an_interpreter_its_version_runs_none_of_its_pth_lines(tmp_path):
+    """The candidate's own site folder holds a .pth import line: -S keeps it from running. The candidate is a venv
+    of its own, so that no other process (a parallel test worker) meets the line."""
     marker = tmp_path / "ran"
-    site = Path(sysconfig.get_paths()["purelib"])
-    pth = site / "zz-envcheck-test-host.pth"
-    pth.write_text(f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n")
-    try:
-        env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path)}
-        assert find_interpreters(env)
-    finally:
-        pth.unlink()
+    python = make_venv(tmp_path / "venv")
+    site = next((tmp_path / "venv" / "lib").glob("python3*/site-packages"))
+    (site / "zz-envcheck-test-host.pth").write_text(f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n")
+    env = {"PATH": str(python.parent), "HOME": str(tmp_path)}
+    assert any(path.startswith(str(python.parent)) for path, _ in find_interpreters(env))
     assert not marker.exists()

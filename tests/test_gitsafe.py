@@ -23,6 +23,7 @@ from envcheck import gitsafe
 from envcheck.cutlass_fetch import CheckoutRefused, fetch, read_state
 from envcheck.fix.undo import restore
 from envcheck.gather.checkout import read_checkout
+from envcheck.redact import Redactor
 
 SUBDIR = "python/cutlass_api"
 BRANCH = "cutlass_api"
@@ -106,6 +107,10 @@ def with_submodule(theirs, tmp_path):
     git("config", "filter.evil.smudge", f"touch {markers / 'sub-smudge'}; cat", cwd=sub)
     git("config", "remote.origin.uploadpack", f"touch {markers / 'sub-uploadpack'}; git-upload-pack", cwd=sub)
     (sub / "lib.txt").write_text("changed in the submodule\n")
+    # .gitattributes as committed but an hour older: only its time differs from the index, so status must read it
+    # through its filter, whatever the clock (a file changed in the second the index was written may be read or not).
+    old = os.stat(sub / ".gitattributes").st_mtime - 3600
+    os.utime(sub / ".gitattributes", (old, old))
     git("config", "submodule.recurse", "true", cwd=dest)
     git("config", "fetch.recurseSubmodules", "yes", cwd=dest)
     assert subprocess.run(["git", "-C", str(dest), "status", "--porcelain"], capture_output=True, check=True).returncode == 0
@@ -452,7 +457,7 @@ def test_doctor_reads_the_checkout_it_was_asked_about_whatever_git_variables_say
     done = envcheck_cli("doctor", "--no-gpu", "--json", "--cutlass-dir", str(mine), env={**os.environ, **hook_env})
     assert done.returncode in (0, 1), done.stderr
     checkout = json.loads(done.stdout)["facts"]["checkout"]
-    assert checkout["path"] == str(mine) and checkout["commit"] == head(mine) != head(other)
+    assert checkout["path"] == Redactor()(str(mine)) and checkout["commit"] == head(mine) != head(other)
     assert checkout["dirty_files"] == [] and checkout["is_repo"]
     assert ran(markers) == []
 

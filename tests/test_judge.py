@@ -19,7 +19,8 @@ def verdict(policy, check_id, no_gpu=False, strict=False, **fact_kw):
 def test_the_good_machine_passes_everything(policy):
     findings = judge(facts(), policy)
     assert [f.id for f in findings] == list(CHECK_IDS)
-    assert {f.id: f.status for f in findings} == {i: Status.PASS for i in CHECK_IDS}
+    # the recipe has no [compile-target]: its torch compiles NVGEMM where the GPU is seen, so cutedsl.arch skips
+    assert {f.id: f.status for f in findings} == {i: Status.SKIP if i == "cutedsl.arch" else Status.PASS for i in CHECK_IDS}
 
 
 @pytest.mark.parametrize("version, status", [

@@ -12,6 +12,10 @@ import pytest
 
 from envcheck.__main__ import doctor_target
 from envcheck.gather import head_start, started
+from envcheck.redact import Redactor
+
+# A report shows the interpreter as it shows every path: a venv under the home folder (the usual case) as `~/...`.
+SHOWN = Redactor()(sys.executable)
 
 
 @pytest.mark.parametrize("args, target", [
@@ -76,15 +80,15 @@ def _watched(*args: str) -> tuple[subprocess.CompletedProcess, list[bool]]:
 
 def test_doctor_starts_its_probe_once_before_typer_is_imported():
     done, starts = _watched("doctor", "--json", "--no-gpu", "--python", sys.executable)
-    assert json.loads(done.stdout)["target"] == sys.executable
+    assert json.loads(done.stdout)["target"] == SHOWN
     assert starts == [False]  # one probe, started before typer was imported
 
 
 def test_the_last_python_gets_the_head_start_and_nothing_else_starts_early():
     done, starts = _watched("doctor", "--json", "--no-gpu", "--python", "/no/such/python", "--python", sys.executable)
-    assert json.loads(done.stdout)["target"] == sys.executable and starts == [False]
+    assert json.loads(done.stdout)["target"] == SHOWN and starts == [False]
     done, starts = _watched("doctor", "--json", "--no-gpu", "--python", sys.executable, "--")
-    assert json.loads(done.stdout)["target"] == sys.executable
+    assert json.loads(done.stdout)["target"] == SHOWN
     assert starts == [True]  # no head start: doctor starts the probe itself, once typer has parsed
     done, starts = _watched("doctor", "--python", "/no/such/python")
     assert done.returncode == 2 and "--python /no/such/python: no executable interpreter there" in done.stderr

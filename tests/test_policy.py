@@ -40,6 +40,8 @@ def test_every_rule_of_a_built_in_profile_names_its_source():
         rules += [(f"caveats {c.name}", c.source) for c in built.caveats]
         rules += [(f"python.by-torch {r.torch}", r.source) for r in built.python_by_torch]
         rules += [(f"runtime-beside {b.when}", b.source) for r in built.packages for b in r.runtime_beside]
+        target = built.compile_target
+        rules += [("compile-target", target.source)] + [(f"compile-target {r.capability}", r.source) for r in target.gpus] if target else []
         assert [what for what, source in rules if not source.strip()] == [], name
 
 

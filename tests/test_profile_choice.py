@@ -279,7 +279,7 @@ def test_smoke_and_bench_choose_from_the_targets_torch_through_their_real_childr
     data = json.loads(smoke.stdout)
     assert data["schema_version"] == 2 and data["profile"] == said and line in smoke.stderr, smoke.stderr
     assert data["smoke"]["status"] in ("pass", "warn"), (data["smoke"]["summary"], smoke.stderr[-2000:])
-    assert data["smoke"]["kernel"] == "cutedsl.Sm80TensorOpGemmKernel_fake"
+    assert data["smoke"]["kernel"] == "cutedsl.Sm80TensorOpGemmKernel_tnt_fake"
 
     bench = envcheck("bench", "--python", python, "--json", "--shapes", "4096x4096x4096", "--budget", "60", env=env)
     data = json.loads(bench.stdout)

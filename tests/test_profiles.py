@@ -124,10 +124,13 @@ def _verdicts(policy, interp, capability=(9, 0), strict=False, **kw):
 
 
 def test_the_operators_stack_on_an_h200_passes(operators):
-    found = _verdicts(operators, _operators_interpreter())
+    found = _verdicts(operators, _operators_interpreter(), environment=(("CUTE_DSL_ARCH", "sm_90a"),))
     bad = {i: (f.status, f.found) for i, f in found.items() if f.status not in (Status.PASS, Status.SKIP)}
     # the only deviation: no system nvcc of 13.x here, which this stack does not need (recipe, recommended)
     assert set(bad) <= {"cuda.toolkit"}, bad
+    # without the compile workers' target in the environment, the one other: cutedsl.arch (tests/test_target.py)
+    unset = _verdicts(operators, _operators_interpreter())
+    assert {i for i, f in unset.items() if f.status not in (Status.PASS, Status.SKIP)} - {"cuda.toolkit"} == {"cutedsl.arch"}
     assert found["gpu.compute-capability"].status == Status.PASS and "Sm90StaticPersistentGemmOperator" in found["gpu.compute-capability"].found
     for check in ("cutlass.checkout", "cutlass-api.install"):
         assert found[check].status == Status.SKIP and "not needed by this profile" in found[check].found

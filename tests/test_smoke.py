@@ -106,9 +106,9 @@ def test_real_child_on_a_simulated_gpu_proves_the_kernel_and_seeds_the_lookup_th
     the full kernel enumeration; the second run on the same stack fills the lookup from it."""
     first = on_fake_gpu(policy, tmp_path)
     assert first.status is Status.PASS, (first.summary, Path(first.log).read_text())
-    assert (first.kernel, first.call) == ("cutedsl.Sm80TensorOpGemmKernel_fake", "nv_universal_gemm_fused_mm_0")
+    assert (first.kernel, first.call) == ("cutedsl.Sm80TensorOpGemmKernel_tnt_fake", "nv_universal_gemm_fused_mm_0")
     assert first.gpu == "NVIDIA H200 (9.0)" and first.max_error == 0 and first.kernel_lookup == "inductor"
-    assert [phase for phase, _ in first.timings] == ["import-torch", "cuda", "import-cutlass", "inputs", "kernel-lookup",
+    assert [phase for phase, _ in first.timings] == ["import-torch", "cuda", "import-cutlass", "kernel-lookup", "inputs",
                                                      "compile", "check", "run", "done"]
     assert first.warm is False and first.run_s > 0  # the fake's counters: one FX graph compiled
     assert (cache(tmp_path) / "inductor" / LOOKUP_MARKER).is_file()
@@ -148,12 +148,56 @@ def test_pass_replayed_from_the_h200(policy, tmp_path):
     assert dict(result.versions)["nvidia-cutlass-dsl"] == "4.3.5"
 
 
+S4 = Path(__file__).parent / "data" / "h200-s4"  # torch 2.14.1 on the H200: a model's GEMMs (STACK.md section 9)
+
+
+def lost_to_the_workers(tmp_path: Path) -> Path:
+    """The H200's passing smoke, after the real log of a compile whose precompile workers built three of its nine
+    candidates for sm_100a (model-nv16-arch-errors.log's first GEMM: its failures and its autotuning table)."""
+    lines = (S4 / "model-nv16-arch-errors.log").read_text(encoding="utf-8").splitlines()
+    first_table = next(i for i, line in enumerate(lines) if line.startswith("SingleProcess AUTOTUNE"))
+    script = replay(tmp_path, "pass-cold-h200.log")
+    text = script.read_text(encoding="utf-8")
+    script.write_text(f"import sys\nsys.stderr.write({chr(10).join(lines[:first_table + 1]) + chr(10)!r})\n" + text,
+                      encoding="utf-8")
+    return script
+
+
+def test_a_pass_that_lost_candidates_for_an_environment_cause_is_a_warning_with_its_remedy(policy, tmp_path):
+    result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=lost_to_the_workers(tmp_path))
+    assert result.status is Status.WARN and result.exit_code == 0 and result.cause_id == "dsl-arch-mismatch"
+    said = "3 of 9 NVGEMM candidates failed to compile: dsl-arch-mismatch (error: expects arch to be sm_90a, but got sm_100a)"
+    assert said in result.summary and said in result.cause
+    assert "CUTE_DSL_ARCH=sm_90a" in result.remedy.text
+    [gemm] = result.candidates
+    assert (gemm.op, gemm.offered, gemm.failed, gemm.left, gemm.strides) == ("mm", 9, 3, 6, "[4096, 1], [1, 4096]")
+    data = result.to_dict()
+    assert data["candidates"]["gemms"][0]["lost"][0] == {
+        "cause": "dsl-arch-mismatch", "count": 3, "first_line": "error: expects arch to be sm_90a, but got sm_100a",
+        "where": "precompile worker", "environment": True}
+    assert data["candidates"]["lost"] == said and data["cause"]["id"] == "dsl-arch-mismatch"
+    text = render_text(result)
+    assert "candidates mm(16x4096, 4096x14336) [4096, 1], [1, 4096]: 3 of 9 failed to compile (dsl-arch-mismatch x3), " \
+           "6 left" in text and "CUTE_DSL_ARCH=sm_90a" in text
+
+
+def test_a_pass_that_lost_candidates_to_a_kernels_own_limit_counts_them_and_passes(policy, tmp_path):
+    script = lost_to_the_workers(tmp_path)
+    script.write_text(script.read_text(encoding="utf-8").replace("expects arch to be", "the kernel wants"), encoding="utf-8")
+    result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=script)
+    # a failure no signature names is a kernel's own limit: counted and shown, not a warning
+    assert result.status is Status.PASS and result.candidates[0].lost[0].cause_id == "unexplained"
+    assert "3 of 9 failed to compile (unexplained x3)" in render_text(result)
+
+
 def test_warm_pass_replayed_from_the_h200(policy, tmp_path):
     result = run_smoke(PY, GOOD, policy, timeout=60, cache_dir=cache(tmp_path), child=replay(tmp_path, "pass-warm-h200.log"))
     assert result.status is Status.PASS and result.warm is True and result.kernel_lookup == "seeded"
     assert result.compile_s == pytest.approx(2.333) and "(warm)" in result.summary
     assert "kernel lookup seeded" in render_text(result)
     assert result.to_dict()["cache"] == {"dir": str(cache(tmp_path) / "inductor"), "warm": True, "kernel_lookup": "seeded"}
+    # nothing was autotuned: the candidates are not known from this run, and the text says why, not "none lost"
+    assert result.candidates == () and "none compiled in this run: Inductor's caches answered" in render_text(result)
 
 
 def test_a_pass_with_a_dsl_outside_the_policy_is_flagged(policy, tmp_path):
@@ -235,7 +279,12 @@ def test_child_environment():
     assert env["TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS"] == "NVGEMM"
     assert env["TORCHINDUCTOR_CACHE_DIR"] == "/c/inductor" and env["TRITON_CACHE_DIR"] == "/c/triton"
     assert env["CUTE_DSL_CACHE_DIR"] == "/c/cutedsl"
-    assert env["TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS"] == "1" and env["PYTHONUNBUFFERED"] == "1"
+    assert env["PYTHONUNBUFFERED"] == "1"
+    # the GEMM compiles as the user's process compiles it: torch's own number of candidates and its compile workers
+    # (with one candidate, in process, the workers' losses of STACK.md section 9 never showed)
+    assert "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS" not in env and "TORCHINDUCTOR_COMPILE_THREADS" not in env
+    base_set = child_environment({**base, "TORCHINDUCTOR_COMPILE_THREADS": "1"}, Path("/c"), "NVGEMM").variables
+    assert "TORCHINDUCTOR_COMPILE_THREADS" not in base_set  # the caller's is cleared too: the run is the same anywhere
 
 
 @pytest.mark.parametrize("capability, backends", [((9, 0), "NVGEMM"), ((10, 0), "NVGEMM,CUTEDSL"), ((10, 3), "NVGEMM,CUTEDSL"),

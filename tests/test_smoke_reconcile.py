@@ -216,7 +216,7 @@ def recipe_deviation(strict_env=None):
 def test_a_recipe_deviation_the_passing_run_outranks(policy, tmp_path):
     for strict in (False, True):
         report = doctor_smoke(policy, tmp_path, recipe_deviation(), strict=strict)
-        assert report.smoke.kernel == "cutedsl.Sm80TensorOpGemmKernel_fake", report.smoke.summary
+        assert report.smoke.kernel == "cutedsl.Sm80TensorOpGemmKernel_tnt_fake", report.smoke.summary
         assert report.smoke.status is W and report.smoke.cause_id == "dsl-outside-policy"  # the run flags it too
         said = report.finding(CHECK_ID)
         if strict:  # --strict failed cutedsl.version and nvgemm.deps; the run outranks both
@@ -232,7 +232,7 @@ def test_a_recipe_deviation_the_passing_run_outranks(policy, tmp_path):
 def test_a_runtime_failure_the_passing_run_disproves_is_said_loudly(policy, tmp_path):
     made = replace(recipe_deviation(), driver=fb.driver("575.57.08", "12.9", gpus=[H200]))  # CUDA 12 driver: runtime
     report = doctor_smoke(policy, tmp_path, made)
-    assert report.smoke.kernel == "cutedsl.Sm80TensorOpGemmKernel_fake"
+    assert report.smoke.kernel == "cutedsl.Sm80TensorOpGemmKernel_tnt_fake"
     assert report.finding("cuda.driver").status is F and report.finding(CHECK_ID).status is E
     assert ("cuda.driver", "disproved") in {(c.check, c.outcome) for c in report.reconciliation.contradictions}
     assert report.exit_code == 1

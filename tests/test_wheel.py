@@ -125,6 +125,19 @@ def test_doctor_json(bin_dir, run):
     assert report["target"] == str(bin_dir / "python")  # the interpreter running envcheck, by default
 
 
+@pytest.mark.parametrize("value, status", [(None, "warn"), ("sm_90a", "pass"), ("sm_100a", "fail")])
+def test_doctor_judges_the_compile_target_from_its_own_environment(bin_dir, run, value, status):
+    """cutedsl.arch as installed: the wheel's profile data ([compile-target]) and the environment envcheck runs in."""
+    env = {k: v for k, v in clean_env().items() if k != "CUTE_DSL_ARCH"}
+    if value is not None:
+        env["CUTE_DSL_ARCH"] = value
+    done = subprocess.run([str(bin_dir / "envcheck"), "doctor", "--json", "--no-gpu", "--gpu-capability", "9.0",
+                           "--profile", "torch-2.14-operators"], cwd=run.cwd, capture_output=True, text=True, env=env,
+                          timeout=120)
+    check = next(c for c in json.loads(done.stdout)["checks"] if c["id"] == "cutedsl.arch")
+    assert check["status"] == status, check
+
+
 def test_lock_bundle_and_fix_from_the_bundle_offline(run, tmp_path):
     """The air-gapped route, as installed: a lock of a live operators stack (small wheels), its bundle from the local
     wheelhouse, and fix planning from that bundle for an empty environment."""

@@ -20,16 +20,18 @@ with real captured H200 output.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
+from ..judge.target import snippet_lines
+from ..model.candidates import GemmCandidates, lost_of, lost_text
 from ..runner import warm_compile
 from .autotune import MIX, MixCost, mix_cost
 from .data import Peak
 from .noise import NOISE_FLOOR, call_noise, differs, noise
-from .shapes import Shape
-from .watch import Sample, throttle_names
+from .shapes import ROW_MAJOR, Shape
+from .gpustate import foreign, gpu_samples, gpu_state, in_window
+from .watch import Sample
 
 __all__ = [
     "Measurement",
@@ -40,10 +42,9 @@ __all__ = [
     "shape_verdicts",
     "decide",
     "config_snippet",
-    "gpu_state",
-    "normalize_uuid",
-    "gpu_samples",
+    "config_backends",
     "best_per_backend",
+    "shape_candidates",
 ]
 
 
@@ -73,6 +74,8 @@ class Measurement:
     gaps: bool = False  # the host fell behind the blocking kernel: launch gaps may be in kernel_ms
     mode: Optional[str] = None  # "back-to-back" (the host kept ahead) or "blocking" (behind a sleep kernel)
     gpu: dict = field(default_factory=dict, compare=False)  # NVML during the timing: clocks, power, throttle
+    # The NVGEMM candidates of each GEMM this row's compile autotuned, read from the child's log (causes/candidates.py)
+    candidates: tuple[GemmCandidates, ...] = field(default=(), compare=False)
 
     @property
     def trusted(self) -> bool:
@@ -94,6 +97,7 @@ class Measurement:
             "do_bench_ms": self.do_bench_ms, "do_bench_gap": self.do_bench_gap, "max_error": self.max_error, "compile_s": self.compile_s,
             "warm": self.warm, "choice": self.choice, "kernel": self.kernel,
             "device_kernels": list(self.device_kernels), "gaps": self.gaps, "mode": self.mode, "gpu": self.gpu,
+            "candidates": [g.to_dict() for g in self.candidates],
         }
 
 
@@ -112,6 +116,9 @@ class ShapeVerdict:
     mix_cost: Optional[MixCost] = None  # that pick against each single backend (a trusted mix only)
     drift: Optional[float] = None  # run-to-run drift of the repeated measurement (in the noise)
     note: str = ""
+    # The profile's backend's candidates on this shape, as the first compile that autotuned them saw them (the mix's);
+    # () where none was autotuned in this run (a warm run)
+    candidates: tuple[GemmCandidates, ...] = ()
 
     @property
     def mix_ok(self) -> Optional[bool]:
@@ -122,7 +129,8 @@ class ShapeVerdict:
         return {"shape": self.shape.to_dict(), "verdict": self.verdict, "noise": self.noise, "drift": self.drift,
                 "fastest": self.fastest, "baseline": self.baseline, "speedup": self.speedup,
                 "call_speedup": self.call_speedup, "mix_choice": self.mix_choice, "mix_ok": self.mix_ok,
-                "mix_cost": None if self.mix_cost is None else self.mix_cost.to_dict(), "note": self.note}
+                "mix_cost": None if self.mix_cost is None else self.mix_cost.to_dict(), "note": self.note,
+                "candidates": [g.to_dict() for g in self.candidates], "lost": lost_text(self.candidates)}
 
 
 @dataclass(frozen=True)
@@ -135,88 +143,33 @@ class Decision:
     same: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
     snippet: str = ""
+    lost: Optional[str] = None  # "14 of 37 NVGEMM candidates failed to compile: ...": measured without them
+    lost_causes: tuple[str, ...] = ()  # their cause ids
 
     def to_dict(self) -> dict:
         return {"backend": self.backend, "enable": self.enable, "text": self.text, "wins": list(self.wins),
                 "loses": list(self.loses), "same": list(self.same), "failed": list(self.failed),
-                "snippet": self.snippet}
+                "snippet": self.snippet, "lost_candidates": None if self.lost is None else {
+                    "text": self.lost, "causes": list(self.lost_causes)}}
 
 
 # --------------------------------------------------------------------------------------------------------------
 # Rows -> measurements
 
 
-_UUID = re.compile(r"[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
-
-
-def normalize_uuid(uuid: Optional[str]) -> str:
-    """The 32 hex digits of a GPU UUID, however it is written (NVML: "GPU-xxxxxxxx-...", torch: bare or UUID(...))."""
-    found = _UUID.search((uuid or "").lower())
-    return found.group(0).replace("-", "") if found else ""
-
-
-def gpu_samples(samples: Sequence[Sample], uuid: Optional[str]) -> list[Sample]:
-    """The samples of the GPU the child ran on (by UUID; with one GPU, that one)."""
-    wanted = normalize_uuid(uuid)
-    mine = [s for s in samples if wanted and normalize_uuid(s.uuid) == wanted]
-    if mine:
-        return mine
-    indexes = {s.index for s in samples}
-    return list(samples) if len(indexes) == 1 else []
-
-
-def gpu_state(samples: Sequence[Sample]) -> dict:
-    """SM clock range, peak power and temperature, and the throttle reasons seen in some samples."""
-    if not samples:
-        return {}
-    clocks = [s.sm_mhz for s in samples if s.sm_mhz is not None]
-    powers = [s.power_w for s in samples if s.power_w is not None]
-    temps = [s.temp_c for s in samples if s.temp_c is not None]
-    mask = 0
-    for s in samples:
-        mask |= s.throttle
-    return {
-        "samples": len(samples),
-        "sm_mhz": [min(clocks), max(clocks)] if clocks else None,
-        "power_w_max": max(powers) if powers else None,
-        "temp_c_max": max(temps) if temps else None,
-        "throttle": list(throttle_names(mask)),
-    }
-
-
-def _foreign(samples: Sequence[Sample]) -> tuple[int, ...]:
-    """Processes other than the bench child's that held the GPU in these samples.
-
-    A pid is known to be foreign when it is visible here and not in the child's session. When NVML's pids are not
-    visible here (another pid namespace) and the child's own never shows, two or more at once means another."""
-    foreign = {pid for s in samples for pid in s.foreign}
-    if foreign:
-        return tuple(sorted(foreign))
-    if not any(s.own for s in samples):
-        crowded = [s.unknown for s in samples if len(s.unknown) > 1]
-        if crowded:
-            return tuple(sorted({pid for pids in crowded for pid in pids}))
-    return ()
-
-
-def _window(samples: Sequence[Sample], window, slack: float) -> list[Sample]:
-    if not window or window[0] is None:
-        return []
-    end = window[1] if window[1] is not None else window[0]
-    return [s for s in samples if window[0] - slack <= s.t <= end + slack]
-
-
 def measurements(
     rows: Iterable[dict], peak: Optional[Peak], dtype: str, samples: Sequence[Sample] = (), uuid: Optional[str] = None,
-    slack: float = 0.25,
+    slack: float = 0.25, candidates: Sequence[tuple[GemmCandidates, ...]] = (),
 ) -> tuple[list[Measurement], dict[tuple[Shape, str], float]]:
-    """(one Measurement per first-time row, {(shape, backend): kernel ms of the repeat}) from the child's rows."""
+    """(one Measurement per first-time row, {(shape, backend): kernel ms of the repeat}) from the child's rows;
+    candidates[i]: the NVGEMM candidates the compile of rows[i] autotuned."""
     peak_tflops = peak.for_dtype(dtype) if peak else None
     mine = gpu_samples(samples, uuid)
     found, repeats = [], {}
-    for row in rows:
+    for index, row in enumerate(rows):
         raw = row.get("shape") or {}
-        shape = Shape(int(raw["m"]), int(raw["n"]), int(raw["k"]), str(raw.get("label") or ""))
+        shape = Shape(int(raw["m"]), int(raw["n"]), int(raw["k"]), str(raw.get("label") or ""),
+                      str(raw.get("layout") or ROW_MAJOR))  # a child before layouts built row-major B
         timing = row.get("kernel_ms") or {}
         median = timing.get("median")
         if row.get("repeat"):
@@ -224,11 +177,11 @@ def measurements(
                 repeats[(shape, row["backend"])] = float(median)
             continue
         warm = warm_compile(row.get("cache"))
-        in_window = _window(mine, row.get("window"), slack)
+        window = in_window(mine, row.get("window"), slack)
         tflops = shape.flops / (median * 1e-3) / 1e12 if median else None
         status, reason = str(row.get("status") or "error"), str(row.get("reason") or "")
         if status == "ok":
-            others = _foreign(in_window)
+            others = foreign(window)
             if peak_tflops is not None and tflops is not None and tflops > peak_tflops:
                 status, reason = "refused", (
                     f"{tflops:.1f} TF/s is above this GPU's dense peak of {peak_tflops:g} TF/s: the measurement is "
@@ -244,9 +197,23 @@ def measurements(
             do_bench_ms=row.get("do_bench_ms"),
             max_error=row.get("max_error"), compile_s=row.get("compile_s"), warm=warm, choice=row.get("choice"),
             kernel=row.get("kernel"), device_kernels=tuple(row.get("device_kernels") or ()),
-            gaps=bool(timing.get("gaps")), mode=timing.get("mode"), gpu=gpu_state(in_window),
+            gaps=bool(timing.get("gaps")), mode=timing.get("mode"), gpu=gpu_state(window),
+            candidates=tuple(candidates[index]) if index < len(candidates) else (),
         ))
     return found, repeats
+
+
+def shape_candidates(by_backend: Mapping[str, Measurement], backend: str) -> tuple[GemmCandidates, ...]:
+    """The backend's candidates on one shape: those of the first compile that autotuned them with a table (the mix
+    compiles first and fills the autotune cache; then the backend alone), else the failures no table followed (every
+    candidate lost). A later compile that tries the failed ones again (they are not in the cache) counts no more."""
+    rows = [by_backend[name] for name in (MIX, backend) if name in by_backend]
+    for row in rows:
+        tabled = tuple(g for g in row.candidates if g.op)
+        if tabled:
+            return tabled
+    untabled = [row.candidates for row in rows if row.candidates]
+    return max(untabled, key=lambda gemms: sum(g.failed for g in gemms)) if untabled else ()
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -298,7 +265,7 @@ def shape_verdicts(found: Sequence[Measurement], repeats: dict[tuple[Shape, str]
         mix_choice = mix.choice if mix is not None and mix.status in ("ok", "refused") else None
         cost = mix_cost(shape, mix, singles, drift) if mix is not None and mix.trusted and mix.kernel_ms and singles else None
         common = dict(shape=shape, noise=margin, fastest=fastest, baseline=baseline, mix_choice=mix_choice,
-                      mix_cost=cost, drift=drift)
+                      mix_cost=cost, drift=drift, candidates=shape_candidates(by_backend, backend))
         if mine is None or mine.status == "skipped":
             verdicts.append(ShapeVerdict(verdict="not measured", note=mine.reason if mine else "", **common))
         elif mine.status in ("wrong-result", "error"):
@@ -324,11 +291,20 @@ def shape_verdicts(found: Sequence[Measurement], repeats: dict[tuple[Shape, str]
     return verdicts
 
 
-def config_snippet(backend: str, enable: bool, why: str) -> str:
-    backends = "ATEN,TRITON," + backend if enable else "ATEN,TRITON"
+def config_backends(backend: str, enable: bool) -> str:
+    """The max_autotune_gemm_backends the decision recommends."""
+    return "ATEN,TRITON," + backend if enable else "ATEN,TRITON"
+
+
+def config_snippet(backend: str, enable: bool, why: str, environment: tuple[tuple[str, str], ...] = ()) -> str:
+    """The torch._inductor.config lines to paste; with `environment` (the variables this GPU's process must set, as
+    judge.target.needed_environment says) and the backend enabled, the lines that set them first."""
+    backends = config_backends(backend, enable)
     comment = f"# envcheck bench: {why}"
+    setting = tuple(line for name, value in environment for line in snippet_lines(name, value)) if enable else ()
     return "\n".join((
         comment,
+        *setting,
         "import torch._inductor.config as inductor_config",
         "inductor_config.max_autotune = True  # or torch.compile(mode=\"max-autotune-no-cudagraphs\")",
         f"inductor_config.max_autotune_gemm_backends = \"{backends}\"",
@@ -340,12 +316,11 @@ def _count(number: int, noun: str) -> str:
 
 
 def decide(verdicts: Sequence[ShapeVerdict], found: Sequence[Measurement], backend: str, gpu: str,
-           library: bool = False) -> Decision:
+           library: bool = False, environment: tuple[tuple[str, str], ...] = ()) -> Decision:
     """Whether to enable the backend on this GPU; with library=True (the library called directly, best kernel per
     shape against cuBLAS), what the library itself can give, with no Inductor snippet."""
     def shapes(*kinds: str) -> tuple[str, ...]:
-        return tuple(f"{v.shape.text} ({v.shape.label})" if v.shape.label else v.shape.text
-                     for v in verdicts if v.verdict in kinds)
+        return tuple(v.shape.described for v in verdicts if v.verdict in kinds)
 
     wins, loses, same = shapes("wins"), shapes("loses"), shapes("same")
     failed = shapes("failed", "refused")
@@ -382,5 +357,10 @@ def decide(verdicts: Sequence[ShapeVerdict], found: Sequence[Measurement], backe
                               f"{_count(len(wins), 'shape')}, loses on {len(loses)}, and Inductor's autotuning picked well on every shape")
     if failed:
         text += f"; it failed or was refused on {len(failed)}"
+    gemms = tuple(g for v in verdicts for g in v.candidates)
+    lost = lost_text(gemms)
+    if lost:
+        text += f"; {lost}, so the verdict was measured without them"
     return Decision(backend=backend, enable=enable, text=text, wins=wins, loses=loses, same=same, failed=failed,
-                    snippet=config_snippet(backend, enable, text))
+                    snippet=config_snippet(backend, enable, text, environment), lost=lost,
+                    lost_causes=tuple(dict.fromkeys(item.cause_id for item in lost_of(gemms))))

@@ -8,8 +8,10 @@ shape, 1%). Over the shapes both measured: the geometric mean of those ratios pe
 class (classes.py: decode, prefill), and the profile's backend against cuBLAS within each result (the decision
 metric). The preference: the result whose backend (NVGEMM) is fastest, by how much, where.
 
-Each result is labelled by what differs between them: the GPU, torch, the kernel library; else the DSL, Triton, the
-dtype; else its file name.
+Each result is labelled by what differs between them: the GPU, torch, the kernel library, the layouts of B it
+measured; else the DSL, Triton, the dtype; else its file name. Rows pair only GEMMs of the same layout (a result saved
+before layouts were named measured row-major B): a GEMM measured in different layouts is two rows, each with the
+results that measured it in that layout, and the comparison says which layouts were not paired.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class Comparison:
     preference: Preference
     backend: str
     autotune: tuple[AutotuneReport, ...]  # per environment: what Inductor's own pick cost there
+    unpaired: str = ""  # which layouts one result measured and another did not ("" when they all measured the same)
 
     @property
     def shapes(self) -> tuple[Shape, ...]:
@@ -121,8 +124,14 @@ def _parts(run: SavedRun) -> dict[str, Optional[str]]:
     result, versions = run.result, dict(run.result.versions)
     plain = {key: f"{key.replace('nvidia-cutlass-dsl', 'DSL')} {versions[key]}" if key in versions else None
              for key in ("torch", "nvidia-cutlass-dsl", "triton")}
-    return {"gpu": result.gpu, "torch": plain["torch"], "library": _library(versions),
+    return {"gpu": result.gpu, "torch": plain["torch"], "library": _library(versions), "layout": _layouts(result),
             "dsl": plain["nvidia-cutlass-dsl"], "triton": plain["triton"], "dtype": result.dtype}
+
+
+def _layouts(result: BenchResult) -> str:
+    """"B linear", "B linear and row-major": the layouts of B a result measured."""
+    found = sorted({m.shape.layout for m in result.measurements})
+    return "B " + " and ".join(found) if found else "no layout"
 
 
 def _file_names(paths: Sequence[str]) -> list[str]:
@@ -136,10 +145,11 @@ def _file_names(paths: Sequence[str]) -> list[str]:
 
 
 def labels(runs: Sequence[SavedRun]) -> list[str]:
-    """What differs between the runs: GPU, torch, kernel library; else DSL, Triton, dtype; else the file name."""
+    """What differs between the runs: GPU, torch, kernel library, layouts; else DSL, Triton, dtype; else the file
+    name."""
     parts = [_parts(run) for run in runs]
     differing = [key for key in parts[0] if len({p[key] for p in parts}) > 1]
-    shown = [k for k in differing if k in ("gpu", "torch", "library")] or differing[:2]
+    shown = [k for k in differing if k in ("gpu", "torch", "library", "layout")] or differing[:2]
     names = _file_names([run.path for run in runs])
     found = [", ".join(p[k] or f"no {k}" for k in shown) or name for p, name in zip(parts, names)]
     if len(set(found)) < len(found):
@@ -151,12 +161,13 @@ def labels(runs: Sequence[SavedRun]) -> list[str]:
 # Rows and speedups
 
 
-Gemm = tuple[int, int, int]
+Gemm = tuple[int, int, int, str]
 
 
 def gemm(shape: Shape) -> Gemm:
-    """The GEMM a shape is, whatever it was labelled in its run ("custom", "llama-3.1-8b attn-proj")."""
-    return (shape.m, shape.n, shape.k)
+    """The GEMM a shape is, whatever it was labelled in its run ("custom", "llama-3.1-8b attn-proj"): its dimensions
+    and its layout (two layouts of one MxNxK are two GEMMs, never paired)."""
+    return (shape.m, shape.n, shape.k, shape.layout)
 
 
 def by_shape(result: BenchResult) -> dict[Gemm, dict[str, Measurement]]:
@@ -210,7 +221,7 @@ def against_cublas(result: BenchResult, backend: str) -> dict[Gemm, Against]:
 def _own_cublas(result: BenchResult) -> tuple[Speedup, ...]:
     """A result's own backend against its own cuBLAS, over its shapes and per class: the decision metric."""
     found = against_cublas(result, result.backend)
-    return _speedups(result.backend, [(Shape(*key), against) for key, against in found.items()])
+    return _speedups(result.backend, [(Shape(*key[:3], layout=key[3]), against) for key, against in found.items()])
 
 
 def _scope_text(speedups: Sequence[Speedup]) -> str:
@@ -274,4 +285,15 @@ def compare(runs: Sequence[SavedRun], weights: Weights = EQUAL) -> Comparison:
                       vs_cublas=tuple(_own_cublas(run.result) for run in runs),
                       preference=_preference(environments, speedups, backend), backend=backend,
                       autotune=tuple(autotune_report(run.result.verdicts, mix_backends(run.result.backend), weights)
-                                     for run in runs))
+                                     for run in runs),
+                      unpaired=_unpaired(environments))
+
+
+def _unpaired(environments: Sequence[Environment]) -> str:
+    """Which results measured a layout that another did not: their rows of it stand alone."""
+    measured = [{m.shape.layout for m in e.run.result.measurements} for e in environments]
+    if all(found == measured[0] for found in measured):
+        return ""
+    parts = [f"{e.label} measured B {' and '.join(sorted(found))}" for e, found in zip(environments, measured)]
+    return ("rows of different layouts are not paired (a result saved before layouts were named measured row-major): "
+            + "; ".join(parts))

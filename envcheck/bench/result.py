@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..inside.timing import METHOD
-from ..model import EnvironmentRecord, Status
+from ..model import EnvironmentRecord, Remedy, Status, plain
 from . import analysis
 from .autotune import AutotuneReport
 from .data import Peak
@@ -64,7 +64,9 @@ class BenchResult:
     log: Optional[str] = None
     cache_dir: Optional[str] = None
     environment: Optional[EnvironmentRecord] = None  # the variables cleared, kept and set for the child
+    compile_target: Optional[CompileWay] = None  # which way the child compiled (CUTE_DSL_ARCH)
     candidates: Optional[str] = None  # with a library: how its kernels were chosen ("nvMatmulHeuristics' top 5 ...")
+    remedy: Optional[Remedy] = None  # of a cause that made the result a warning (NVGEMM candidates lost to it)
 
     @property
     def exit_code(self) -> int:
@@ -93,5 +95,7 @@ class BenchResult:
             "log": self.log,
             "cache_dir": self.cache_dir,
             "environment": self.environment.to_dict() if self.environment is not None else None,
+            "compile_target": self.compile_target.to_dict() if self.compile_target is not None else None,
             "candidates": self.candidates,
+            "remedy": plain(self.remedy),
         }

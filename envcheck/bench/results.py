@@ -20,11 +20,12 @@ from typing import Optional
 
 from ..errors import UsageError
 from ..model import Status
+from ..model.candidates import GemmCandidates, LostCandidates
 from ..userfile import read_text
 from . import analysis
 from .data import DTYPES, Peak
 from .result import BenchResult
-from .shapes import MAX_DIM, Shape
+from .shapes import LAYOUTS, MAX_DIM, ROW_MAJOR, Shape
 
 __all__ = ["SCHEMAS", "SavedRun", "read_result", "parse_result"]
 
@@ -80,12 +81,45 @@ def _shape(obj: dict, where: str) -> Shape:
         if not 1 <= value <= MAX_DIM:
             raise _Bad(f"{where}.shape.{key}", f"an integer from 1 to {MAX_DIM}", value)
         dims.append(value)
-    return Shape(*dims, _get(raw, "label", f"{where}.shape", "a string") or "")
+    layout = _get(raw, "layout", f"{where}.shape", "a string", null=True) or ROW_MAJOR  # saved before layouts: row-major
+    if layout not in LAYOUTS:
+        raise _Bad(f"{where}.shape.layout", f"one of {', '.join(LAYOUTS)}", layout)
+    return Shape(*dims, _get(raw, "label", f"{where}.shape", "a string") or "", layout)
 
 
 _NUMBERS = ("kernel_ms", "spread", "tflops", "pct_peak", "call_ms", "call_spread", "host_ms", "do_bench_ms",
             "max_error", "compile_s")
 _TEXTS = ("choice", "kernel", "mode")
+
+
+def _count(obj: dict, key: str, where: str, least: int = 0) -> int:
+    value = _get(obj, key, where, "an integer", required=True)
+    if value < least:
+        raise _Bad(f"{where}.{key}", f"an integer of at least {least}", value)
+    return value
+
+
+def _lost(obj, where: str) -> LostCandidates:
+    if not isinstance(obj, dict):
+        raise _Bad(where, "an object", obj)
+    return LostCandidates(cause_id=_get(obj, "cause", where, "a string", required=True), count=_count(obj, "count", where, 1),
+                          first_line=_get(obj, "first_line", where, "a string") or "",
+                          where=_get(obj, "where", where, "a string") or "")
+
+
+def _gemm(obj, where: str) -> GemmCandidates:
+    """One GEMM's candidates as the run saved them (GemmCandidates.to_dict), its counts adding up."""
+    if not isinstance(obj, dict):
+        raise _Bad(where, "an object", obj)
+    lost = tuple(_lost(item, f"{where}.lost[{i}]") for i, item in enumerate(_get(obj, "lost", where, "a list") or []))
+    gemm = GemmCandidates(op=_get(obj, "gemm", where, "a string", null=True) or "",
+                          sizes=_get(obj, "sizes", where, "a string") or "", strides=_get(obj, "strides", where, "a string") or "",
+                          dtypes=_get(obj, "dtypes", where, "a string") or "", left=_count(obj, "left", where), lost=lost,
+                          listed=bool(_get(obj, "exact", where, "true or false")), line=_get(obj, "line", where, "an integer") or 0)
+    for key, value in (("failed", gemm.failed), ("offered", gemm.offered)):
+        if key in obj and _get(obj, key, where, "an integer") != value:
+            raise _Bad(f"{where}.{key}", f"{value} (the sum of its lost and left candidates)", obj[key])
+    return gemm
 
 
 def _measurement(obj, where: str) -> analysis.Measurement:
@@ -106,6 +140,8 @@ def _measurement(obj, where: str) -> analysis.Measurement:
         reason=_get(obj, "reason", where, "a string", null=True) or "", reps=_get(obj, "reps", where, "an integer", null=True),
         warm=_get(obj, "warm", where, "true or false", null=True), device_kernels=tuple(kernels),
         gaps=bool(_get(obj, "gaps", where, "true or false")), gpu=_get(obj, "gpu", where, "an object", null=True) or {},
+        candidates=tuple(_gemm(g, f"{where}.candidates[{i}]")
+                         for i, g in enumerate(_get(obj, "candidates", where, "a list") or [])),
         **numbers, **{key: _get(obj, key, where, "a string", null=True) for key in _TEXTS})
 
 

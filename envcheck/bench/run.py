@@ -17,16 +17,18 @@ from typing import Callable, Mapping, Optional
 
 from .. import paths, runner, shell
 from ..atomic import replace_text
-from ..inside.protocol import BENCH_PHASE, BENCH_RESULT, BENCH_ROW, phase_of, result_lines
+from ..inside.protocol import BENCH_COMPILED, BENCH_PHASE, BENCH_RESULT, BENCH_ROW, phase_of, result_lines
+from ..judge.target import needed_environment
 from ..model import Status
 from ..runner import BENCH_SCRIPTS
 from . import analysis
 from .autotune import autotune_report, mix_backends
 from .data import peak_for
+from .gpustate import gpu_samples, gpu_state
 from .result import BenchOptions, BenchResult
 from .watch import GpuWatch
 
-__all__ = ["run_bench", "last_bench", "save_last", "no_gpu_reason", "SCHEMA_VERSION", "DTYPE_FLAGS"]
+__all__ = ["run_bench", "last_bench", "save_last", "no_gpu_reason", "rows_and_candidates", "SCHEMA_VERSION", "DTYPE_FLAGS"]
 
 SCHEMA_VERSION = 2  # 2: `profile` is an object {id, reason, source, verified}, as doctor's (1: the id)
 STARTUP_S = 180.0  # beyond the budget: interpreter start, imports, the first NVGEMM kernel lookup
@@ -68,18 +70,20 @@ def run_bench(
     choice is then timed once per shape, by the same Inductor code, and every row still measures what Inductor
     picked (benchmarks/bench_time_budget.py: cold compiles were 73-87% of the time)."""
     from ..causes import Evidence, context_from, diagnose, preflight
+    from ..causes.candidates import environment_cause
 
     base_env = dict(os.environ if env is None else env)
     cache_root = Path(cache_dir) if cache_dir is not None else paths.cache_dir(base_env)
     backend = policy.backend
     ctx = context_from(facts, policy, python, backend, options.dtype)
+    way = runner.compile_way(base_env, facts, policy)
     common = dict(backend=backend, dtype=options.dtype, gpu=_plain_name(ctx.gpu), budget_s=options.budget_s,
-                  cache_dir=str(cache_root / "inductor"))
+                  cache_dir=str(runner.cache_dirs(cache_root, way.value)[0]), compile_target=way)
     early = preflight(facts, policy, ctx)
     if early is not None:
         return _failed(early.text, early.id, **common)
     run_dir, _ = runner.prepare_run(cache_root, "bench", fresh=options.fresh, env=base_env,
-                                    named=cache_dir is not None)
+                                    named=cache_dir is not None, way=way)
     code_dir = run_dir / "code"
     code_dir.mkdir()
     script = runner.write_scripts(run_dir, BENCH_SCRIPTS, child)
@@ -117,7 +121,7 @@ def run_bench(
     watch = GpuWatch().start()
     before = list(watch.samples)
     environment = runner.child_environment(
-        base_env, cache_root, {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": mix_backends(policy.backend)})
+        base_env, cache_root, {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": mix_backends(policy.backend)}, way)
     common["environment"] = environment.record
     stop = threading.Event()
     with open(log_path, "w", encoding="utf-8") as log:
@@ -139,17 +143,17 @@ def run_bench(
     samples = watch.stop()
     follower.join(timeout=2)
     text = log_path.read_text(encoding="utf-8", errors="replace")
-    rows = result_lines(text, BENCH_ROW)
+    rows, candidates = rows_and_candidates(text)
     results = result_lines(text, BENCH_RESULT)
     result = results[-1] if results else None
     gpu = (result or {}).get("gpu") or {}
     peak = peak_for(gpu.get("name") or ctx.gpu or "")
-    found, repeats = analysis.measurements(rows, peak, options.dtype, samples, gpu.get("uuid"))
+    found, repeats = analysis.measurements(rows, peak, options.dtype, samples, gpu.get("uuid"), candidates=candidates)
     if not library:
         found = _shown_order(found, backend)
     verdicts = analysis.shape_verdicts(found, repeats, backend)
     gpu_name = gpu.get("name") or _plain_name(ctx.gpu) or "this GPU"
-    mine = analysis.gpu_samples(samples, gpu.get("uuid"))
+    mine = gpu_samples(samples, gpu.get("uuid"))
     fields = dict(
         common,
         gpu=gpu_name,
@@ -157,8 +161,8 @@ def run_bench(
         peak=peak,
         measurements=tuple(found),
         verdicts=tuple(verdicts),
-        gpu_before=analysis.gpu_state(mine[:1]),
-        gpu_after=analysis.gpu_state(mine[-1:]),
+        gpu_before=gpu_state(mine[:1]),
+        gpu_after=gpu_state(mine[-1:]),
         busy_before=tuple(sorted({p for s in before for p in s.foreign + s.unknown})),
         watch_error=watch.error,
         versions=runner.versions_of(result),
@@ -172,10 +176,14 @@ def run_bench(
         first_failure = next((m.reason for m in found if m.reason), "")
         said = cause.text if result is None or (result.get("error") or end.timed_out) else (first_failure or cause.text)
         return _failed(said, cause.id, **fields)
-    decision = analysis.decide(verdicts, found, backend, gpu_name, library=bool(library))
+    decision = analysis.decide(verdicts, found, backend, gpu_name, library=bool(library),
+                               environment=needed_environment(facts, policy))
     problems = [m for m in found if m.status in ("refused", "wrong-result")]
     skipped = [m for m in found if m.status == "skipped"]
-    status = Status.WARN if problems or skipped or fields["busy_before"] or end.timed_out else Status.PASS
+    lost = environment_cause(tuple(g for v in verdicts for g in v.candidates), ctx)
+    if lost is not None:  # measured, but not what a process with the remedy would pick from
+        fields.update(cause=lost.text, cause_id=lost.id, remedy=lost.remedy)
+    status = Status.WARN if problems or skipped or fields["busy_before"] or end.timed_out or lost else Status.PASS
     summary = decision.text
     candidates = "; ".join((result or {}).get("candidates") or ()) or None
     if library and candidates:
@@ -187,6 +195,33 @@ def run_bench(
     cost = None if library else autotune_report(verdicts, mix_backends(backend), options.weights)
     return BenchResult(status=status, summary=summary, decision=decision, autotune=cost, candidates=candidates,
                        **fields)
+
+
+def rows_and_candidates(text: str) -> tuple[list[dict], list[tuple]]:
+    """The child's row lines, each with the NVGEMM candidates its compile autotuned (causes/candidates.py): what the
+    log shows before the row's compile mark (BENCH_COMPILED), since the mark or row line before it. A log without
+    marks (a child of envcheck before them, which timed each row right after its compile): before the row line."""
+    from ..causes.candidates import read_candidates, split_at
+    from ..causes.log import clean_line
+
+    compiled: dict = {}
+    rows, candidates = [], []
+    for first, lines in split_at(text, (BENCH_ROW, BENCH_COMPILED)):
+        if not lines:
+            continue
+        found = read_candidates((clean_line(line) for line in lines[:-1]), first)
+        mark = result_lines(lines[-1], BENCH_COMPILED)
+        row = result_lines(lines[-1], BENCH_ROW)
+        if mark:
+            compiled[_row_key(mark[0])] = found
+        elif row:
+            rows.append(row[0])
+            candidates.append(() if row[0].get("repeat") else compiled.pop(_row_key(row[0]), ()) + found)
+    return rows, candidates
+
+
+def _row_key(line: dict) -> str:
+    return json.dumps([line.get("shape"), line.get("backend")], sort_keys=True)
 
 
 def _shown_order(found: list, backend: str) -> list:

@@ -6,11 +6,14 @@ Three ways to write it, told apart by the file's suffix:
     # weights.txt (any other suffix): one shape and its count a line, # starts a comment
     1x4096x4096      120000
     2048x4096x4096   300
+    2048x4096x4096   row-major  20       # a layout after the shape: that layout only
 
-    weights.json:  {"1x4096x4096": 120000, "2048x4096x4096": 300}
+    weights.json:  {"1x4096x4096": 120000, "2048x4096x4096 row-major": 300}
     weights.toml:  "1x4096x4096" = 120000
 
-A count is a number >= 0. A shape the bench measured but the file does not list counts 0 (your workload does not
+A shape without a layout counts for each layout it is measured in (`--layout both` times it twice: each counts it);
+one with a layout (linear, row-major) counts for that layout alone, and wins over the plain shape there. A count is a
+number >= 0. A shape the bench measured but the file does not list counts 0 (your workload does not
 run it); a shape the file lists but the bench did not measure is named in the report. Read strictly: a bad line is
 exit 2 naming FILE:LINE, and nothing is measured.
 """
@@ -25,16 +28,16 @@ from typing import Iterable, Optional
 
 from ..errors import UsageError
 from ..userfile import parse_toml, read_text
-from .shapes import Shape, parse_shape
+from .shapes import LAYOUTS, Shape, parse_shape
 
 __all__ = ["Weights", "EQUAL", "read_weights"]
 
-Key = tuple[int, int, int]
+Key = tuple[int, int, int, Optional[str]]  # m, n, k and the layout (None: every layout)
 
 
 @dataclass(frozen=True)
 class Weights:
-    """Counts per shape (m, n, k), and the file they came from; no file: every shape counts once."""
+    """Counts per shape (m, n, k, layout or None), and the file they came from; no file: every shape counts once."""
 
     source: Optional[str] = None
     counts: tuple[tuple[Key, float], ...] = ()
@@ -44,18 +47,28 @@ class Weights:
         return self.source is None
 
     def of(self, shape: Shape) -> float:
-        return 1.0 if self.equal else dict(self.counts).get((shape.m, shape.n, shape.k), 0.0)
+        if self.equal:
+            return 1.0
+        counts = dict(self.counts)
+        exact = counts.get((shape.m, shape.n, shape.k, shape.layout))
+        return exact if exact is not None else counts.get((shape.m, shape.n, shape.k, None), 0.0)
 
     def not_in(self, shapes: Iterable[Shape]) -> tuple[str, ...]:
-        """The shapes of the file that are not among `shapes` (MxNxK)."""
-        seen = {(s.m, s.n, s.k) for s in shapes}
-        return tuple(f"{m}x{n}x{k}" for (m, n, k), _ in self.counts if (m, n, k) not in seen)
+        """The shapes of the file that are not among `shapes` ("MxNxK", "MxNxK layout")."""
+        seen = {(s.m, s.n, s.k, s.layout) for s in shapes}
+        return tuple(_text(key) for key, _ in self.counts
+                     if not any(key[:3] == other[:3] and key[3] in (None, other[3]) for other in seen))
 
     def describe(self) -> str:
         return "equal (each shape once)" if self.equal else f"{self.source} ({len(self.counts)} shapes)"
 
     def to_dict(self) -> dict:
-        return {"source": self.source, "counts": {f"{m}x{n}x{k}": c for (m, n, k), c in self.counts}}
+        return {"source": self.source, "counts": {_text(key): c for key, c in self.counts}}
+
+
+def _text(key: Key) -> str:
+    m, n, k, layout = key
+    return f"{m}x{n}x{k}" + (f" {layout}" if layout else "")
 
 
 EQUAL = Weights()
@@ -75,15 +88,27 @@ def _from_lines(text: str, what: str) -> list[tuple[Key, float, str]]:
             continue
         where = f"{what}:{number}"
         parts = body.split()
-        if len(parts) != 2:
-            raise UsageError(f"{where}: {body!r}: expected 'MxNxK COUNT', such as '16x4096x4096 1200'")
-        shape = parse_shape(parts[0], where)
+        if len(parts) not in (2, 3):
+            raise UsageError(f"{where}: {body!r}: expected 'MxNxK COUNT' or 'MxNxK LAYOUT COUNT', such as "
+                             "'16x4096x4096 1200'")
+        key = _key(" ".join(parts[:-1]), where)
         try:
-            count = float(parts[1])
+            count = float(parts[-1])
         except ValueError:
             count = None
-        found.append(((shape.m, shape.n, shape.k), _count(count, f"{where}: {parts[1]!r}"), where))
+        found.append((key, _count(count, f"{where}: {parts[-1]!r}"), where))
     return found
+
+
+def _key(text: str, where: str) -> Key:
+    """"MxNxK" or "MxNxK LAYOUT" as a key."""
+    shape, _, layout = text.strip().partition(" ")
+    parsed = parse_shape(shape, where)
+    layout = layout.strip() or None
+    if layout is not None and layout not in LAYOUTS:
+        raise UsageError(f"{where}: {layout!r} is not a layout; expected {' or '.join(LAYOUTS)} after the shape, "
+                         "or none (every layout)")
+    return (parsed.m, parsed.n, parsed.k, layout)
 
 
 def _from_map(loaded, what: str) -> list[tuple[Key, float, str]]:
@@ -92,8 +117,7 @@ def _from_map(loaded, what: str) -> list[tuple[Key, float, str]]:
     found = []
     for key, value in loaded.items():
         where = f"{what}: {key!r}"
-        shape = parse_shape(key, what)
-        found.append(((shape.m, shape.n, shape.k), _count(value, where), where))
+        found.append((_key(key, what), _count(value, where), where))
     return found
 
 
@@ -130,7 +154,7 @@ def read_weights(path: Path) -> Weights:
     first: dict[Key, str] = {}
     for key, _, where in entries:
         if key in first:
-            raise UsageError(f"{where}: {'x'.join(map(str, key))} is listed twice (first at {first[key]})")
+            raise UsageError(f"{where}: {_text(key)} is listed twice (first at {first[key]})")
         first[key] = where
     if not any(count > 0 for _, count, _ in entries):
         raise UsageError(f"{what}: no shape with a count above 0; expected lines 'MxNxK COUNT'")

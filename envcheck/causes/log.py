@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import IO, Iterator, Optional
+from typing import IO, Callable, Iterator, Optional
 
 from ..errors import UsageError
 from ..model import Report
@@ -119,6 +119,7 @@ class Explained:
     causes: tuple[Found, ...]  # the table's order: the first is the main cause
     lines_read: int
     doctor: Optional[Report] = None
+    candidates: tuple = ()  # GemmCandidates: each GEMM with NVGEMM candidates the log shows Inductor autotuning
 
     @property
     def exit_code(self) -> int:
@@ -147,9 +148,11 @@ def _library_pattern(module: str) -> "re.Pattern[str]":
     return re.compile(r"\b" + re.escape(module).replace(r"\.", "[./]") + r"\b")
 
 
-def scan(reader: LogReader, ctx, *, libraries: tuple[str, ...] = (), choose=None) -> tuple[Found, ...]:
+def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None, *, libraries: tuple[str, ...] = (),
+         choose=None) -> tuple[Found, ...]:
     """Every signature found in the log, in the table's priority order. Its evidence is the first line that shows
     it, or a later one where that is the exception's own line (the end of a traceback) and the first was not.
+    each: called with every block too, in order (explain reads the NVGEMM candidates in the same pass).
 
     `choose`, if given, is called once the log is read with what it says of its stack (a LogStack; `libraries`: the
     kernel-library modules to look for) and returns the Context to explain the causes by: explain without --python
@@ -163,6 +166,8 @@ def scan(reader: LogReader, ctx, *, libraries: tuple[str, ...] = (), choose=None
     torch, seen_libraries, nvgemm = None, set(), False
     wanted = tuple((module, _library_pattern(module)) for module in libraries) if choose else ()
     for block in reader.blocks():
+        if each is not None:
+            each(block)
         if choose is not None:
             torch = torch or next((m.group(1) for m in [_TORCH.search(block.text)] if m), None)
             seen_libraries |= {module for module, pattern in wanted if pattern.search(block.text)}

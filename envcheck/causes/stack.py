@@ -8,6 +8,7 @@ from typing import Callable, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from ..judge.target import DSL_ARCH, target_remedy
 from ..model import Remedy
 from .context import Context
 from .remedies import TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy, fresh_smoke, install_remedy, requirement_for
@@ -180,14 +181,18 @@ def no_kernel_image(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
 
 
 def dsl_arch_mismatch(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
+    """The DSL's 'expects arch to be sm_90a, but got sm_100a': doctor's cutedsl.arch remedy for the target the kernel
+    needs (the message's group), whatever profile explains the log (explain without --python takes the recipe)."""
+    rule = ctx.policy.compile_target
+    variable = rule.variable if rule is not None else DSL_ARCH
+    fallback = f"its fallback {rule.fallback}" if rule is not None else "its fallback (sm_100a in DSL 4.8.1)"
     return (
-        f"A CuteDSL candidate was compiled for the wrong GPU target: the kernel needs {said}. torch 2.14's NVGEMM "
-        "precompile workers cannot query the GPU, so the DSL falls back to sm_100a unless CUTE_DSL_ARCH names the "
-        "target. Inductor drops each such candidate from autotuning (an error-level traceback in the log), so NVGEMM's "
-        "pick is made without them and the compile takes longer.",
-        Remedy(text=f"Set CUTE_DSL_ARCH={said} in the environment the process starts with (`export "
-                    f"CUTE_DSL_ARCH={said}` in the job's environment, `ENV CUTE_DSL_ARCH={said}` in a Dockerfile); "
-                    "TORCHINDUCTOR_COMPILE_THREADS=1 also avoids it, by compiling without workers."),
+        f"A CuteDSL candidate was compiled for another GPU's target: its kernel needs {said}. torch >= 2.14 compiles "
+        f"NVGEMM candidates in Inductor's compile workers, which cannot read the GPU, so the DSL compiles there for "
+        f"{variable}, or else for {fallback}. Inductor drops each such candidate from autotuning (an error-level "
+        "traceback each): NVGEMM's pick is made without them, and the compile takes longer. "
+        "(TORCHINDUCTOR_COMPILE_THREADS=1 avoids it too, by compiling without workers, more slowly.)",
+        target_remedy(variable, said),
     )
 
 

@@ -1,5 +1,6 @@
-"""`envcheck bench`: time each GEMM backend on this GPU and decide (bench/run.py), or, with --compare A.json B.json
-[...], saved results side by side (bench/compare.py); as a table, markdown or JSON (-o FILE: to a file), with the plot
+"""`envcheck bench`: time each GEMM backend on this GPU and decide (bench/run.py); with --model FILE.py[:FUNCTION],
+the GEMMs that model runs, then the model itself (bench/model.py); or, with --compare A.json B.json [...], saved
+results side by side (bench/compare.py); as a table, markdown or JSON (-o FILE: to a file), with the plot
 (--plot FILE.png|.svg). The comparison needs no GPU and no target interpreter: only the files."""
 
 from __future__ import annotations
@@ -15,13 +16,19 @@ from ..userfile import emit, progress
 
 __all__ = ["bench_command", "compare_command"]
 
+# What --model decides itself: the shapes, their layouts and counts, the dtype come from the model's GEMMs
+MODEL_DECIDES = (("--shapes", "shapes"), ("--layout", "layout"), ("--dtype", "dtype"), ("--weights", "weights"),
+                 ("--library", "library"))
+
 
 def bench_command(
     python: Optional[str] = None,
     profile: Optional[str] = None,
     *,
-    shapes: str = "llm",
-    dtype: str = "bf16",
+    shapes: Optional[str] = None,
+    layout: Optional[str] = None,
+    dtype: Optional[str] = None,
+    model: Optional[str] = None,
     budget: float = 600.0,
     timeout: Optional[float] = None,
     output_format: str = "table",
@@ -36,24 +43,40 @@ def bench_command(
     err=None,
 ) -> int:
     """`envcheck bench`: 0 when it measured and decided, 1 when it proved nothing (no GPU, nothing ran). The report
-    goes to `output` (-o FILE, written whole) or standard output; the plot to `plot` (--plot FILE)."""
+    goes to `output` (-o FILE, written whole) or standard output; the plot to `plot` (--plot FILE). shapes, layout,
+    dtype: default llm, linear, bf16; model: --model FILE.py[:FUNCTION] instead of them."""
     from ..bench.result import BenchOptions
     from ..bench.run import DTYPE_FLAGS, SCHEMA_VERSION, no_gpu_reason, run_bench, save_last
-    from ..bench.shapes import parse_shapes
+    from ..bench.shapes import parse_layout, parse_shapes
     from ..bench.weights import EQUAL, read_weights
     from ..render import bench as render
     from ..gather.target import resolve_python
 
     out = out or sys.stdout
     err = err or sys.stderr
-    check_choice("--dtype", dtype, tuple(DTYPE_FLAGS))
     check_choice("--format", output_format, render.FORMATS)
     if plot is not None:
         render.check_plot(plot)
-    parsed = parse_shapes(shapes)
-    counts = read_weights(weights) if weights is not None else EQUAL
+    if model is not None:
+        given = dict(shapes=shapes, layout=layout, dtype=dtype, weights=weights, library=library or None)
+        for flag, name in MODEL_DECIDES:
+            if given[name] is not None:
+                raise UsageError(f"{flag}: --model benches the GEMMs the model runs, in their own shapes, layouts, "
+                                 f"dtype and counts; leave {flag} out")
+        from ..bench.model import parse_model
+
+        spec = parse_model(model)
+        parsed, counts, dtype = (), EQUAL, "bf16"
+    else:
+        dtype = dtype or "bf16"
+        check_choice("--dtype", dtype, tuple(DTYPE_FLAGS))
+        parsed = parse_shapes(shapes or "llm", parse_layout(layout or "linear"))
+        counts = read_weights(weights) if weights is not None else EQUAL
     target = resolve_python(python)
     reason = no_gpu_reason()
+    if model is not None:
+        return _model_command(target, profile, spec, reason, output_format, output, plot, cache_dir, out, err,
+                              budget_s=float(budget), fresh=fresh, timeout_s=timeout)
     if reason is not None:
         message = f"no GPU to measure on: {reason}"
         print(f"envcheck bench: {message}", file=err)
@@ -84,6 +107,56 @@ def bench_command(
     from ..redact import Redactor
 
     emit(Redactor()(render.render(result, data, output_format)), output, out)
+    if plot is not None and result.measurements:
+        render.plot(result, plot)
+        say(f"plot written to {plot}")
+    return result.exit_code
+
+
+def _model_command(target, profile, spec, no_gpu, output_format, output, plot, cache_dir, out, err, **options) -> int:
+    """bench --model: the model's GEMMs recorded (with or without a GPU), benched and the model timed (with one)."""
+    from .. import __version__
+    from ..bench.model import run_model_bench
+    from ..bench.result import BenchOptions
+    from ..bench.run import SCHEMA_VERSION, save_last
+    from ..diagnose import run_facts
+    from ..jsonfailure import failure_json
+    from ..profile import candidates
+    from ..redact import Redactor
+    from ..render import bench as render
+    from ..render.bench_model import model_lines, model_markdown
+    from ..render.text import profile_json, profile_line
+
+    chosen, choice, facts = run_facts(target, candidates(profile))
+    say = progress(err)
+    say(profile_line(choice))
+    began = time.monotonic()
+    found, result = run_model_bench(target, facts, chosen, spec, BenchOptions(shapes=(), **options), gpu=no_gpu is None,
+                                    cache_dir=cache_dir, progress=say)
+    data = {"schema_version": SCHEMA_VERSION, "envcheck_version": __version__, "profile": profile_json(choice),
+            "target": target, "wall_s": round(time.monotonic() - began, 3),
+            "bench": None if result is None else result.to_dict(), "model": found.to_dict()}
+    if result is None:  # nothing measured: why, and what the model runs
+        message = (f"no GPU to measure on: {no_gpu}" if no_gpu is not None and found.recording.ok
+                   else f"the GEMMs of {spec.text} could not be recorded: {found.recording.error}"
+                   if not found.recording.ok else
+                   f"none of the {len(found.recording.gemms)} GEMMs {spec.text} runs can be benched")
+        print(f"envcheck bench: {message}", file=err)
+        if output_format == "json":
+            text = failure_json("bench", 1, message, status="skip" if no_gpu is not None and found.recording.ok else None,
+                                target=target, model=found.to_dict())
+        else:
+            text = "\n".join(model_lines(found)) + "\n"
+        emit(Redactor()(text), output, out)
+        return 1
+    if result.measurements:
+        save_last(Path(cache_dir) if cache_dir is not None else paths.cache_dir(), data)
+    text = render.render(result, data, output_format)
+    if output_format == "table":
+        text += "\n" + "\n".join(model_lines(found)) + "\n"
+    elif output_format == "markdown":
+        text += "\n" + "\n".join(model_markdown(found)) + "\n"
+    emit(Redactor()(text), output, out)
     if plot is not None and result.measurements:
         render.plot(result, plot)
         say(f"plot written to {plot}")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ..errors import UsageError
-from ..render.dockerfile import render_dockerfile, render_dockerignore
+from ..render.dockerfile import ImageTarget, render_dockerfile, render_dockerignore
 from ..userfile import read_text, write_text
 
 __all__ = ["run_dockerfile"]
@@ -21,6 +21,7 @@ def run_dockerfile(
     *,
     profile: Optional[str] = None,
     base_image: Optional[str] = None,
+    gpu_capabilities: tuple[tuple[int, int], ...] = (),
     out: Optional[Callable[[str], object]] = None,
     err: Callable[[str], None] = lambda text: print(text, file=sys.stderr),
 ) -> int:
@@ -30,7 +31,8 @@ def run_dockerfile(
 
     policy, choice = choose(profile, target=False)  # an image to build: no interpreter to read torch from
     err(f"envcheck dockerfile: {profile_line(choice)}")
-    text = render_dockerfile(policy, base_image)
+    target = image_target(policy, tuple(dict.fromkeys(gpu_capabilities)), err)
+    text = render_dockerfile(policy, base_image, target)
     if output is None:
         (out or sys.stdout.write)(text)
         return 0
@@ -44,6 +46,28 @@ def run_dockerfile(
             "and wheels/")
     err(f"envcheck dockerfile: wrote {output} for profile {policy.id}; put pylock.toml and wheels/ beside it and run docker build")
     return 0
+
+
+def image_target(policy, capabilities: tuple[tuple[int, int], ...], err: Callable[[str], None]) -> Optional[ImageTarget]:
+    """The GPUs given and the compile target their image sets (cutedsl.arch's remedy): one value per image, so GPUs of
+    two targets are refused (exit 2); a profile with no target for them sets none, and says so."""
+    from ..judge.target import target_remedy
+    from ..model import capability_text
+
+    if not capabilities:
+        return None
+    texts = tuple(capability_text(cc) for cc in capabilities)
+    rule = policy.compile_target
+    targets = {cc: rule.target_for(cc) for cc in capabilities} if rule is not None else {}
+    if len(set(targets.values())) > 1:
+        raise UsageError("--gpu-capability: an image sets one " + rule.variable + ", and these GPUs have different targets ("
+                         + ", ".join(f"{capability_text(cc)}: {t}" for cc, t in targets.items()) + "): build one image per target")
+    found = next(iter(targets.values()), None)
+    if found is None:
+        err(f"envcheck dockerfile: note: profile {policy.id} names no compile target for compute capability "
+            f"{', '.join(texts)}: the image sets none")
+        return ImageTarget(texts)
+    return ImageTarget(texts, target_remedy(rule.variable, found).environment)
 
 
 def _keep_or_create(path: Path, text: str, what: str) -> str:

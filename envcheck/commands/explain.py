@@ -15,6 +15,7 @@ import stat
 import sys
 from typing import IO, Optional, TextIO
 
+from ..causes.candidates import CandidateReader
 from ..causes.log import Explained, LogReader, scan
 from ..errors import UsageError
 from ..render.explain import render_text, to_dict
@@ -53,9 +54,11 @@ def run_explain(
     else:
         ctx, choose = None, by_the_log
     name, stream = _open(source, stdin)
+    autotuned = CandidateReader()
     try:
         reader = LogReader(stream)
-        causes = scan(reader, ctx, libraries=among.libraries, choose=choose)
+        causes = scan(reader, ctx, lambda block: autotuned.block(block.first, block.lines, block.text),
+                      libraries=among.libraries, choose=choose)
         choice = chosen_by_log[0] if chosen_by_log else choice
     except UsageError as exc:  # binary: named here, where the name is known
         raise UsageError(f"{'standard input' if name == '-' else name}: {exc}") from None
@@ -67,7 +70,7 @@ def run_explain(
     redact = Redactor()
     # Redacted before it is rendered, as doctor's report is: a home path becomes ~/..., which a printed command then
     # leaves for the shell to expand.
-    explained = redact.deep(Explained(name, causes, reader.lines_read, report))
+    explained = redact.deep(Explained(name, causes, reader.lines_read, report, autotuned.end()))
     text = json.dumps(to_dict(explained, choice), indent=2) + "\n" if as_json else render_text(explained, choice)
     out.write(redact(text))
     return explained.exit_code

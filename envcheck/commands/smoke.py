@@ -27,13 +27,19 @@ def smoke_command(
     allow_skip: bool = False,
     cache_dir: Optional[Path] = None,
     library: bool = False,
+    layout: str = "linear",
     out: Optional[TextIO] = None,
     err: Optional[TextIO] = None,
     output: Optional[Path] = None,
 ) -> int:
     """`envcheck smoke`: gather, run, print (or write `output` atomically). 0 pass or warn; 1 fail, or skipped
-    (no GPU) unless allow_skip. library: `--library`, the profile's kernel library called directly, not Inductor."""
+    (no GPU) unless allow_skip. library: `--library`, the profile's kernel library called directly, not Inductor.
+    layout: `--layout`, the layouts of B proved (linear, row-major or both: a GEMM each)."""
     err = err or sys.stderr
+    from ..bench.shapes import parse_layout
+    from ..smoke.run import SmokeShape
+
+    shape = SmokeShape(layouts=parse_layout(layout))  # a bad --layout is exit 2 before anything runs
     from ..diagnose import run_facts
     from ..profile import candidates
     from ..gather.target import require_interpreter, resolve_python
@@ -45,7 +51,7 @@ def smoke_command(
     say = progress(err)
     say(profile_line(choice))
     result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, library=library,
-                       progress=say)
+                       shape=shape, progress=say)
     if as_json:
         emit(json.dumps(smoke_data(result, choice, target), indent=2) + "\n", output, out)
     else:

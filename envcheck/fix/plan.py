@@ -3,7 +3,8 @@
 Pure: make_plan reads findings, facts and the policy and returns a Plan; it runs nothing and writes nothing. The
 steps come from the planners (planners.py), one per kind of step, in a fixed order; they are imported only when a
 plan is made. What cannot be done from user space (the driver, an interpreter older than the policy's) becomes an
-Instruction. plan_blockers says, before any plan is made, why none could run: doctor asks it first.
+Instruction, and so does a variable the job's environment must set (CUTE_DSL_ARCH), even where its check only
+warns. plan_blockers says, before any plan is made, why none could run: doctor asks it first.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Mapping, Optional, Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from ..model import Facts, Finding, Interpreter
+from ..model import Facts, Finding, Interpreter, Status
 from ..paths import default_cutlass_dir
 from ..profile import Policy
 from .steps import Instruction, Plan, PlanOptions
@@ -25,7 +26,7 @@ __all__ = ["make_plan", "plan_blockers", "cutlass_folder"]
 def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options: PlanOptions) -> Plan:
     failing = [f for f in findings if f.status.is_problem]
     failing_ids = tuple(f.id for f in failing)
-    manual = tuple(_manual(f, policy, options) for f in failing if f.remedy is None or not f.remedy.steps)
+    manual = tuple(_manual(f, policy, options) for f in findings if _needs_you(f))
     blocked = plan_blockers(findings, facts, policy)
     interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
     if interpreter is None:
@@ -87,6 +88,15 @@ def _version_ok(text: str, policy: Policy) -> bool:
         return policy.python.contains(Version(text), prereleases=True)
     except InvalidVersion:
         return False
+
+
+def _needs_you(finding: Finding) -> bool:
+    """A person's to do: a failure the fixer has no step for, and any finding (a warning's too) whose remedy is a
+    variable to set where the job starts (fix never writes a job's environment)."""
+    remedy = finding.remedy
+    if finding.status.is_problem:
+        return remedy is None or not remedy.steps
+    return finding.status is not Status.PASS and remedy is not None and bool(remedy.environment)
 
 
 def _manual(finding: Finding, policy: Policy, options: PlanOptions) -> Instruction:

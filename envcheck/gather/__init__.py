@@ -47,6 +47,7 @@ class Sources:
     timeout: float = 30.0
     modules: tuple[str, ...] = field(default_factory=_default_modules)  # what the probe locates (the profile's)
     gpu_capabilities: tuple[tuple[int, int], ...] = ()  # --gpu-capability: GPUs to judge for, as if present
+    variables: tuple[str, ...] = ()  # the environment variables the profiles judge (Policy.variables)
 
     @classmethod
     def for_policy(
@@ -62,6 +63,7 @@ class Sources:
             cutlass_subdir=source.subdir if source else "",
             cutlass_module=source.module if source else "",
             modules=policy.probe_modules,
+            variables=policy.variables,
         )
 
 
@@ -151,6 +153,7 @@ def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
         cuda_visible_devices=sources.env.get("CUDA_VISIBLE_DEVICES"),
         timings=tuple((name, round(t - start, 3)) for name, t in sorted(timings.items())),
         given_gpus=gpus_given(sources.gpu_capabilities),
+        environment=tuple((name, sources.env[name]) for name in sources.variables if name in sources.env),
         paths=paths,
         system=system,
     )

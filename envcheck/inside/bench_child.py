@@ -7,14 +7,16 @@ imported by envcheck itself except by tests. So: standard library only at module
 
     python bench_child.py --plan plan.json [--code-dir DIR] [--lookup-marker FILE]
 
-plan.json: {"shapes": [{"m", "n", "k", "label"}], "dtype", "backends": [{"name", "backends"}], "budget_s",
+plan.json: {"shapes": [{"m", "n", "k", "label", "layout"}], "dtype", "backends": [{"name", "backends"}], "budget_s",
 "noise_target", "time_cap_s", "seed", "library", "top_k"}. The backends are compiled in the plan's order; the first
 is measured again at the end of each shape (the repeat). With "library": cuBLAS, then the library's candidates,
 ranked by nvMatmulHeuristics and cut to "top_k" (null: every candidate; library.rank).
 
-It speaks envcheck/inside/protocol.py: `envcheck-bench: phase NAME +SECONDS` progress lines on stderr; on stdout one
-`ENVCHECK-BENCH-ROW {json}` line per (shape, backend) as soon as it is measured (ROW_SCHEMA), so that a run killed by
-its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end (RESULT_SCHEMA).
+It speaks envcheck/inside/protocol.py: `envcheck-bench: phase NAME +SECONDS` progress lines on stderr; on stdout an
+`ENVCHECK-BENCH-COMPILED {"shape", "backend"}` line after each compile (Inductor's autotuning of it is in the log
+above it: envcheck/causes/candidates.py reads it), one `ENVCHECK-BENCH-ROW {json}` line per (shape, backend) as soon as
+it is measured (ROW_SCHEMA; a shape's rows are timed back to back once all of them are compiled), so that a run killed
+by its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end (RESULT_SCHEMA).
 How a kernel is timed: envcheck/inside/timing.py.
 """
 
@@ -27,7 +29,6 @@ import re
 import sys
 import time
 import traceback
-import types
 
 try:  # imported as envcheck.inside.bench_child by envcheck's own process (tests)
     from . import gemm, library, lookup, protocol, timing
@@ -50,7 +51,7 @@ RESULT_SCHEMA = (
 )
 
 ROW_SCHEMA = (
-    "shape",  # {"m", "n", "k", "label"}
+    "shape",  # {"m", "n", "k", "label", "layout"}: as the plan gave it (layout: gemm.LAYOUTS)
     "backend",  # the name shown: "ATEN", "TRITON", "NVGEMM", "mix"
     "backends",  # what max_autotune_gemm_backends was set to
     "repeat",  # true: a second measurement of an already measured backend, for run-to-run noise
@@ -74,6 +75,8 @@ ROW_SCHEMA = (
     "window",  # [time.time() at the start, at the end] of the timed part: matched with NVML samples
 )
 
+
+LOADED_GAP_S = 0.05  # a row timed within this of the last GPU-bound one finds the GPU in its sustained state
 
 _TRITON_KERNEL = re.compile(r"async_compile\.triton\(\s*['\"]([A-Za-z0-9_]+)['\"]")
 
@@ -102,17 +105,6 @@ def classify(code, backend):
 # One measurement
 
 
-def fresh_gemm(torch, tag):
-    """out = x @ y as a function with a code object of its own: Dynamo caches compiled code per code object, so
-    the backends of one shape must not share one (the second would reuse the first's)."""
-
-    def gemm(x, y):
-        return torch.mm(x, y)
-
-    code = gemm.__code__.replace(co_name="gemm_" + "".join(c if c.isalnum() else "_" for c in tag))
-    return types.FunctionType(code, gemm.__globals__, code.co_name, None, gemm.__closure__)
-
-
 def compile_gemm(torch, backends, a, b):
     """(compiled function, its first output, Inductor's generated code, seconds, cache counters that moved).
 
@@ -132,7 +124,7 @@ def compile_gemm(torch, backends, a, b):
     before = gemm.counters()
     began = time.perf_counter()
     with inductor_config.patch(settings), mock.patch.object(GraphLowering, "save_output_code", save_output_code):
-        compiled = torch.compile(fresh_gemm(torch, backends), fullgraph=True, dynamic=False)
+        compiled = torch.compile(gemm.fresh_gemm(torch, backends), fullgraph=True, dynamic=False)
         out = compiled(a, b)
         torch.cuda.synchronize()
     seconds = time.perf_counter() - began
@@ -146,7 +138,8 @@ def inductor_gemm(torch, ctx, shape, name, backends, a, b):
     compiled, out, code, seconds, moved = compile_gemm(torch, backends, a, b)
     fields = {"compile_s": round(seconds, 3), "cache": moved}
     if ctx["code_dir"]:
-        stem = "%dx%dx%d-%s-%s" % (shape["m"], shape["n"], shape["k"], shape["label"], name)
+        stem = "%dx%dx%d-%s-%s-%s" % (shape["m"], shape["n"], shape["k"], shape.get("layout") or gemm.ROW_MAJOR,
+                                     shape["label"], name)
         path = os.path.join(ctx["code_dir"], re.sub(r"[^A-Za-z0-9_.-]+", "_", stem) + ".py")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(code)
@@ -155,32 +148,14 @@ def inductor_gemm(torch, ctx, shape, name, backends, a, b):
     return (lambda: compiled(a, b)), out, fields
 
 
-def library_kernel(torch, kernel, module, out):
-    """prepare() for one kernel of the library called directly: compile it, run it once into a poisoned output."""
-    began = time.perf_counter()
-    compiled = kernel.compile()
-    seconds = time.perf_counter() - began
-    out.fill_(float("nan"))  # an element the kernel does not write fails the check
-
-    def call():
-        kernel.run(compiled)
-        return out
-
-    call()
-    torch.cuda.synchronize()
-    return call, out, {"compile_s": round(seconds, 3), "choice": module, "kernel": kernel.name}
-
-
-def measure(torch, ctx, shape, name, backends, inputs, prepare, repeat=False):
-    """One row: prepare() (compile, or the function already measured, for a repeat), check, time.
-
-    prepare() returns (call, the first output to check or None, row fields). Errors become the row's status.
-    Returns (row, call or None)."""
+def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
+    """A row's first half: prepare() (compile, or the function already measured, for a repeat) and the check of its
+    first output. prepare() returns (call, the first output to check or None, row fields). Errors become the row's
+    status. Returns (row, call or None: nothing to time)."""
     row = dict.fromkeys(ROW_SCHEMA)
     row.update(shape=shape, backend=name, backends=backends, repeat=repeat, status="error")
     a, b, reference, max_ref = inputs
     atol, rtol = gemm.TOLERANCES[ctx["dtype"]]
-    call = None
     try:
         call, out, fields = prepare()
         row.update(fields)
@@ -193,26 +168,42 @@ def measure(torch, ctx, shape, name, backends, inputs, prepare, repeat=False):
                 row["reason"] = "max |out - ref| = %.4g exceeds atol %g + rtol %g * max|ref| (%.4g)" % (
                     max_error, atol, rtol, max_ref)
                 return row, None
+    except Exception as exc:  # noqa: BLE001 - one backend's failure is that row's result, the run goes on
+        _failed(row, exc)
+        return row, None
+    return row, call
+
+
+def time_row(torch, ctx, row, call):
+    """A row's second half: the kernel time, then (not for a repeat) do_bench and the call time; errors become the
+    row's status. The GPU counts as sustained where the last row timed loaded it moments ago (LOADED_GAP_S)."""
+    try:
         row["window"] = [time.time(), None]
+        sustained = time.perf_counter() - ctx["loaded_at"] < LOADED_GAP_S
         row["kernel_ms"] = timing.kernel_time(torch, call, ctx["flush"], ctx["cycles_per_ms"], ctx["time_cap_s"],
-                                              ctx["noise_target"])
-        if not repeat:
+                                              ctx["noise_target"], sustained=sustained)
+        if not row["repeat"]:
             if ctx["do_bench"] is not None:  # right after, so that the GPU is in the state it was timed in
-                row["do_bench_ms"] = ctx["do_bench"](call, warmup=25, rep=100, return_mode="median")
+                row["do_bench_ms"] = ctx["do_bench"](call, return_mode="median", **timing.DO_BENCH)
             row["call_ms"], row["host_ms"], row["call_spread"] = timing.call_time(torch, call)
         row["window"][1] = time.time()
-        if not repeat and ctx["profile_kernels"]:
+        if row["kernel_ms"]["mode"] == "back-to-back":
+            ctx["loaded_at"] = time.perf_counter()
+        if not row["repeat"] and ctx["profile_kernels"]:
             try:
                 row["device_kernels"] = timing.device_kernels(torch, call)
             except Exception as exc:  # the profiler is a witness, not the measurement
                 row["device_kernels"] = ["(profiler failed: %s)" % str(exc)[:200]]
         row["status"] = "ok"
     except Exception as exc:  # noqa: BLE001 - one backend's failure is that row's result, the run goes on
-        row["reason"] = "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:500] if str(exc) else "")
-        row["error"] = {"type": type(exc).__module__ + "." + type(exc).__qualname__, "message": str(exc)[:4000]}
-        sys.stderr.write(traceback.format_exc())
-        call = None
-    return row, call
+        _failed(row, exc)
+
+
+def _failed(row, exc):
+    row["status"] = "error"
+    row["reason"] = "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:500] if str(exc) else "")
+    row["error"] = {"type": type(exc).__module__ + "." + type(exc).__qualname__, "message": str(exc)[:4000]}
+    sys.stderr.write(traceback.format_exc())
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -263,6 +254,7 @@ def bench(plan, args, run):
         # The CUDA profiler names the kernels that really ran (cuBLAS's too), but it may leave CUPTI hooked into
         # every later launch, which would inflate host_ms: opt-in, ENVCHECK_BENCH_PROFILE_KERNELS=1.
         "profile_kernels": os.environ.get("ENVCHECK_BENCH_PROFILE_KERNELS") == "1",
+        "loaded_at": float("-inf"),  # when a row last kept the GPU busy (time_row)
     }
     result["sleep_cycles_per_ms"] = round(ctx["cycles_per_ms"])
     result["method"] = timing.METHOD
@@ -277,23 +269,38 @@ def bench(plan, args, run):
             for backend in backends:
                 _skip(run, shape, backend, "the time budget (%g s) ran out before this shape" % budget)
             continue
-        a, b = gemm.operands(torch, shape["m"], shape["n"], shape["k"], dtype, device, generator)
+        a, b = gemm.operands(torch, shape["m"], shape["n"], shape["k"], dtype, device, generator,
+                             shape.get("layout") or gemm.ROW_MAJOR)
         reference = a.float() @ b.float()
         inputs = (a, b, reference, reference.abs().max().item())
+        # Every row compiled first (each compile marked on stdout, so that the parent knows which autotuning in the
+        # log was whose), then timed back to back: the GPU stays in its sustained state from one row to the next.
+        rows = []
         for backend, prepare in _plan_rows(torch, ctx, plan, shape, a, b, calls, result["candidates"]):
+            repeat = backend.get("repeat", False)
             if run.elapsed() >= budget:
-                if not backend.get("repeat"):
-                    _skip(run, shape, backend, "the time budget (%g s) ran out" % budget)
+                if not repeat:
+                    rows.append((_skipped(shape, backend, "the time budget (%g s) ran out" % budget), None))
                 continue
-            row, call = measure(torch, ctx, shape, backend["name"], backend["backends"], inputs, prepare,
-                                repeat=backend.get("repeat", False))
+            row, call = prepare_row(ctx, shape, backend["name"], backend["backends"], inputs, prepare, repeat)
+            if not repeat:
+                run.emit(protocol.BENCH_COMPILED, {"shape": shape, "backend": backend["name"]})
             if call is not None:
                 calls.setdefault(backend["name"], call)
+            rows.append((row, call))
+        run.phase("time %d/%d" % (index + 1, len(plan["shapes"])))
+        for row, call in rows:
+            if call is not None:
+                if run.elapsed() >= budget:
+                    row.update(status="skipped", reason="the time budget (%g s) ran out before it was timed" % budget)
+                else:
+                    time_row(torch, ctx, row, call)
             run.emit(protocol.BENCH_ROW, row)
             sys.stderr.write("envcheck-bench: row %s %s %s %s %s\n" % (
-                shape["label"], backend["name"] + (" (repeat)" if backend.get("repeat") else ""),
+                shape["label"], row["backend"] + (" (repeat)" if row["repeat"] else ""),
                 row.get("kernel") or "", row["status"],
                 "%.4f ms" % row["kernel_ms"]["median"] if row.get("kernel_ms") else row.get("reason") or ""))
+        del rows
         del a, b, reference, inputs
         calls.clear()
         torch._dynamo.reset()
@@ -307,34 +314,11 @@ def bench(plan, args, run):
 def _plan_rows(torch, ctx, plan, shape, a, b, calls, chosen):
     """(backend, prepare) for each row of a shape, in order, ending with the repeat of the first one measured.
 
-    Through Inductor: each backend of the plan. With plan["library"]: cuBLAS called directly (torch.mm into a
-    buffer), then the candidate kernels the library offers for this GEMM (library.candidates), nvMatmulHeuristics'
-    best plan["top_k"] of them (library.rank; every one where top_k is null or the heuristic is missing); how they
-    were chosen goes into `chosen`, once per distinct sentence."""
+    Through Inductor: each backend of the plan. With plan["library"]: cuBLAS, then the library's kernels called
+    directly (library.bench_rows says which)."""
     if plan.get("library"):
-        module = plan["library"]
-        out = torch.empty(shape["m"], shape["n"], device=a.device, dtype=a.dtype)
-        cublas = {"name": "cuBLAS", "backends": "torch.mm"}
-
-        def direct():
-            call = lambda: torch.mm(a, b, out=out)  # noqa: E731
-            call()
-            return call, out, {"choice": "cuBLAS", "kernel": "torch.mm (cuBLAS)"}
-
-        yield cublas, direct
-        try:
-            kernels = library.candidates(module, a, b, out, tuple(ctx["capability"]))
-            kernels, how = library.rank(kernels, shape["m"], shape["n"], shape["k"], ctx["dtype"], plan.get("top_k"))
-            if how not in chosen:
-                chosen.append(how)
-        except Exception as exc:  # noqa: BLE001 - the library itself failed: one row says so
-            def failing(exc=exc):
-                raise exc
-            yield {"name": module, "backends": module}, failing
-            kernels = []
-        for kernel in kernels:
-            yield {"name": module, "backends": module}, (lambda kernel=kernel: library_kernel(torch, kernel, module, out))
-        first = cublas
+        first = yield from library.bench_rows(torch, plan["library"], a, b, shape, tuple(ctx["capability"]),
+                                              ctx["dtype"], plan.get("top_k"), chosen)
     else:
         for backend in plan["backends"]:
             yield backend, (lambda backend=backend: inductor_gemm(
@@ -344,11 +328,15 @@ def _plan_rows(torch, ctx, plan, shape, a, b, calls, chosen):
         yield dict(first, repeat=True), (lambda: (calls[first["name"]], None, {}))
 
 
-def _skip(run, shape, backend, reason):
+def _skipped(shape, backend, reason):
     row = dict.fromkeys(ROW_SCHEMA)
     row.update(shape=shape, backend=backend["name"], backends=backend["backends"], repeat=False, status="skipped",
                reason=reason)
-    run.emit(protocol.BENCH_ROW, row)
+    return row
+
+
+def _skip(run, shape, backend, reason):
+    run.emit(protocol.BENCH_ROW, _skipped(shape, backend, reason))
 
 
 def main(argv=None):

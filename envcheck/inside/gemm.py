@@ -8,6 +8,7 @@ passed in, or imported inside a function.
 from __future__ import annotations
 
 import re
+import types
 
 try:  # imported as envcheck.inside.gemm by envcheck's own process (tests)
     from . import protocol
@@ -67,11 +68,56 @@ def compare(out, reference, max_ref, dtype):
     return max_error, max_error == max_error and within_tolerance(max_error, max_ref, dtype)
 
 
-def operands(torch, m, n, k, dtype, device, generator):
-    """The inputs of one GEMM: a (m x k) and b (k x n), random normal from the generator."""
+# How B of out = a @ b is stored (a is always row-major, strides [K, 1]), by the names bench and smoke take:
+# "linear": nn.Linear's weight as it is stored, W [N, K] row-major, used as b = W.t() (x @ W.T): strides [1, K],
+# what Inductor hands the `_tnt_` operators (STACK.md section 9); "row-major": b [K, N] row-major, strides [N, 1],
+# the `_ttt_` operators. A result line without a layout was row-major: every run before layouts were named.
+LINEAR, ROW_MAJOR = "linear", "row-major"
+LAYOUTS = (LINEAR, ROW_MAJOR)
+
+
+def operands(torch, m, n, k, dtype, device, generator, layout=ROW_MAJOR):
+    """The inputs of one GEMM: a (m x k) row-major and b (k x n) stored as `layout` says, random normal from the
+    generator (the values are exact in dtype: the fp32 reference of a @ b is taken from these very tensors)."""
     a = torch.randn(m, k, device=device, dtype=dtype, generator=generator)
-    b = torch.randn(k, n, device=device, dtype=dtype, generator=generator)
+    if layout == LINEAR:
+        b = torch.randn(n, k, device=device, dtype=dtype, generator=generator).t()
+    elif layout == ROW_MAJOR:
+        b = torch.randn(k, n, device=device, dtype=dtype, generator=generator)
+    else:
+        raise ValueError("layout %r: expected one of %s" % (layout, ", ".join(LAYOUTS)))
     return a, b
+
+
+def layout_of(a_strides, b_strides, m, n, k):
+    """The layout name of a 2-D GEMM a (m x k) @ b (k x n) from its operands' strides, or None where it is neither
+    (a not row-major, or b in a layout bench does not build). Rows may be padded (a leading stride above the row's
+    length); a dimension of size 1 may carry any stride."""
+    def row_major(strides, rows, cols):
+        return (cols == 1 or strides[1] == 1) and (rows == 1 or strides[0] >= cols)
+
+    def column_major(strides, rows, cols):
+        return (rows == 1 or strides[0] == 1) and (cols == 1 or strides[1] >= rows)
+
+    if not row_major(a_strides, m, k):
+        return None
+    if row_major(b_strides, k, n):
+        return ROW_MAJOR
+    if column_major(b_strides, k, n):
+        return LINEAR
+    return None
+
+
+def fresh_gemm(torch, tag):
+    """out = x @ y as a function with a code object of its own: Dynamo caches compiled code per code object, so
+    GEMMs compiled one after another (bench's backends of one shape, smoke's layouts) must not share one (the
+    second would reuse the first's)."""
+
+    def gemm(x, y):
+        return torch.mm(x, y)
+
+    code = gemm.__code__.replace(co_name="gemm_" + "".join(c if c.isalnum() else "_" for c in tag))
+    return types.FunctionType(code, gemm.__globals__, code.co_name, None, gemm.__closure__)
 
 
 def versions(torch):
@@ -113,7 +159,10 @@ def inductor_settings(backends, **more):
 
     settings = {"max_autotune": True, "max_autotune_gemm_backends": backends, "fx_graph_cache": True}
     settings.update(more)
-    for optional, value in (("autotune_local_cache", True), ("autotune_fallback_to_aten", False)):
+    # autotune_num_choices_displayed None: Inductor's table lists every choice it timed (10 by default), so that
+    # envcheck counts every NVGEMM candidate left (envcheck/causes/candidates.py reads the log).
+    for optional, value in (("autotune_local_cache", True), ("autotune_fallback_to_aten", False),
+                            ("autotune_num_choices_displayed", None)):
         if hasattr(inductor_config, optional):  # not every torch has every knob
             settings[optional] = value
     return settings

@@ -32,11 +32,17 @@ convention, which is code: one adapter per library API below, keyed by module na
 
 from __future__ import annotations
 
+import time
+
 __all__ = ["LibraryKernel", "UnknownLibrary", "LIBRARIES", "candidates", "inductor_target_sm", "library_version",
-           "rank", "heuristic_order", "HEURISTICS"]
+           "rank", "heuristic_order", "bench_rows", "HEURISTICS"]
 
 HEURISTICS = "nvMatmulHeuristics"
 _PRECISION = {"bfloat16": "TST", "float16": "HSH"}  # Inductor's {A}{accumulator}{out}, cuBLAS letters (T: bf16)
+# The layout of a and b as nvMatmulHeuristics names it, by bench's layout name (a is row-major in both): "T" for a
+# row-major operand, "N" for a column-major one, as Inductor maps them (torch 2.14.1
+# _inductor/heuristics/template/nv_universal_gemm.py:283-289, _get_layout_enum)
+_LAYOUT = {"row-major": "TT_ROW_MAJOR", "linear": "TN_ROW_MAJOR"}
 
 
 class UnknownLibrary(ValueError):
@@ -161,9 +167,10 @@ def library_version(library):
         return None
 
 
-def heuristic_order(keys, m, n, k, dtype, gpu=None):
-    """The distinct keys among `keys` in nvMatmulHeuristics' order for out(m x n) = a(m x k) @ b(k x n), both
-    row-major, best estimated runtime first: [(key, seconds)]. Keys it does not propose are left out. gpu: one of
+def heuristic_order(keys, m, n, k, dtype, gpu=None, layout="row-major"):
+    """The distinct keys among `keys` in nvMatmulHeuristics' order for out(m x n) = a(m x k) @ b(k x n), a row-major
+    and b stored as `layout` says (bench's names: "row-major", "linear"), best estimated runtime first:
+    [(key, seconds)]. Keys it does not propose are left out. gpu: one of
     nvMatmulHeuristics.NvMatmulHeuristicsNvidiaGpu by name ("H200_SXM") to rank for a GPU that is not here; None
     for the one present. ImportError when nvMatmulHeuristics is not installed."""
     import nvMatmulHeuristics as nvmmh
@@ -185,12 +192,12 @@ def heuristic_order(keys, m, n, k, dtype, gpu=None):
         return 1 if as_key(kernel.cta, kernel.cluster) in valid else 0
 
     precision = _PRECISION.get(dtype, "HSH")
-    layout = nvmmh.NvMatmulHeuristicsMatmulLayout["TT_ROW_MAJOR"]
+    matmul_layout = nvmmh.NvMatmulHeuristicsMatmulLayout[_LAYOUT[layout]]
     try:
         handle.setBackendCallbackProperty(
             backend, nvmmh.NvMatmulHeuristicsBackendPropertyCallbackKind.KERNEL_ADDITIONAL_VALIDITY_CHECK, validity)
-        handle.loadInternalDiscoverySet(layout, precision=precision)
-        problem = handle.makeNvMatmulHeuristicsProblem(m, n, k, layout, batch_size=1)
+        handle.loadInternalDiscoverySet(matmul_layout, precision=precision)
+        problem = handle.makeNvMatmulHeuristicsProblem(m, n, k, matmul_layout, batch_size=1)
         # it proposes a shape once per stage count and split: ask for enough that every valid shape can come
         proposed = handle.getEx(problem, 8 * len(valid), backend, precision=precision) or []
     finally:
@@ -204,7 +211,7 @@ def heuristic_order(keys, m, n, k, dtype, gpu=None):
     return order
 
 
-def rank(kernels, m, n, k, dtype, count):
+def rank(kernels, m, n, k, dtype, count, layout="row-major"):
     """(the kernels to time, a sentence saying how they were chosen): nvMatmulHeuristics' best `count` of them
     (every kernel of a proposed shape, in the heuristic's order, then cut to `count`), or, where the heuristic is
     not installed, fails or proposes none of them, all of them in the library's order, with the reason. count None:
@@ -216,7 +223,7 @@ def rank(kernels, m, n, k, dtype, count):
     if not keyed:
         return kernels, "every candidate (%d): none names its tile and cluster shape" % len(kernels)
     try:
-        order = heuristic_order([kernel.key for kernel in keyed], m, n, k, dtype)
+        order = heuristic_order([kernel.key for kernel in keyed], m, n, k, dtype, layout=layout)
     except ImportError:
         return kernels, "every candidate (%d): %s is not installed" % (len(kernels), HEURISTICS)
     except Exception as exc:  # noqa: BLE001 - the heuristic failing is no reason to time nothing
@@ -226,3 +233,48 @@ def rank(kernels, m, n, k, dtype, count):
     if not ranked:
         return kernels, "every candidate (%d): %s proposed none of them" % (len(kernels), HEURISTICS)
     return ranked[:count], "%s' top %d of %d candidates" % (HEURISTICS, min(count, len(ranked)), len(kernels))
+
+
+def _kernel_row(torch, kernel, module, out):
+    """prepare() for one kernel of the library called directly: compile it, run it once into a poisoned output."""
+    began = time.perf_counter()
+    compiled = kernel.compile()
+    seconds = time.perf_counter() - began
+    out.fill_(float("nan"))  # an element the kernel does not write fails the check
+
+    def call():
+        kernel.run(compiled)
+        return out
+
+    call()
+    torch.cuda.synchronize()
+    return call, out, {"compile_s": round(seconds, 3), "choice": module, "kernel": kernel.name}
+
+
+def bench_rows(torch, module, a, b, shape, cc, dtype, top_k, chosen):
+    """The bench child's rows of one shape with the library called directly, as (backend, prepare): cuBLAS
+    (torch.mm into a buffer), then the candidate kernels the library offers for this GEMM (candidates),
+    nvMatmulHeuristics' best top_k of them (rank; every one where top_k is None or the heuristic is missing); how
+    they were chosen goes into `chosen`, once per distinct sentence. Returns the row the repeat times again."""
+    out = torch.empty(shape["m"], shape["n"], device=a.device, dtype=a.dtype)
+    cublas = {"name": "cuBLAS", "backends": "torch.mm"}
+
+    def direct():
+        call = lambda: torch.mm(a, b, out=out)  # noqa: E731
+        call()
+        return call, out, {"choice": "cuBLAS", "kernel": "torch.mm (cuBLAS)"}
+
+    yield cublas, direct
+    try:
+        kernels = candidates(module, a, b, out, cc)
+        kernels, how = rank(kernels, shape["m"], shape["n"], shape["k"], dtype, top_k, shape.get("layout") or "row-major")
+        if how not in chosen:
+            chosen.append(how)
+    except Exception as exc:  # noqa: BLE001 - the library itself failed: one row says so
+        def failing(exc=exc):
+            raise exc
+        yield {"name": module, "backends": module}, failing
+        kernels = []
+    for kernel in kernels:
+        yield {"name": module, "backends": module}, (lambda kernel=kernel: _kernel_row(torch, kernel, module, out))
+    return cublas

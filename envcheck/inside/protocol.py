@@ -1,5 +1,6 @@
 """The line protocol between envcheck and the scripts it runs in the target interpreter (the smoke and bench children).
 
+The children: smoke_child.py, bench_child.py, and for `bench --model` model_record.py and model_time.py.
 While a child works it writes progress lines `PHASE_PREFIX NAME +SECONDS` to stderr; on stdout it writes `PREFIX
 {json}` lines (bench: one row per measurement as soon as it is taken), and at the end exactly one result line,
 whatever happened, so that a log can surround it. A result says ok or not, the last phase reached, the phases' times,
@@ -24,7 +25,12 @@ SMOKE_RESULT = "ENVCHECK-SMOKE-RESULT "
 SMOKE_PHASE = "envcheck-smoke: phase "
 BENCH_RESULT = "ENVCHECK-BENCH-RESULT "
 BENCH_ROW = "ENVCHECK-BENCH-ROW "
+BENCH_COMPILED = "ENVCHECK-BENCH-COMPILED "  # {"shape", "backend"}: a row's compile ended (its autotuning is above)
 BENCH_PHASE = "envcheck-bench: phase "
+MODEL_RECORD = "ENVCHECK-MODEL-RECORD "  # model_record.py's result: the GEMMs a user's model runs
+MODEL_ROW = "ENVCHECK-MODEL-ROW "  # model_time.py: the model compiled with one set of backends, timed
+MODEL_RESULT = "ENVCHECK-MODEL-RESULT "  # model_time.py's result
+MODEL_PHASE = "envcheck-model: phase "
 
 
 class SmokeError(Exception):
@@ -45,6 +51,11 @@ class SmokeWrongResult(SmokeError):
 
 class SmokeNoKernel(SmokeError):
     """The library offers no kernel for this GEMM on this GPU, or none of the ones tried compiled and ran."""
+
+
+class ModelUnusable(SmokeError):
+    """The file `bench --model` names, or its function, cannot be used: no such function, not callable, or what it
+    returns is not (an nn.Module, its example inputs). The user's own code failing is its own error, not this one."""
 
 
 class Recorder:

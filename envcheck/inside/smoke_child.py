@@ -51,16 +51,12 @@ RESULT_SCHEMA = (
     "tried",  # --library runs: [{"kernel", "error"}] for each candidate that failed before the one that ran
     "error",  # null, or {"type", "message", "traceback"}
     "process",  # what the process really loaded: {"libraries": [LIBRARY...], "modules": {name: file}} (loaded.py)
+    "layout",  # the layout of B of the GEMM being proved (the last one started: on a failure, the one that failed)
+    "gemms",  # one per layout proved, in order: {"layout", "kernel", "call", "compile_s", "run_s", "max_error",
+    # "code"}; the top-level kernel, call, compile_s, run_s, max_error and code are the first one's
 )
-
-
-def _traced(torch):
-    """The function torch.compile traces: x @ y (Dynamo sees it as `gemm`)."""
-
-    def gemm(x, y):
-        return torch.mm(x, y)
-
-    return gemm
+# What each layout's entry of "gemms" holds (the top-level fields of the same names are the first layout's)
+GEMM_FIELDS = ("layout", "kernel", "call", "compile_s", "run_s", "max_error", "code")
 
 
 def _compile_and_capture(torch, compiled, a, b, backends):
@@ -102,24 +98,43 @@ def _cuda_device(torch, result):
     return device
 
 
-def _inputs(torch, args, device):
+def _inputs(torch, args, device, layout):
     generator = torch.Generator(device=device).manual_seed(0)
-    return gemm.operands(torch, args.m, args.n, args.k, getattr(torch, args.dtype), device, generator)
+    return gemm.operands(torch, args.m, args.n, args.k, getattr(torch, args.dtype), device, generator, layout)
+
+
+def _proved(result, layouts, proofs, layout, **fields):
+    """Record one layout's proof: in "gemms", and at the top level for the first layout."""
+    entry = dict.fromkeys(GEMM_FIELDS)
+    entry.update(layout=layout, **fields)
+    proofs.append(entry)
+    if layout == layouts[0]:
+        result.update({k: v for k, v in entry.items() if k != "layout"})
+
+
+def _code_path(code_out, layouts, layout):
+    """Where one layout's generated code goes: code_out itself for a single layout, else code_out-LAYOUT.py."""
+    if not code_out or len(layouts) == 1:
+        return code_out
+    stem, dot, suffix = code_out.rpartition(".")
+    return "%s-%s.%s" % (stem, layout, suffix) if dot else "%s-%s" % (code_out, layout)
 
 
 def _check(torch, out, a, b, args, result):
-    """Compare out with the fp32 reference of a @ b; SmokeWrongResult outside the dtype's tolerance."""
+    """Compare out with the fp32 reference of a @ b; SmokeWrongResult outside the dtype's tolerance (the failing
+    max error left in the result). Returns the max error."""
     reference = a.float() @ b.float()
     max_ref = reference.abs().max().item()
     max_error, ok = gemm.compare(out, reference, max_ref, args.dtype)
     atol, rtol = gemm.TOLERANCES[args.dtype]
-    result["max_error"] = max_error
     result["tolerance"] = {"atol": atol, "rtol": rtol}
     if not ok:
+        result["max_error"] = max_error
         raise protocol.SmokeWrongResult(
             "max |out - ref| = %.4g exceeds %s's tolerance atol=%g + rtol=%g * max|ref| (%.4g)"
             % (max_error, args.dtype, atol, rtol, max_ref)
         )
+    return max_error
 
 
 def smoke(args, run):
@@ -137,40 +152,44 @@ def smoke(args, run):
         for module in _names(args.modules):
             importlib.import_module(module)
 
-    run.phase("inputs")
-    a, b = _inputs(torch, args, device)
-
     kernel_lookup = "inductor"
     if args.lookup_marker and "NVGEMM" in args.backends.split(","):
         run.phase("kernel-lookup")
         kernel_lookup = lookup.seed_kernel_lookup(tuple(result["gpu"]["capability"]), args.lookup_marker, result["versions"])
     result["kernel_lookup"] = kernel_lookup
 
-    run.phase("compile")
-    began = time.perf_counter()
-    compiled = torch.compile(_traced(torch), fullgraph=True, dynamic=False)
-    out, code = _compile_and_capture(torch, compiled, a, b, args.backends)
-    result["compile_s"] = round(time.perf_counter() - began, 3)
-    result["cache"] = gemm.counters()
-    if args.code_out:
-        with open(args.code_out, "w", encoding="utf-8") as handle:
-            handle.write(code)
-        result["code"] = args.code_out
-    call, kernel, fallbacks = gemm.find_kernel(code, args.call_pattern, args.kernel_pattern)
-    result["call"], result["kernel"] = call, kernel
-    if call is None:
-        raise protocol.SmokeFellBack(
-            "Inductor's generated code has no %s call%s"
-            % (args.call_pattern or "async_compile.nv_universal_gemm",
-               ": the GEMM ran on " + " and ".join(fallbacks) if fallbacks else "")
-        )
+    layouts = _names(args.layout)
+    for layout in layouts:  # one GEMM per layout of B, each compiled as a function of its own
+        result["layout"] = layout
+        run.phase("inputs")
+        a, b = _inputs(torch, args, device, layout)
+        run.phase("compile")
+        began = time.perf_counter()
+        compiled = torch.compile(gemm.fresh_gemm(torch, layout), fullgraph=True, dynamic=False)
+        out, code = _compile_and_capture(torch, compiled, a, b, args.backends)
+        compile_s = round(time.perf_counter() - began, 3)
+        result["cache"] = gemm.counters()
+        path = _code_path(args.code_out, layouts, layout)
+        if path:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(code)
+        call, kernel, fallbacks = gemm.find_kernel(code, args.call_pattern, args.kernel_pattern)
+        if layout == layouts[0]:
+            result.update(call=call, kernel=kernel, code=path, compile_s=compile_s)
+        if call is None:
+            raise protocol.SmokeFellBack(
+                "Inductor's generated code has no %s call%s"
+                % (args.call_pattern or "async_compile.nv_universal_gemm",
+                   ": the GEMM ran on " + " and ".join(fallbacks) if fallbacks else "")
+            )
 
-    run.phase("check")
-    _check(torch, out, a, b, args, result)
+        run.phase("check")
+        max_error = _check(torch, out, a, b, args, result)
 
-    run.phase("run")
-    result["run_s"] = _time_calls(torch, compiled, a, b, args.runs)
-    result["cache"] = gemm.counters()
+        run.phase("run")
+        _proved(result, layouts, result["gemms"], layout, kernel=kernel, call=call, compile_s=compile_s,
+                run_s=_time_calls(torch, compiled, a, b, args.runs), max_error=max_error, code=path)
+        result["cache"] = gemm.counters()
     if kernel_lookup == "inductor" and args.lookup_marker:
         lookup.record_full_lookup(args.lookup_marker, result["versions"])
     result["ok"] = True
@@ -193,42 +212,48 @@ def library_smoke(args, run):
         importlib.import_module(module)
     result["versions"][args.library] = library.library_version(args.library)
 
-    run.phase("inputs")
-    a, b = _inputs(torch, args, device)
-    out = torch.empty(args.m, args.n, device=device, dtype=a.dtype)
+    layouts = _names(args.layout)
+    for layout in layouts:
+        result["layout"] = layout
+        run.phase("inputs")
+        a, b = _inputs(torch, args, device, layout)
+        out = torch.empty(args.m, args.n, device=device, dtype=a.dtype)
 
-    run.phase("kernel-lookup")
-    capability = tuple(result["gpu"]["capability"])
-    kernels = library.candidates(args.library, a, b, out, capability)
-    if not kernels:
-        raise protocol.SmokeNoKernel(
-            "%s offers no kernel for a %dx%dx%d %s GEMM on compute capability %d.%d"
-            % ((args.library, args.m, args.n, args.k, args.dtype) + capability)
-        )
-    for kernel in kernels[: max(1, args.tries)]:
-        run.phase("compile")
-        began = time.perf_counter()
-        try:
-            compiled = kernel.compile()
-            result["compile_s"] = round(time.perf_counter() - began, 3)
-            run.phase("check")
-            out.zero_()
-            kernel.run(compiled)
-            torch.cuda.synchronize()
-            _check(torch, out, a, b, args, result)
-        except Exception as exc:  # this candidate failed: the next one may work; all are reported
-            result["tried"].append({"kernel": kernel.name, "error": "%s: %s" % (type(exc).__name__, str(exc)[:2000])})
-            continue
-        result["kernel"] = kernel.name
-        break
-    else:
-        raise protocol.SmokeNoKernel(
-            "none of the first %d of %d kernels %s offers compiled, ran and matched the reference: %s"
-            % (len(result["tried"]), len(kernels), args.library, result["tried"][-1]["error"])
-        )
+        run.phase("kernel-lookup")
+        capability = tuple(result["gpu"]["capability"])
+        kernels = library.candidates(args.library, a, b, out, capability)
+        if not kernels:
+            raise protocol.SmokeNoKernel(
+                "%s offers no kernel for a %dx%dx%d %s GEMM (B %s) on compute capability %d.%d"
+                % ((args.library, args.m, args.n, args.k, args.dtype, layout) + capability)
+            )
+        tried = []
+        for kernel in kernels[: max(1, args.tries)]:
+            run.phase("compile")
+            began = time.perf_counter()
+            try:
+                compiled = kernel.compile()
+                compile_s = round(time.perf_counter() - began, 3)
+                run.phase("check")
+                out.zero_()
+                kernel.run(compiled)
+                torch.cuda.synchronize()
+                max_error = _check(torch, out, a, b, args, result)
+            except Exception as exc:  # this candidate failed: the next one may work; all are reported
+                tried.append({"kernel": kernel.name, "error": "%s: %s" % (type(exc).__name__, str(exc)[:2000])})
+                result["tried"].append(tried[-1])
+                continue
+            break
+        else:
+            raise protocol.SmokeNoKernel(
+                "none of the first %d of %d kernels %s offers compiled, ran and matched the reference: %s"
+                % (len(tried), len(kernels), args.library, tried[-1]["error"])
+            )
 
-    run.phase("run")
-    result["run_s"] = _time_calls(torch, lambda x, y: kernel.run(compiled), a, b, args.runs)
+        run.phase("run")
+        run_s = _time_calls(torch, lambda x, y: kernel.run(compiled), a, b, args.runs)
+        _proved(result, layouts, result["gemms"], layout, kernel=kernel.name, compile_s=compile_s, run_s=run_s,
+                max_error=max_error)
     result["ok"] = True
     run.phase("done")
 
@@ -253,12 +278,14 @@ def parse_args(argv):
     parser.add_argument("--kernel-pattern", default=None, help="regex: the kernel name in the generated code")
     parser.add_argument("--library", default=None, help="call this kernel library directly instead of Inductor")
     parser.add_argument("--tries", type=int, default=4, help="--library: candidates tried before giving up")
+    parser.add_argument("--layout", default=gemm.LINEAR,
+                        help="the layouts of B to prove, comma-separated (%s), one GEMM each" % ", ".join(gemm.LAYOUTS))
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    run = protocol.Recorder(RESULT_SCHEMA, protocol.SMOKE_PHASE, versions={}, cache={})
+    run = protocol.Recorder(RESULT_SCHEMA, protocol.SMOKE_PHASE, versions={}, cache={}, gemms=[])
     profile_path = os.environ.get("ENVCHECK_SMOKE_PROFILE")
     profiler = None
     if profile_path:

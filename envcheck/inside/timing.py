@@ -1,19 +1,19 @@
 """How bench times a kernel, in the target interpreter (torch passed in): for the bench child.
 
 kernel_time follows the method of Triton's do_bench (triton/testing.py, Triton 3.x): L2 flushed before every
-repetition by zeroing a 256 MB buffer, CUDA events around each repetition, the median of about 100 ms of
-repetitions back to back. The warm-up is longer than do_bench's 25 ms where the GPU is the bottleneck: 250 ms of
-flushed calls, because an H200 under a 4096^3 GEMM drops from its 1980 MHz boost clock to 1830-1890 MHz within
-about 100 ms (nvidia-smi every 100 ms: throttle reason sw-power-cap), and a time taken before that is 7-11% faster
-than one taken after (tests/data/bench/README.md): bench times the sustained state that a running model and
-do_bench, called after it, see. When the host launches a call more slowly than the GPU runs it (a Python launch
-path on a small GEMM), back-to-back events would time the host: then each batch of repetitions is queued behind a
-GPU sleep kernel (torch.cuda._sleep) long enough that the host has queued the whole batch before the GPU starts it,
+repetition by zeroing a 256 MB buffer, CUDA events around each repetition, the median of repetitions back to back,
+in rounds of 25 ms until the median is known within 0.5% (PRECISION). The GPU is timed in its sustained state: an
+H200 under a 4096^3 GEMM drops from its 1980 MHz boost clock to 1830-1890 MHz within about 100 ms (nvidia-smi every
+100 ms: throttle reason sw-power-cap), and a time taken before that is 7-11% faster than one taken after
+(tests/data/bench/README.md). So the first row of a shape is warmed up with 150 ms of flushed calls, and the bench
+child times a shape's rows back to back once all of them are compiled, which keeps the GPU in that state: what a
+running model and do_bench see. When the host launches a call more slowly than the GPU runs it (a Python launch path
+on a small GEMM), back-to-back events would time the host: then each batch of repetitions is queued behind a GPU
+sleep kernel (torch.cuda._sleep) long enough that the host has queued the whole batch before the GPU starts it,
 nvbench's "blocking kernel", and the batch is redone with a longer sleep when the sleep ended first. Which case
 applies is decided by ten calls queued behind a sleep, the host's launch time measured where nothing can slow it.
-Rounds repeat until the spread (interquartile range over the median) is under the noise target or the time cap is
-reached. The host's cost shows separately, in call_ms (wall time per call, back to back) and host_ms (CPU time to
-launch one call); do_bench_ms is triton.testing.do_bench on the same compiled function, right after, as a check.
+The host's cost shows separately, in call_ms (wall time per call, back to back) and host_ms (CPU time to launch one
+call); do_bench_ms is triton.testing.do_bench on the same compiled function, right after, as a check.
 
 Standard library only at module level, Python 3.8 syntax (copied into the run folder as envcheck_timing.py).
 """
@@ -23,18 +23,25 @@ from __future__ import annotations
 import time
 
 FLUSH_BYTES = 256 * 1000 * 1000  # do_bench's L2 flush buffer: 256 MB, several times any L2
-WARMUP_MS = 25.0  # do_bench's default warm-up
-SUSTAIN_MS = 250.0  # the warm-up of a GPU-bound call: an H200 under a 4096^3 GEMM leaves its boost clock in ~100 ms
+WARMUP_MS = 5.0  # the warm-up of a row that needs no sustained clock (do_bench's default is 25 ms): caches, lazy loads
+SUSTAIN_MS = 150.0  # the warm-up of a GPU-bound call: an H200 under a 4096^3 GEMM leaves its boost clock in ~100 ms
 MAX_WARMUP_REPS = 4000
 PROBE_REPS = 10  # calls queued behind a sleep to measure the host's launch time
-PROBE_SLEEP_MS = 20.0  # long enough for PROBE_REPS launches of 2 ms each
-REP_MS = 100.0  # do_bench's default time of repetitions
+PROBE_SLEEP_MS = 5.0  # PROBE_REPS launches of 0.5 ms each queue before the GPU starts them
+REP_MS = 25.0  # a round of repetitions back to back (do_bench's default is 100 ms: see PRECISION)
 MIN_REPS = 10
+# A round is enough once the median is known within 0.5% (one standard error of a median, 1.2533 sigma / sqrt(n),
+# sigma ~ IQR / 1.349) or the spread is under the noise target: the verdicts' noise is 1% at least (bench/noise.py),
+# so more repetitions would refine what the rule cannot see. The decode rows behind a blocking kernel (spread ~3.4%,
+# a property of their times) stop at ~40 repetitions instead of running to the time cap.
+PRECISION = 0.005
 MAX_REPS = 2000
 HOST_FAST = 0.5  # the host launches faster than the device runs: host time per repetition under half of device's
 BATCH_MS = 20.0  # device time one batch behind a sleep kernel aims at (when the host is the slower one)
 MAX_BATCH = 50  # reps queued behind one sleep: well under the launch queue
 MAX_SLEEP_MS = 250.0
+CALL_ROUND_S = 0.005  # a round of call_time: 50 calls of a 0.1 ms decode GEMM, 10 of a large one
+DO_BENCH = {"warmup": 2, "rep": 10}  # the cross-check's own warm-up and repetitions (ms): the GPU is warm already
 
 
 def quantile(sorted_values, q):
@@ -97,17 +104,23 @@ def queue_batch(torch, call, flush, count, sleep_ms, cycles_per_ms):
     return [s.elapsed_time(e) for s, e in zip(starts, ends)], host_ms, ahead
 
 
-def kernel_time(torch, call, flush, cycles_per_ms, cap_s, target):
+def median_error(summary):
+    """One standard error of the median, relative to it: 1.2533 sigma / sqrt(n), sigma ~ IQR / 1.349."""
+    return 1.2533 * (summary["q75"] - summary["q25"]) / 1.349 / summary["median"] / summary["reps"] ** 0.5
+
+
+def kernel_time(torch, call, flush, cycles_per_ms, cap_s, target, sustained=False):
     """Device time of call() in ms, L2 flushed before each repetition (the method: see the module docstring).
 
     Five flushed calls give the device time of one repetition (do_bench's estimate); ten more, queued behind a sleep
     kernel, the host's time to launch one, measured where nothing else can slow it down. When the host launches
     faster than the device runs, the GPU is first kept busy for SUSTAIN_MS (it leaves its boost clock within about
-    100 ms of full load: what a running model and do_bench's 100 ms see), then repetitions go back to back for REP_MS
-    at a time, as under do_bench, behind a short sleep so that the host starts ahead. When the host is the slower
-    one, batches of at most MAX_BATCH wait behind a sleep kernel until all of the batch is queued (nvbench's blocking
-    kernel), so that the events time the device only; a batch whose sleep ended before the host finished queueing
-    is redone with a longer sleep. Rounds repeat until the spread is under the target or cap_s is spent."""
+    100 ms of full load: what a running model and do_bench see), unless it is `sustained` already (the bench child
+    times a shape's rows back to back), then repetitions go back to back for REP_MS at a time, as under do_bench,
+    behind a short sleep so that the host starts ahead. When the host is the slower one, batches of at most MAX_BATCH
+    wait behind a sleep kernel until all of the batch is queued (nvbench's blocking kernel), so that the events time
+    the device only; a batch whose sleep ended before the host finished queueing is redone with a longer sleep.
+    Rounds repeat until the median is known within PRECISION or the spread is under the target, or cap_s is spent."""
     for _ in range(3):
         flush.zero_()
         call()
@@ -122,7 +135,7 @@ def kernel_time(torch, call, flush, cycles_per_ms, cap_s, target):
     estimate = max(start.elapsed_time(end) / 5, 1e-3)
     _, host_per_rep, _ = queue_batch(torch, call, flush, PROBE_REPS, PROBE_SLEEP_MS, cycles_per_ms)
     host_fast = host_per_rep < HOST_FAST * estimate
-    warmup_ms = SUSTAIN_MS if host_fast else WARMUP_MS
+    warmup_ms = SUSTAIN_MS if host_fast and not sustained else WARMUP_MS
     warmup_reps = max(1, min(MAX_WARMUP_REPS, int(warmup_ms / estimate)))
     for _ in range(warmup_reps):
         flush.zero_()
@@ -149,7 +162,8 @@ def kernel_time(torch, call, flush, cycles_per_ms, cap_s, target):
             gaps = gaps or not ahead
         samples.extend(batch)
         summary = summarize(samples)
-        if len(samples) >= MIN_REPS and summary["spread"] is not None and summary["spread"] <= target:
+        if len(samples) >= MIN_REPS and summary["spread"] is not None and (
+                summary["spread"] <= target or median_error(summary) <= PRECISION):
             break
         if time.perf_counter() - began >= cap_s:
             break
@@ -160,8 +174,8 @@ def kernel_time(torch, call, flush, cycles_per_ms, cap_s, target):
 
 def call_time(torch, call):
     """(wall ms per call, CPU ms to launch one call, spread of the wall time over the rounds): calls back to back,
-    no flush, median of three rounds of about 20 ms each (sized by a first round of ten calls)."""
-    count, walls, hosts = 10, [], []
+    no flush, median of three rounds of about CALL_ROUND_S each (sized by a first round of three calls)."""
+    count, walls, hosts = 3, [], []
     for round_ in range(4):
         torch.cuda.synchronize()
         began = time.perf_counter()
@@ -171,7 +185,7 @@ def call_time(torch, call):
         torch.cuda.synchronize()
         done = time.perf_counter()
         if round_ == 0:
-            count = max(10, min(500, int(0.020 / max((done - began) / count, 1e-6))))
+            count = max(3, min(500, int(CALL_ROUND_S / max((done - began) / count, 1e-6))))
             continue
         walls.append((done - began) / count * 1e3)
         hosts.append((queued - began) / count * 1e3)
@@ -197,7 +211,9 @@ def device_kernels(torch, call):
 
 METHOD = (
     "triton.testing.do_bench's method (L2 flushed by zeroing 256 MB before each repetition, CUDA events, median of "
-    "~100 ms of repetitions back to back) after a 250 ms warm-up into the GPU's sustained clock; where the host "
-    "launches more slowly than the GPU runs, nvbench's blocking kernel (each batch queued behind torch.cuda._sleep, "
-    "redone if the host fell behind); repeated until (q75-q25)/median is under the noise target or the time cap"
+    "rounds of 25 ms of repetitions back to back) in the GPU's sustained clock (a 150 ms warm-up before a shape's "
+    "first row, its rows timed back to back after all of them compiled); where the host launches more slowly than "
+    "the GPU runs, nvbench's blocking kernel (each batch queued behind torch.cuda._sleep, redone if the host fell "
+    "behind); repeated until the median is known within 0.5% or (q75-q25)/median is under the noise target, or the "
+    "time cap"
 )

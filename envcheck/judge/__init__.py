@@ -15,6 +15,7 @@ from .gpu import gpu_capability
 from .packages import nvgemm_deps, packages_consistency
 from .paths import cuda_paths
 from .python_torch import python_version, torch_cuda_build, torch_version
+from .target import cutedsl_arch
 
 __all__ = ["CHECKS", "CHECK_IDS", "judge", "Context"]
 
@@ -29,6 +30,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], Finding]], ...] = (
     ("gpu.compute-capability", gpu_capability),
     ("cutedsl.version", cutedsl_version),
     ("cutedsl.importable", cutedsl_importable),
+    ("cutedsl.arch", cutedsl_arch),
     ("nvgemm.deps", nvgemm_deps),
     ("cutlass.checkout", cutlass_checkout),
     ("cutlass-api.install", cutlass_api_install),

@@ -3,8 +3,9 @@
 "This exact combination" is: the compute capability judged for (the first GPU's: Inductor builds for device 0), the
 torch minor (2.14), the DSL's version (4.8.1) and the kernel library's version (nvidia-cutlass-operators 0.3.0,
 cutlass_api 0.1.0a1), all equal; a check adds what its own verdict depends on (the DSL build the process loads for
-the cu12-only finding, apache-tvm-ffi's version for nvgemm.deps). A field the environment lacks (no GPU known, the
-DSL not installed) matches no run.
+the cu12-only finding, apache-tvm-ffi's version for nvgemm.deps, a variable of the environment for cutedsl.arch:
+`variable_field(name)`, "unset" where neither the environment nor the run set it). A field the environment lacks (no
+GPU known, the DSL not installed) matches no run.
 """
 
 from __future__ import annotations
@@ -17,10 +18,17 @@ from packaging.version import InvalidVersion, Version
 from ..model import Evidence, Run, capability_text
 from ._common import Context, version_or_none
 
-__all__ = ["CAPABILITY", "DSL_BUILD", "recorded", "dsl_build"]
+__all__ = ["CAPABILITY", "DSL_BUILD", "UNSET", "recorded", "dsl_build", "variable_field"]
 
 CAPABILITY, DSL_BUILD, TORCH = "compute capability", "DSL build", "torch"
+UNSET = "unset"
+_VARIABLE = "env "  # the prefix of a field that is a variable of the environment
 _FLAVOUR = re.compile(r"-libs-cu(\d+)$")
+
+
+def variable_field(name: str) -> str:
+    """The evidence field of an environment variable: 'env CUTE_DSL_ARCH'."""
+    return f"{_VARIABLE}{name}"
 
 
 def recorded(ctx: Context, *extra: str) -> Evidence:
@@ -54,6 +62,8 @@ def _release(text: Optional[str]) -> Optional[str]:
 
 
 def _of(run: Run, field: str) -> Optional[str]:
+    if field.startswith(_VARIABLE):
+        return run.variable(field[len(_VARIABLE):]) or UNSET
     if field == CAPABILITY:
         return capability_text(run.capability)
     if field == DSL_BUILD:
@@ -65,6 +75,8 @@ def _of(run: Run, field: str) -> Optional[str]:
 
 def _here(ctx: Context, field: str) -> Optional[str]:
     interpreter = ctx.interpreter
+    if field.startswith(_VARIABLE):
+        return ctx.facts.variable(field[len(_VARIABLE):]) or UNSET
     if field == CAPABILITY:
         return capability_text(ctx.capabilities[0]) if ctx.capabilities else None
     if interpreter is None:

@@ -17,7 +17,8 @@ from .findings import Evidence, Finding, Remedy, Run, Status, Step
 from .plain import plain
 from .report import Host, ProfileChoice, Report
 
-_SMOKE = ("SmokeResult", "Contradiction", "Reconciliation", "LoadedLibrary", "ProcessRecord", "EnvironmentRecord")
+_SMOKE = ("SmokeResult", "GemmProof", "Contradiction", "Reconciliation", "LoadedLibrary", "ProcessRecord", "EnvironmentRecord",
+          "CompileWay")
 
 __all__ = [
     "Status",
@@ -45,11 +46,13 @@ __all__ = [
     "Host",
     "Report",
     "SmokeResult",
+    "GemmProof",
     "Contradiction",
     "Reconciliation",
     "LoadedLibrary",
     "ProcessRecord",
     "EnvironmentRecord",
+    "CompileWay",
     "canonical_name",
     "is_distribution_name",
     "capability_of",

@@ -278,8 +278,15 @@ class Facts:
     cuda_visible_devices: Optional[str] = None  # the target's CUDA_VISIBLE_DEVICES; None: not set
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
     given_gpus: tuple[Gpu, ...] = ()  # --gpu-capability: the GPUs to judge for, as if present (source GIVEN)
+    # The variables of the environment envcheck runs in (the job's) that the profile's verdicts read, those set:
+    # (name, value), such as ("CUTE_DSL_ARCH", "sm_90a").
+    environment: tuple[tuple[str, str], ...] = ()
     paths: Optional[SearchPaths] = None  # the CUDA folders on PATH and LD_LIBRARY_PATH; None: not read
     system: Union[System, Failure, None] = None  # the bug-report facts; None: not gathered
+
+    def variable(self, name: str) -> Optional[str]:
+        """A variable of the environment envcheck ran in, as gathered; None: not set (or not gathered)."""
+        return next((value for key, value in self.environment if key == name), None)
 
     @property
     def gpus(self) -> tuple[Gpu, ...]:

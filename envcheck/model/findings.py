@@ -67,6 +67,9 @@ class Remedy:
     commands: tuple[tuple[str, ...], ...] = ()
     steps: tuple[Step, ...] = ()
     link: Optional[str] = None
+    # Variables a person must set in the environment the job starts with, (name, value): fix lists them under
+    # "Needs you" (a warning's too), a generated Dockerfile sets them as ENV.
+    environment: tuple[tuple[str, str], ...] = ()
 
     @property
     def automatic(self) -> bool:
@@ -100,9 +103,13 @@ class Run:
     kernel: str = ""  # the kernel that ran
     simulated: str = ""  # what was made to read otherwise than the hardware is, e.g. the capability
     note: str = ""  # how it ended, in a sentence (a failure's message)
+    environment: tuple[tuple[str, str], ...] = ()  # variables the run had set that verdicts read: CUTE_DSL_ARCH
 
     def version(self, name: str) -> Optional[str]:
         return next((v for n, v in self.versions if n == name), None)
+
+    def variable(self, name: str) -> Optional[str]:
+        return next((v for n, v in self.environment if n == name), None)
 
     @property
     def said(self) -> str:
@@ -147,5 +154,6 @@ class Finding:
     evidence: Optional[Evidence] = None  # the recorded runs of what was judged, where the verdict rests on them
     # Of a failing verdict: "runtime" where it fails without --strict (the profile says the backend breaks), "recipe"
     # where only --strict makes it fail (published, not shown necessary; kept where a passing smoke overruled it to a
-    # warning, smoke/reconcile.py); "" for any other status.
+    # warning, smoke/reconcile.py). Of a warning that rests on runs or on sources alone (cutedsl.arch): "run" (a
+    # recorded run showed it) or "sources" (read, not run). "" otherwise.
     basis: str = ""

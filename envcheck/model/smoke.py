@@ -7,10 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .candidates import GemmCandidates, lost_text
 from .findings import Remedy, Status
 from .plain import plain
 
-__all__ = ["EnvironmentRecord", "LoadedLibrary", "ProcessRecord", "SmokeResult", "Contradiction", "Reconciliation"]
+__all__ = ["EnvironmentRecord", "CompileWay", "REMEDY", "YOURS", "CLEARED", "GemmProof", "LoadedLibrary", "ProcessRecord", "SmokeResult",
+           "Contradiction", "Reconciliation"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,37 @@ class EnvironmentRecord:
 
     def to_dict(self) -> dict:
         return {"cleared": dict(self.cleared), "kept": dict(self.kept), "set": dict(self.assigned)}
+
+
+REMEDY, YOURS, CLEARED = "remedy", "yours", "cleared"  # the ways a child compiles (CompileWay.way)
+
+
+@dataclass(frozen=True)
+class CompileWay:
+    """Which way a child run (smoke's, bench's) compiled: with the caller's compile target, this GPU's own (REMEDY: the
+    remedy, as the caller's process has it), as the caller's process does without one (YOURS), or without the
+    caller's value, which names another target or one of a GPU not known (CLEARED: not as the caller's process)."""
+
+    variable: str  # "CUTE_DSL_ARCH"
+    way: str  # REMEDY, YOURS or CLEARED
+    value: Optional[str] = None  # what the child compiled with; None: not set
+    target: Optional[str] = None  # this GPU's own target; None: not known (no GPU seen, or the profile names none)
+    yours: Optional[str] = None  # the caller's value (redacted); None: not set
+
+    @property
+    def said(self) -> str:
+        if self.way == REMEDY:
+            return f"with the remedy: {self.variable}={self.value}, this GPU's own target, passed on from your environment"
+        if self.way == YOURS:
+            own = f" (this GPU's target: {self.target})" if self.target else ""
+            return f"as your process compiles: {self.variable} is not set in your environment{own}"
+        why = f"it is not this GPU's target ({self.target})" if self.target else "this GPU's target is not known"
+        return (f"without your {self.variable}={self.yours}: {why}, so envcheck cleared it; your own process compiles "
+                "for it")
+
+    def to_dict(self) -> dict:
+        return {"variable": self.variable, "way": self.way, "value": self.value, "target": self.target,
+                "yours": self.yours, "said": self.said}
 
 
 @dataclass(frozen=True)
@@ -57,6 +90,22 @@ class ProcessRecord:
 
 
 @dataclass(frozen=True)
+class GemmProof:
+    """One GEMM a smoke run proved: the layout of B it was built in, and what ran it."""
+
+    layout: str  # "linear" (nn.Linear's weight as stored, x @ W.T) or "row-major" (inside/gemm.py LAYOUTS)
+    kernel: Optional[str] = None
+    call: Optional[str] = None
+    compile_s: Optional[float] = None
+    run_s: Optional[float] = None
+    max_error: Optional[float] = None
+
+    def to_dict(self) -> dict:
+        return {"layout": self.layout, "kernel": self.kernel, "call": self.call, "compile_s": self.compile_s,
+                "run_s": self.run_s, "max_error": self.max_error}
+
+
+@dataclass(frozen=True)
 class SmokeResult:
     """What one smoke run proved, or why it could not."""
 
@@ -86,6 +135,12 @@ class SmokeResult:
     timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)  # child phases, seconds from start
     process: Optional[ProcessRecord] = None  # what the child really loaded (judged by envcheck/smoke/forensics.py)
     environment: Optional[EnvironmentRecord] = None  # the variables cleared, kept and set for the child
+    layout: Optional[str] = None  # the layout of B of the last GEMM started (a failure's: the one that failed)
+    gemms: tuple[GemmProof, ...] = ()  # one per layout proved, in order (kernel, call... are the first one's)
+    # Inductor's NVGEMM candidates of each GEMM it autotuned in this run, read from the child's log (none: nothing was
+    # autotuned here, e.g. a warm run whose caches answered)
+    candidates: tuple[GemmCandidates, ...] = ()
+    compile_target: Optional[CompileWay] = None  # which way the child compiled (CUTE_DSL_ARCH)
 
     @property
     def exit_code(self) -> int:
@@ -110,9 +165,13 @@ class SmokeResult:
             "versions": dict(self.versions),
             "process": self.process.to_dict() if self.process is not None else None,
             "environment": self.environment.to_dict() if self.environment is not None else None,
+            "compile_target": self.compile_target.to_dict() if self.compile_target is not None else None,
             "library": None if self.library is None else {
                 "module": self.library, "tried": [{"kernel": k, "error": e} for k, e in self.tried]},
+            "candidates": {"gemms": [g.to_dict() for g in self.candidates], "lost": lost_text(self.candidates)},
             "log": self.log,
+            "layout": self.layout,
+            "gemms": [g.to_dict() for g in self.gemms],
         }
 
 

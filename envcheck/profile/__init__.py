@@ -8,6 +8,7 @@
   load.py     a profile file or built-in id, its `extends` chain, the built-in profiles (builtin/*.toml, read once)
   select.py   which profile a run is judged by (choose: every command's one choice): the one named, or the one
               covering the target's torch
+  target.py   [compile-target]: the DSL's compile target and what its fallback costs per compute capability
   project.py  which pyproject.toml is the user's project (its [tool.envcheck] is a profile)
 
 `from envcheck.profile import X` is the way in; the modules inside import each other directly. Names with a leading
@@ -18,8 +19,9 @@ from ..model import ProfileChoice
 from .load import MAX_ENTRIES, builtin_profiles, load, load_builtin
 from .origins import PolicyError
 from .schema import (
-    DEFAULT_PROFILE, LEVELS, RECIPE, RUNTIME, SCHEMA, Beside, Caveat, Conflict, CutlassSource, GpuRule, PackageRule,
-    Policy, PythonRange, SmokeSpec, StandIn, driver_floor_for, driver_text, on_capabilities, spec_text,
+    DEFAULT_PROFILE, LEVELS, RECIPE, RUN, RUNTIME, SCHEMA, SOURCES, Beside, Caveat, CompileTarget, Conflict,
+    CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec, StandIn, TargetRow, driver_floor_for,
+    driver_text, on_capabilities, spec_text,
 )
 from .select import Candidates, candidates, choose, lower_bound, named_profile, resolve, select, torch_release
 
@@ -28,6 +30,10 @@ __all__ = [
     "SCHEMA",
     "RUNTIME",
     "RECIPE",
+    "RUN",
+    "SOURCES",
+    "CompileTarget",
+    "TargetRow",
     "MAX_ENTRIES",
     "ProfileChoice",
     "SmokeSpec",

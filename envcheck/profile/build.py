@@ -20,6 +20,7 @@ from .fields import (
 )
 from .origins import _Origins
 from .runs import builtin_runs
+from .target import compile_target
 from .schema import (
     RUNTIME, SCHEMA, Caveat, Conflict, CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec,
     StandIn,
@@ -258,6 +259,7 @@ def build(data: dict, origins: _Origins) -> Policy:
         runs=tuple(run for name in origins.builtins for run in builtin_runs(name)),
         torch_newest=torch.get("newest", _version, "a torch release such as '2.15.0'", None),
         torch_newest_source=torch.text("newest-source", ""),
+        compile_target=compile_target(top),
     )
     for table in (python, torch, cuda, cutedsl, top):
         table.done()

@@ -109,7 +109,20 @@ def _from_smoke(data: dict, what: str) -> Run:
         library=module,
         kernel=expect(smoke.get("kernel") or "", str, what, "smoke.kernel"),
         note=note,
+        environment=_compiled_with(smoke, what, "smoke"),
     )
+
+
+def _compiled_with(section: dict, what: str, key: str) -> tuple[tuple[str, str], ...]:
+    """The compile target the run's child had (its `compile_target`, where the child was passed one); none else."""
+    target = section.get("compile_target")
+    if target is None:
+        return ()
+    target = expect(target, dict, what, f"{key}.compile_target")
+    if target.get("value") is None:
+        return ()
+    return ((expect(target.get("variable"), str, what, f"{key}.compile_target.variable"),
+             expect(target.get("value"), str, what, f"{key}.compile_target.value")),)
 
 
 def _libraries(process: Any, what: str) -> list[dict]:
@@ -142,4 +155,5 @@ def _from_bench(data: dict, what: str) -> Run:
         source="",
         versions=_versions(bench.get("versions"), what, "bench.versions"),
         library=_profile_library(data.get("profile")),
+        environment=_compiled_with(bench, what, "bench"),
     )

@@ -22,7 +22,7 @@ _OUTCOMES = (Status.PASS, Status.WARN, Status.FAIL)
 _KEYS = (("gpu", str, True), ("capability", str, True), ("what", str, True), ("outcome", str, True),
          ("date", str, True), ("source", str, True), ("driver", str, False), ("versions", dict, False),
          ("dsl-flavour", str, False), ("library", str, False), ("kernel", str, False), ("simulated", str, False),
-         ("note", str, False))
+         ("note", str, False), ("environment", dict, False))
 
 
 @functools.lru_cache(maxsize=None)
@@ -68,6 +68,8 @@ def _entry(item: dict, what: str, at: str) -> Run:
         kernel=value.get("kernel", ""),
         simulated=value.get("simulated", ""),
         note=value.get("note", ""),
+        environment=tuple((name, expect(v, str, what, f"{at}.environment.{name}", toml=True))
+                          for name, v in value.get("environment", {}).items()),
     )
 
 

@@ -53,6 +53,12 @@ Everything that differs between stacks is profile data; code never branches on a
 - `[[caveats]]` (Policy.caveats): a known problem of some GPUs with some torch versions (name, capability and torch
   specifiers, `when`: only beside an installed distribution that meets this requirement, status, text, remedy,
   source), judged in gpu.compute-capability.
+- `[compile-target]` (Policy.compile_target, CompileTarget): the variable the DSL takes its compile target from
+  (`variable`, CUTE_DSL_ARCH), the torches whose NVGEMM precompile workers compile without one (`torch`), what the
+  DSL then compiles for (`fallback`, since a worker cannot read the GPU), every value the DSL accepts with the
+  compute capability it compiles for (`accepts`), why and the source; `[[compile-target.gpu]]` one row per compute
+  capability: the GPU's own `target`, the `status` where a process compiles for the fallback, its `basis` (`run`:
+  a recorded run shows it; `sources`: read, not run), `text`, `source`. Absent: not judged (cutedsl.arch skips).
 - `[smoke]`: the smoke's backends, the extra backends per compute capability, and the patterns that prove the
   kernel ran in Inductor's generated code (`call-pattern`, `kernel-pattern`, `imports`), and the kernel library
   `smoke --library` calls directly (`library`).
@@ -73,12 +79,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..model import Run
-from .rules import (RECIPE, RUNTIME, Beside, Caveat, Conflict, GpuRule, PackageRule, PythonRange, StandIn,
-                    driver_floor_for, driver_text, on_capabilities, spec_text)
+from .rules import (RECIPE, RUN, RUNTIME, SOURCES, Beside, Caveat, CompileTarget, Conflict, GpuRule, PackageRule,
+                    PythonRange, StandIn, TargetRow, driver_floor_for, driver_text, on_capabilities, spec_text)
 
-__all__ = ["DEFAULT_PROFILE", "SCHEMA", "RUNTIME", "RECIPE", "LEVELS", "Beside", "PackageRule", "Conflict", "StandIn",
-           "GpuRule", "Caveat", "PythonRange", "CutlassSource", "SmokeSpec", "Policy", "spec_text", "driver_text",
-           "driver_floor_for", "on_capabilities"]
+__all__ = ["DEFAULT_PROFILE", "SCHEMA", "RUNTIME", "RECIPE", "RUN", "SOURCES", "LEVELS", "Beside", "PackageRule",
+           "Conflict", "StandIn", "GpuRule", "Caveat", "PythonRange", "CompileTarget", "TargetRow", "CutlassSource",
+           "SmokeSpec", "Policy", "spec_text", "driver_text", "driver_floor_for", "on_capabilities"]
 
 DEFAULT_PROFILE = "torch-2.11-nvgemm"  # the published recipe: the profile without torch, and below every range
 SCHEMA = 1
@@ -158,6 +164,7 @@ class Policy:
     runs: tuple[Run, ...] = ()  # the real runs that support it (its built-in profile's evidence)
     torch_newest: Optional[Version] = None  # the newest torch on the index when written: what `pip install torch` gives
     torch_newest_source: str = ""
+    compile_target: Optional[CompileTarget] = None  # None: the profile does not judge the DSL's compile target
 
     def origin(self, key: str) -> str:
         """The file (or built-in profile) that set a key's value, as `origins` records it; the profile's own source
@@ -190,6 +197,11 @@ class Policy:
         for extra in ranges:
             wanted = wanted & extra.version
         return wanted, ranges
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The environment variables its verdicts read (gathered as facts: the job's environment)."""
+        return (self.compile_target.variable,) if self.compile_target is not None else ()
 
     @property
     def probe_modules(self) -> tuple[str, ...]:

@@ -57,6 +57,11 @@ class Candidates:
     def probe_modules(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(m for p in self.policies for m in p.probe_modules))
 
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The environment variables any of them judges (gathered as facts)."""
+        return tuple(dict.fromkeys(v for p in self.policies for v in p.variables))
+
     def select(self, torch: Optional[str], *, target: bool = True) -> tuple[Policy, ProfileChoice]:
         """The profile for the target's torch version (None: no torch; target=False: no target at all), and why."""
         if self.reason is not None or len(self.policies) == 1:

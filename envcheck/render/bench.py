@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Optional
 from ..errors import UsageError
 from .bench_autotune import autotune_lines
 from .bench_text import columns
-from .text import FORMATS
+from ..model.candidates import lost_text
+from .text import FORMATS, remedy_lines
 
 if TYPE_CHECKING:
     from ..bench.result import BenchResult
 
 __all__ = ["FORMATS", "render", "table_rows", "check_plot", "plot"]
 
-COLUMNS = ("shape", "from", "backend", "kernel ms", "spread", "TF/s", "% peak", "call ms", "host ms", "do_bench ms",
+COLUMNS = ("shape", "layout", "from", "backend", "kernel ms", "spread", "TF/s", "% peak", "call ms", "host ms", "do_bench ms",
            "max err", "compile s", "status", "kernel")
 
 
@@ -37,7 +38,7 @@ def table_rows(result: "BenchResult") -> list[tuple[str, ...]]:
         if m.backend == "mix" and m.choice:
             status += f" (picked {m.choice})"
         rows.append((
-            m.shape.text, m.shape.label, m.backend, _num(m.kernel_ms), "" if m.spread is None else f"{100 * m.spread:.1f}%",
+            m.shape.text, m.shape.layout, m.shape.label, m.backend, _num(m.kernel_ms), "" if m.spread is None else f"{100 * m.spread:.1f}%",
             _num(m.tflops, 4), "" if m.pct_peak is None else f"{m.pct_peak:.1f}%", _num(m.call_ms), _num(m.host_ms),
             _num(m.do_bench_ms), _num(m.max_error, 3), compile_s, status, _kernel(m),
         ))
@@ -54,6 +55,8 @@ def _header(result: "BenchResult") -> list[str]:
     if result.versions:
         lines.append("  stack     " + ", ".join(f"{k} {v}" for k, v in result.versions))
     lines.append(f"  method    {result.method}")
+    if result.compile_target is not None:
+        lines.append(f"  compiled  {result.compile_target.said}")
     for label, state in (("before", result.gpu_before), ("after", result.gpu_after)):
         if state:
             clocks = state.get("sm_mhz") or [None]
@@ -84,8 +87,12 @@ def _footer(result: "BenchResult") -> list[str]:
         extra = f" ({v.note})" if v.note else ""
         speed = f", kernel {v.speedup:.2f}x as fast as {v.baseline}'s" if v.speedup else ""
         mix = f", mix picked {v.mix_choice}" if v.mix_choice else ""
-        lines.append(f"  {v.shape.text:>20} {v.shape.label:24} {result.backend} {v.verdict}{speed} "
-                     f"(noise {100 * v.noise:.1f}%){mix}{extra}")
+        lost = lost_text(v.candidates)
+        lost = f"; {lost.split(': ', 1)[0]}" if lost else ""
+        lines.append(f"  {v.shape.text:>20} {v.shape.layout:9} {v.shape.label:24} {result.backend} {v.verdict}{speed} "
+                     f"(noise {100 * v.noise:.1f}%){mix}{lost}{extra}")
+    if result.cause_id and result.remedy is not None:
+        lines += ["", f"cause  {result.cause_id}: {result.cause}", *remedy_lines(result.remedy)]
     if result.autotune is not None:
         lines += ["", *autotune_lines(result.autotune)]
     if result.decision is not None:

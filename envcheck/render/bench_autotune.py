@@ -9,7 +9,7 @@ from .bench_text import columns, percent
 
 __all__ = ["autotune_lines"]
 
-HEADER = ("shape", "model layer", "picked", "fastest", "kernel", "noise", "quickest call", "per call", "noise",
+HEADER = ("shape", "layout", "model layer", "picked", "fastest", "kernel", "noise", "quickest call", "per call", "noise",
           "weight", "")
 
 
@@ -22,7 +22,7 @@ def _verdict(cost: MixCost) -> str:
 
 def _row(cost: MixCost, weight: float) -> tuple[str, ...]:
     quickest = cost.quickest
-    return (cost.shape.text, cost.shape.label, cost.pick or "?", cost.fastest.backend, percent(cost.kernel_cost, sign=True),
+    return (cost.shape.text, cost.shape.layout, cost.shape.label, cost.pick or "?", cost.fastest.backend, percent(cost.kernel_cost, sign=True),
             percent(cost.fastest.noise), quickest.backend if quickest else "", percent(cost.call_cost, sign=True),
             percent(quickest.call_noise) if quickest else "", f"{weight:g}", _verdict(cost))
 

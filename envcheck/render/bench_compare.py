@@ -36,7 +36,7 @@ def _environment_lines(comparison: Comparison) -> list[str]:
 
 
 def _cells(row: Row, letters: list[str]) -> tuple[str, ...]:
-    cells = [row.shape.text, row.shape.label, row.backend]
+    cells = [row.shape.text, row.shape.layout, row.shape.label, row.backend]
     cells += [number(m.kernel_ms) if m is not None and m.trusted else (m.status if m is not None else "") for m in row.figures]
     cells += [number(m.tflops) if m is not None and m.trusted else "" for m in row.figures]
     for against in row.against:
@@ -51,7 +51,7 @@ def _cells(row: Row, letters: list[str]) -> tuple[str, ...]:
 
 def _header(letters: list[str]) -> tuple[str, ...]:
     others = letters[1:]
-    return ("shape", "model layer", "backend", *(f"{x} ms" for x in letters), *(f"{x} TF/s" for x in letters),
+    return ("shape", "layout", "model layer", "backend", *(f"{x} ms" for x in letters), *(f"{x} TF/s" for x in letters),
             *(cell for x in others for cell in (f"{x}/{letters[0]}", "noise", f"{x} against {letters[0]}")), "notes")
 
 
@@ -107,7 +107,7 @@ def _table(comparison: Comparison) -> str:
              *columns([_header(letters), *(_cells(row, letters) for row in comparison.rows)]), "", LEGEND]
     for title, rows in _summary_blocks(comparison):
         lines += ["", title, *("  " + line for line in columns(rows))]
-    lines += ["", comparison.preference.text]
+    lines += ["", comparison.preference.text] + ([comparison.unpaired] if comparison.unpaired else [])
     for title, block in _autotune_blocks(comparison):
         lines += ["", title, *block]
     return "\n".join(lines) + "\n"
@@ -118,7 +118,7 @@ def _markdown(comparison: Comparison) -> str:
     lines = [f"### envcheck {_title(comparison)}", ""]
     lines += markdown_table([("", "environment", "file"), *((letter, e.label, e.run.path)
                                                           for letter, e in zip(letters, comparison.environments))])
-    lines += ["", f"**{comparison.preference.text}**", ""]
+    lines += ["", f"**{comparison.preference.text}**", ""] + ([comparison.unpaired, ""] if comparison.unpaired else [])
     for title, rows in _summary_blocks(comparison):
         lines += [title, "", *markdown_table(rows), ""]
     lines += markdown_table([_header(letters), *(_cells(row, letters) for row in comparison.rows)])
@@ -154,6 +154,7 @@ def to_dict(comparison: Comparison) -> dict:
         "preference": {"backend": comparison.preference.backend, "text": comparison.preference.text,
                        "best": None if comparison.preference.best is None else letters[comparison.preference.best]},
         "autotune": {x: report.to_dict() for x, report in zip(letters, comparison.autotune)},
+        "unpaired": comparison.unpaired or None,
     }
 
 

@@ -48,15 +48,15 @@ def order(shapes: Sequence[Shape]) -> list[Shape]:
     """Decode before prefill; within each, the layers in the order measured, M ascending."""
     first: dict[tuple, int] = {}
     for shape in shapes:
-        first.setdefault((shape.label, shape.n, shape.k), len(first))
-    return sorted(shapes, key=lambda s: (CLASSES.index(shape_class(s)), first[(s.label, s.n, s.k)], s.m))
+        first.setdefault((shape.label, shape.layout, shape.n, shape.k), len(first))
+    return sorted(shapes, key=lambda s: (CLASSES.index(shape_class(s)), first[(s.label, s.layout, s.n, s.k)], s.m))
 
 
 def _groups(shapes: Sequence[Shape]) -> list[tuple[str, int, int]]:
-    """(caption, first position, last position) of each run of shapes with the same layer."""
+    """(caption, first position, last position) of each run of shapes with the same layer and layout of B."""
     groups: list[tuple[str, int, int]] = []
     for index, shape in enumerate(shapes):
-        caption = "\n".join((*shape.label.split(" ", 1), f"N={shape.n}", f"K={shape.k}"))
+        caption = "\n".join((*shape.label.split(" ", 1), f"N={shape.n}", f"K={shape.k}", f"B {shape.layout}"))
         if groups and groups[-1][0] == caption and shape_class(shapes[groups[-1][1]]) == shape_class(shape):
             groups[-1] = (caption, groups[-1][1], index)
         else:

@@ -16,6 +16,7 @@ new line, and places each one by the template's word for it:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Mapping, Optional
@@ -26,8 +27,8 @@ from ..profile import Policy, driver_text, spec_text
 from ..redact import Redactor, has_credentials
 from ..shell import describe, is_bare, unsafe_character, word
 
-__all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "template_text", "values", "fill", "render_dockerfile", "render_dockerignore",
-           "checked_image"]
+__all__ = ["TEMPLATE", "DOCKERIGNORE_TEMPLATE", "ImageTarget", "template_text", "values", "fill", "render_dockerfile",
+           "render_dockerignore", "checked_image"]
 
 TEMPLATE = "Dockerfile.in"
 DOCKERIGNORE_TEMPLATE = "dockerignore.in"
@@ -35,6 +36,7 @@ CUTLASS_STEP_TEMPLATE = "cutlass-step.in"  # the CUTLASS fetch, for a profile wi
 NO_CUTLASS_STEP_TEMPLATE = "no-cutlass-step.in"  # for a profile that needs no checkout
 RUNTIME_STAGE_TEMPLATE = "runtime-stage.in"  # the final stage, for a profile that needs no toolkit at run time
 GATE_TEMPLATE = "gate.in"  # doctor without a GPU, in the stage that ships
+COMPILE_TARGET_STEP_TEMPLATE = "compile-target-step.in"  # the compile target's ENV, for a GPU capability given
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*(?:\|\s*([a-z]+)\s*)?\}\}")
 _FILTERS = {"word": word}
 
@@ -90,7 +92,7 @@ def checked_image(image: str, flag: str = "--base-image") -> str:
     return image
 
 
-def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
+def values(policy: Policy, base_image: Optional[str] = None, target: Optional[ImageTarget] = None) -> dict[str, str]:
     image = checked_image(base_image) if base_image is not None else default_base_image(policy)
     if policy.cutlass is not None and has_credentials(policy.cutlass.url):
         # A build ARG is kept in the image's history for anyone who pulls it: a secret never goes there.
@@ -101,7 +103,10 @@ def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
         )
     torch_cuda = spec_text(policy.torch_cuda, ",") or "any version"
     final = runtime_image(image)
-    gate = template_text(GATE_TEMPLATE)
+    # the gate, in the stage that ships: the compile target's ENV (a GPU given) where the doctor that judges it runs
+    doctor_gpu = "".join(f" --gpu-capability {cc}" for cc in target.capabilities) if target is not None else ""
+    gate = fill(template_text(GATE_TEMPLATE), {"compile_target_step": _compile_target_step(target),
+                                               "doctor_gpu": doctor_gpu}, GATE_TEMPLATE)
     if needs_toolkit(policy):
         note = f"This image brings nvcc {policy.driver_cuda} (the profile's cuda.toolkit is required)."
         stage = gate
@@ -129,6 +134,23 @@ def values(policy: Policy, base_image: Optional[str] = None) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class ImageTarget:
+    """The GPUs an image is built for (--gpu-capability) and the variables their remedy sets (Remedy.environment)."""
+
+    capabilities: tuple[str, ...]  # "9.0"
+    environment: tuple[tuple[str, str], ...] = ()
+
+
+def _compile_target_step(target: Optional[ImageTarget]) -> str:
+    """The ENV of the compile target for the GPU given, or nothing."""
+    if target is None or not target.environment:
+        return ""
+    ((variable, value),) = target.environment
+    mapping = {"target_variable": variable, "target_value": value, "target_capability": ", ".join(target.capabilities)}
+    return fill(template_text(COMPILE_TARGET_STEP_TEMPLATE), mapping, COMPILE_TARGET_STEP_TEMPLATE)
+
+
 def _cutlass_step(policy: Policy) -> str:
     """The image's CUTLASS step: the fetch and editable install of the profile's package, or none at all."""
     source = policy.cutlass
@@ -139,7 +161,9 @@ def _cutlass_step(policy: Policy) -> str:
     return fill(template_text(CUTLASS_STEP_TEMPLATE), mapping, CUTLASS_STEP_TEMPLATE)
 
 
-_BLOCKS = ("cutlass_step", "final_stage", "gate")  # placeholders that stand for a whole filled template, inserted as it is
+# Placeholders that stand for a whole filled template (or, doctor_gpu, flags made of checked capabilities), inserted
+# as they are.
+_BLOCKS = ("cutlass_step", "compile_target_step", "doctor_gpu", "final_stage", "gate")
 
 
 def fill(template: str, mapping: Mapping[str, str], name: str = TEMPLATE) -> str:
@@ -170,8 +194,8 @@ def fill(template: str, mapping: Mapping[str, str], name: str = TEMPLATE) -> str
     return _PLACEHOLDER.sub(one, template)
 
 
-def render_dockerfile(policy: Policy, base_image: Optional[str] = None) -> str:
-    return fill(template_text(TEMPLATE), values(policy, base_image), TEMPLATE)
+def render_dockerfile(policy: Policy, base_image: Optional[str] = None, target: Optional[ImageTarget] = None) -> str:
+    return fill(template_text(TEMPLATE), values(policy, base_image, target), TEMPLATE)
 
 
 def render_dockerignore(policy: Policy) -> str:

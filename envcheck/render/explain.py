@@ -8,6 +8,8 @@ from typing import Optional
 from .. import shell
 from ..causes.log import Explained
 from ..model import Finding, ProfileChoice, Report, plain
+from ..model.candidates import lost_text
+from .candidates import candidate_lines
 from .text import profile_json, profile_line, remedy_lines
 
 __all__ = ["SCHEMA_VERSION", "to_dict", "render_text"]
@@ -50,6 +52,7 @@ def to_dict(explained: Explained, profile: Optional[ProfileChoice] = None) -> di
             for f in explained.causes
         ],
         "target": explained.doctor.target if explained.doctor else None,
+        "candidates": {"gemms": [g.to_dict() for g in explained.candidates], "lost": lost_text(explained.candidates)},
     }
 
 
@@ -73,4 +76,7 @@ def render_text(explained: Explained, profile: Optional[ProfileChoice] = None) -
             lines.append(f"  check     $ {doctor}   # {', '.join(found.checks)}")
         for finding in _findings(explained.doctor, found.checks):
             lines.append(f"  doctor    {finding.id} {finding.status.value.upper()}: {_short(finding.found)}")
+    lost = lost_text(explained.candidates)
+    if lost:
+        lines += ["", f"lost   {lost}", *candidate_lines(explained.candidates, None)]
     return "\n".join(lines) + "\n"

@@ -89,7 +89,8 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
     indent = " " * (2 + 6 + 1 + id_width + 2)
     lines = [f"envcheck {__version__} doctor — profile {report.profile.id}{_from(report)}, target {report.target}"]
     if report.profile.reason:
-        lines.extend(textwrap.wrap(profile_line(report.profile), width, initial_indent="  ", subsequent_indent="    "))
+        lines.extend(textwrap.wrap(profile_line(report.profile), width, initial_indent="  ", subsequent_indent="    ",
+                                   break_long_words=False))
     given = report.facts.given_gpus if report.facts is not None else ()
     if given:  # --gpu-capability: the verdicts are for GPUs that are not here
         shown = ", ".join(g.capability_text for g in given)
@@ -97,11 +98,13 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
     lines.append("")
 
     def block(label: str, text: str) -> None:
-        lines.extend(textwrap.wrap(f"{label}{text}", width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False))
+        lines.extend(textwrap.wrap(f"{label}{text}", width, initial_indent=indent, subsequent_indent=indent + "  ",
+                                   break_on_hyphens=False, break_long_words=False))
 
     for finding in report.findings:
         head = f"  {_paint(LABEL[finding.status].ljust(5), finding.status, color)} {finding.id.ljust(id_width)}  "
-        found = textwrap.wrap(finding.found, max(20, width - len(indent)), break_on_hyphens=False) or [""]
+        found = textwrap.wrap(finding.found, max(20, width - len(indent)), break_on_hyphens=False,
+                              break_long_words=False) or [""]
         lines.append(head + found[0])
         lines.extend(indent + line for line in found[1:])
         problem = finding.status not in (Status.PASS, Status.SKIP)

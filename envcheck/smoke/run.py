@@ -21,8 +21,11 @@ from packaging.version import InvalidVersion, Version
 
 from .. import paths, runner, shell
 from ..causes import Cause, Context, Evidence, context_from, diagnose, preflight
+from ..causes.candidates import environment_cause, read_log_candidates
+from ..inside.gemm import LINEAR
 from ..inside.protocol import SMOKE_PHASE, SMOKE_RESULT, phase_of, result_lines
-from ..model import Facts, Remedy, SmokeResult, Status
+from ..model import CompileWay, Facts, GemmProof, Remedy, SmokeResult, Status
+from ..model.candidates import lost_text
 from ..profile import Policy
 from ..runner import SMOKE_SCRIPTS, ChildEnd, run_child
 from .forensics import process_from
@@ -43,16 +46,18 @@ DEFAULT_TIMEOUT = 300.0
 
 @dataclass(frozen=True)
 class SmokeShape:
-    """The GEMM the smoke run compiles: small, so that compiling dominates and running is instant."""
+    """The GEMM the smoke run compiles: small, so that compiling dominates and running is instant; one per layout
+    of B (inside/gemm.py: nn.Linear's by default, the one LLM layers run)."""
 
     m: int = 256
     n: int = 512
     k: int = 256
     dtype: str = "bfloat16"
+    layouts: tuple[str, ...] = (LINEAR,)
 
     @property
     def text(self) -> str:
-        return f"{self.m}x{self.n}x{self.k} {self.dtype}"
+        return f"{self.m}x{self.n}x{self.k} {self.dtype}, B {' and '.join(self.layouts)}"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -65,15 +70,18 @@ def smoke_backends(policy: Policy, capability: Optional[tuple[int, int]]) -> str
     return ",".join(policy.smoke.backends_for(capability))
 
 
-def child_environment(base: Mapping[str, str], cache_root: Path, backends: str) -> runner.ChildEnvironment:
+def child_environment(base: Mapping[str, str], cache_root: Path, backends: str,
+                      way: Optional[CompileWay] = None) -> runner.ChildEnvironment:
     """The child's environment: the caller's, less what would change the measurement (runner.ENVIRONMENT), plus
-    envcheck's caches and the smoke's settings; and the record of it the result carries."""
+    envcheck's caches and the smoke's settings; and the record of it the result carries. way: the compile target it
+    runs with (runner.compile_way)."""
     return runner.child_environment(base, cache_root, {
-        "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "1",
+        # Nothing else of Inductor's is set: the GEMM compiles as the user's process compiles it, with torch's own
+        # number of NVGEMM candidates (TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS: 5 in torch 2.11-2.13, 10 in 2.14)
+        # and its pool of compile workers, which torch 2.14 sends 8 or more NVGEMM candidates to (select_algorithm.py
+        # 4753-4840). One candidate, in process, proved the kernel but hid what the workers lose (STACK.md section 9).
         "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": backends,
-        # One GEMM needs no pool of compile workers (each would import torch); Inductor compiles in-process.
-        "TORCHINDUCTOR_COMPILE_THREADS": "1",
-    })
+    }, way)
 
 
 def parse_child_output(text: str) -> tuple[Optional[dict], Optional[str]]:
@@ -120,7 +128,9 @@ def run_smoke(
     ctx = context_from(facts, policy, python, backends or "", shape.dtype)
     backends = backends or smoke_backends(policy, ctx.capability)
     ctx = replace(ctx, backends=backends)
-    common = dict(backends=backends, shape=shape.text, cache_dir=str(cache_root / "inductor"), gpu=ctx.gpu or None)
+    way = runner.compile_way(base_env, facts, policy)
+    common = dict(backends=backends, shape=shape.text, cache_dir=str(runner.cache_dirs(cache_root, way.value)[0]),
+                  gpu=ctx.gpu or None, compile_target=way)
 
     early = preflight(facts, policy, ctx)
     if early is not None:
@@ -132,12 +142,12 @@ def run_smoke(
                            **common)
 
     run_dir, warm_before = runner.prepare_run(cache_root, "smoke", fresh=fresh, env=base_env,
-                                              named=cache_dir is not None)
+                                              named=cache_dir is not None, way=way)
     log_path = run_dir / "smoke.log"
     script = write_child(run_dir, child)
     argv = [
         python, str(script), "--m", str(shape.m), "--n", str(shape.n), "--k", str(shape.k),
-        "--dtype", shape.dtype, *profile_arguments(policy),
+        "--dtype", shape.dtype, "--layout", ",".join(shape.layouts), *profile_arguments(policy),
     ]
     if library:
         argv += ["--library", module]
@@ -151,7 +161,7 @@ def run_smoke(
             f"compiling a {shape.text} GEMM with {backends} in {python} "
             f"({'warm cache' if warm_before else 'cold cache: half a minute or more'}); log: {log_path}"
         )
-    environment = child_environment(base_env, cache_root, backends)
+    environment = child_environment(base_env, cache_root, backends, way)
     common.update(log=str(log_path), environment=environment.record)
     with open(log_path, "w", encoding="utf-8") as log:
         log.write(f"# envcheck smoke: {shell.line(argv)}\n# timeout {timeout:g} s, cache {cache_root}\n")
@@ -165,7 +175,7 @@ def run_smoke(
             return _from_cause(cause, **common)
     text = log_path.read_text(encoding="utf-8", errors="replace")
     result, phase = parse_child_output(text)
-    measured = _measured(result, end, ctx)
+    measured = {**_measured(result, end, ctx), "candidates": () if library else read_log_candidates(text)}
     if result is not None and result.get("ok"):
         return _passed(result, ctx, policy, {**common, **measured})
     cause = diagnose(
@@ -222,7 +232,15 @@ def _measured(result: Optional[dict], end: ChildEnd, ctx: Context) -> dict:
         "versions": versions,
         "timings": tuple((str(p), float(t)) for p, t in (result.get("timings") or [])),
         "process": process_from(result),
+        "layout": result.get("layout"),
+        "gemms": tuple(_proof(g) for g in (result.get("gemms") or []) if isinstance(g, dict)),
     }
+
+
+def _proof(entry: dict) -> GemmProof:
+    number = lambda key: float(entry[key]) if isinstance(entry.get(key), (int, float)) else None  # noqa: E731
+    return GemmProof(layout=str(entry.get("layout")), kernel=entry.get("kernel"), call=entry.get("call"),
+                     compile_s=number("compile_s"), run_s=number("run_s"), max_error=number("max_error"))
 
 
 def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeResult:
@@ -236,7 +254,21 @@ def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeRe
         f"{' (warm)' if fields['warm'] else ' (cold)' if fields['warm'] is False else ''}, "
         f"run {fields['run_s'] * 1e3:.3f} ms, max error {fields['max_error']:.3g}"
     )
+    for proof in fields["gemms"][1:]:  # the other layouts asked for (--layout both)
+        summary += f"; B {proof.layout}: {proof.kernel}, run {(proof.run_s or 0) * 1e3:.3f} ms, max error {proof.max_error:.3g}"
     dsl = dict(fields["versions"]).get(policy.cutedsl.name) or ctx.cutedsl_version
+    lost = environment_cause(fields["candidates"], ctx)
+    if fields["kernel"] and lost is not None:
+        said = lost_text(fields["candidates"])
+        return SmokeResult(
+            status=Status.WARN,
+            summary=f"{summary} — but {said}",
+            cause=f"{said}. {lost.text} The kernel that ran was chosen without them.",
+            cause_id=lost.id,
+            remedy=lost.remedy,
+            evidence=lost.evidence,
+            **fields,
+        )
     if not fields["kernel"]:
         return SmokeResult(
             status=Status.WARN,
@@ -273,6 +305,9 @@ def _version_in(version: str, policy: Policy) -> bool:
 
 def _from_cause(cause: Cause, **fields) -> SmokeResult:
     verb = "skipped" if cause.status is Status.SKIP else "failed"
+    proved = fields.get("gemms") or ()
+    if fields.get("layout") and proved:  # --layout both: one layout passed, the next one failed
+        verb += f" on B {fields['layout']} (B {' and '.join(g.layout for g in proved)} passed)"
     return SmokeResult(
         status=cause.status,
         summary=f"smoke {verb}: {cause.text}",

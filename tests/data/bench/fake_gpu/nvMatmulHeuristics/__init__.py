@@ -1,6 +1,7 @@
 """A stand-in for nvidia-matmul-heuristics 0.1.0.27 (see ../README.md): the part of its Python API that Inductor and
 envcheck's library.rank call, with a made-up performance model: the estimated runtime falls with the tile's area
-(bigger tiles first), so the ranking differs from the library's own order. Like the real one, it proposes each
+(bigger tiles first), so the ranking differs from the library's own order; for B column-major (TN_ROW_MAJOR:
+nn.Linear's weight) a tile wider in N than in M is estimated 1.5x slower, so the order depends on the layout asked. Like the real one, it proposes each
 tile and cluster shape more than once (one per stage count) and asks the validity callback about each.
 FAKE_NO_HEURISTICS=1: not installed (the import fails)."""
 
@@ -89,6 +90,8 @@ class NvMatmulHeuristicsInterfaceEx(object):
                 if valid is not None and not valid(_Pointer(config), _Pointer(problem)):
                     continue
                 runtime = 2.0 * problem.m * problem.n * problem.k / (tile[0] * tile[1]) * 1e-12 * (1 + 0.01 * stages)
+                if problem.matmulLayout is NvMatmulHeuristicsMatmulLayout.TN_ROW_MAJOR and tile[1] > tile[0]:
+                    runtime *= 1.5  # B column-major (nn.Linear's weight): a tile wider in N than in M loads it worse
                 found.append({"kernel": config, "runtime": runtime})
         found.sort(key=lambda entry: entry["runtime"])
         return found[:count]

@@ -36,15 +36,23 @@ class Generator:
 class Tensor:
     device, dtype = "cuda", "bfloat16"
 
-    def __init__(self, rows, cols, value=1.0):
+    def __init__(self, rows, cols, value=1.0, strides=None):
         self.shape, self.value = (rows, cols), value
+        self.strides = strides or (cols, 1)  # row-major unless made by t()
+
+    def stride(self):
+        return self.strides
+
+    def t(self):
+        """The transposed view: shape and strides swapped, as torch's."""
+        return Tensor(self.shape[1], self.shape[0], self.value, (self.strides[1], self.strides[0]))
 
     def fill_(self, value):
         self.value = value
         return self
 
     def float(self):
-        return self
+        return Tensor(*self.shape, value=self.value, strides=self.strides)
 
     def __matmul__(self, other):
         return mm(self, other)
@@ -101,17 +109,20 @@ def compile(fn, fullgraph=False, dynamic=None):
         if not state:  # the first call compiles, under the settings in force then (as Inductor does)
             state["chosen"] = chosen = config.max_autotune_gemm_backends.split(",")[-1]
             counters["inductor"]["fxgraph_cache_miss"] += 1
+            # the kernel's layout letters (A, B, out) from the operands' strides, as cutlass names its kernels:
+            # t for a row-major operand, n for a column-major one (nn.Linear's weight used as W.t())
+            state["letters"] = letters = "t" + ("n" if y.stride()[0] == 1 and y.shape[1] > 1 else "t") + "t"
             code = {
                 "ATEN": "extern_kernels.mm(arg0_1, arg1_1, out=buf0)\n",
                 "TRITON": "triton_tem_fused_mm_0 = async_compile.triton('triton_tem_fused_mm_0', '''\n'''\n",
             }.get(chosen, "nv_universal_gemm_fused_mm_0 = async_compile.nv_universal_gemm('nv_universal_gemm_fused_mm_0', "
-                          "'''_GEMM_KERNEL_NAME = \"cutedsl.Sm80TensorOpGemmKernel_fake\"''')\n")
+                          "'''_GEMM_KERNEL_NAME = \"cutedsl.Sm80TensorOpGemmKernel_%s_fake\"''')\n" % letters)
             GraphLowering.save_output_code(code)
             if "nv_universal_gemm" in code:  # the generated code's kernel lookup enumerates every kernel once
                 from ._inductor.codegen.nv_universal_gemm import kernel_cache
 
                 if kernel_cache._kernel_by_name_cache is None:
-                    kernel_cache._kernel_by_name_cache = {"cutedsl.Sm80TensorOpGemmKernel_fake": "kernel"}
+                    kernel_cache._kernel_by_name_cache = {"cutedsl.Sm80TensorOpGemmKernel_%s_fake" % letters: "kernel"}
         chosen = state["chosen"]
         _backend[0] = chosen
         if chosen in HOST_MS:
@@ -121,7 +132,7 @@ def compile(fn, fullgraph=False, dynamic=None):
             while time.perf_counter() < until:
                 pass
         out = fn(x, y)
-        if os.environ.get("FAKE_WRONG") == "1":  # a miscompiled kernel: every element off
+        if os.environ.get("FAKE_WRONG") in ("1", state["letters"]):  # a miscompiled kernel (for this layout)
             out.value += 100.0
         return out
 

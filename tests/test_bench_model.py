@@ -1,0 +1,486 @@
+"""`envcheck bench --model FILE.py[:FUNCTION]` (issue 23 item 4).
+
+Fast: the flag and its conflicts as tables; the pure steps (model_result.py: recorded GEMMs -> shapes and weights,
+the sets to time, the model-level verdict over every branch); the whole run with its three children stood in for:
+the recording child replays the real output of model_record.py on torch 2.13.0 (tests/data/model/, captured from
+benchmarks/llama_mlp.py on this machine's CPU torch), the bench child is the real one on the simulated GPU
+(tests/data/bench/fake_gpu), and the timing child, which needs CUDA, replays rows made from the H200 reference's own
+times (../shared/h200/2026-12-01-s4/model-mlp.log).
+
+Slow: the recording child for real, in a virtual environment with the real torch 2.13.0 CPU wheel, on the meta
+device with real nn.Modules (nn.Linear with and without bias, 3-D inputs, attention's batched GEMM, a forward the
+meta device cannot run), and `envcheck bench --model` as a process on this machine without a GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import factsbuilder as fb
+from envcheck.bench.analysis import Decision
+from envcheck.bench.autotune import AutotuneReport, Pin, Total
+from envcheck.bench.model import parse_model, run_model_bench
+from envcheck.bench.model_result import (ModelGemm, ModelRow, ModelTiming, Recording, bench_inputs, model_verdict,
+                                         timing_sets)
+from envcheck.bench.result import BenchOptions
+from envcheck.bench.shapes import LINEAR, ROW_MAJOR, Shape
+from envcheck.errors import UsageError
+from envcheck.inside import protocol
+from envcheck.render.bench_model import model_lines, model_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data"
+FAKE_GPU = DATA / "bench" / "fake_gpu"
+MLP = ROOT / "benchmarks" / "llama_mlp.py"
+GOOD = fb.facts(driver=fb.driver(gpus=[fb.gpu(capability=(9, 0), name="NVIDIA H200")]))
+PY = sys.executable
+
+
+def envcheck(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "envcheck", *args], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, **(env or {})})
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The flag
+
+
+def test_model_flag_takes_a_file_and_a_function():
+    assert parse_model(f"{MLP}:decode").function == "decode"
+    assert parse_model(str(MLP)).function == "model" and parse_model(str(MLP)).path == str(MLP)
+
+
+@pytest.mark.parametrize("value, words", [
+    ("model.txt", "expected FILE.py or FILE.py:FUNCTION"),
+    ("benchmarks/nothere.py", "--model benchmarks/nothere.py: cannot read it"),
+    ("benchmarks", "expected FILE.py"),
+    (f"{MLP}:1st", "'1st' is not a function name"),
+    (f"{MLP}:", "'' is not a function name"),
+    (f"{MLP}:a.b", "'a.b' is not a function name"),
+])
+def test_a_bad_model_flag_is_exit_2_naming_it(value, words, tmp_path):
+    with pytest.raises(UsageError, match=words.replace("(", r"\(")):
+        parse_model(value)
+    done = envcheck("bench", "--model", value, env={"ENVCHECK_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "model").exists()  # nothing ran
+
+
+@pytest.mark.parametrize("flags", [["--shapes", "llm"], ["--layout", "both"], ["--dtype", "fp16"], ["--library"],
+                                   ["--weights", "w.txt"]])
+def test_what_the_model_decides_cannot_be_given_too(flags, tmp_path):
+    done = envcheck("bench", "--model", str(MLP), *flags, env={"ENVCHECK_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 2 and f"{flags[0]}: --model benches the GEMMs the model runs" in done.stderr
+
+
+def test_only_the_flag_reaches_the_user_file():
+    # the file runs only when the user names it: the one caller of the model run is bench's command, with --model
+    callers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "envcheck").rglob("*.py")
+                     if "run_model_bench(" in p.read_text() and p.name != "model.py")
+    assert callers == ["envcheck/commands/bench.py"]
+    scripts = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "envcheck").rglob("*.py")
+                     if "RECORD_SCRIPTS" in p.read_text() or "TIME_SCRIPTS" in p.read_text())
+    assert scripts == ["envcheck/bench/model.py"]
+    import re
+
+    profile = "\n".join(p.read_text() for p in (ROOT / "envcheck" / "profile" / "builtin").glob("*.toml"))
+    assert not re.search(r"^\s*(model|function|script)\s*=", profile, re.M)  # no key a profile could name one with
+    assert not any("bench.model" in p.read_text() or "usermodel" in p.read_text()
+                   for p in (ROOT / "envcheck" / "profile").rglob("*.py"))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The recorded GEMMs -> what bench times
+
+
+def g(op="mm", m=16, n=14336, k=4096, batch=1, dtype="bfloat16", layout=LINEAR, count=1, modules=("g",)) -> ModelGemm:
+    return ModelGemm(op, m, n, k, batch, dtype, layout, count, modules=modules)
+
+
+def test_bench_inputs_are_the_benchable_gemms_weighted_by_their_calls():
+    recording = Recording(ok=True, gemms=(
+        g(count=2, modules=("g", "u")), g(n=4096, k=14336, modules=("d",)),
+        g(op="addmm", count=3, modules=("proj",)),  # the same GEMM with a bias: one shape, counts summed
+        g(op="bmm", batch=32, m=128, n=128, k=128),  # attention's q @ k.T
+        g(layout=None, m=64),  # A column-major
+        g(dtype="float32", m=8, count=9), g(dtype="float32", m=9, count=9),  # more calls, but bench cannot time fp32
+        g(dtype="float16", m=1, count=1),  # another dtype than the most run one
+        g(layout=ROW_MAJOR, m=16),
+    ))
+    shapes, weights, dtype, skipped = bench_inputs(recording, "mlp.py")
+    assert dtype == "bfloat16"
+    assert shapes == (Shape(16, 14336, 4096, "g, u", LINEAR), Shape(16, 4096, 14336, "d", LINEAR),
+                      Shape(16, 14336, 4096, "g", ROW_MAJOR))
+    assert [weights.of(s) for s in shapes] == [5.0, 1.0, 1.0] and weights.source == "--model mlp.py"
+    whys = [why for _, why in skipped]
+    assert whys == ["aten.bmm (batch 32): bench times 2-D GEMMs",
+                    "strides [], []: a layout bench does not build",
+                    "float32: bench times one dtype per run (bfloat16)", "float32: bench times one dtype per run (bfloat16)",
+                    "float16: bench times one dtype per run (bfloat16)"]
+
+
+def test_a_model_of_fp32_gemms_only_has_nothing_to_bench():
+    shapes, weights, dtype, skipped = bench_inputs(Recording(ok=True, gemms=(g(dtype="float32"),)), "m.py")
+    assert shapes == () and dtype is None and weights.equal
+    assert skipped[0][1] == "float32: bench times one dtype per run (bfloat16 or float16)"
+
+
+def test_labels_name_the_modules():
+    assert g(modules=("g", "u")).label == "g, u" and g(modules=("a", "b", "c")).label == "a +2"
+    assert g(modules=()).label == "mm"
+
+
+def decision(enable: bool, measured=True) -> Decision:
+    return Decision("NVGEMM", enable, "text", wins=("x",) if enable and measured else (),
+                    loses=() if enable or not measured else ("y",))
+
+
+def report(*totals) -> AutotuneReport:
+    from envcheck.bench.weights import EQUAL
+
+    return AutotuneReport(costs=(), weights=EQUAL, totals=totals, unmeasured=(), not_in_bench=(), backends="ATEN,TRITON,NVGEMM")
+
+
+def total(scope, pin=None) -> Total:
+    return Total(scope, ("16x1x1",), (), 1.0, 0.1, None, None, None if pin is None else Pin(pin, 0.1, 0.1), None)
+
+
+@pytest.mark.parametrize("enable, autotune, names, recommended", [
+    (False, None, ["ATEN,TRITON", "ATEN,TRITON,NVGEMM", "NVGEMM"], "ATEN,TRITON"),
+    (True, None, ["ATEN,TRITON", "ATEN,TRITON,NVGEMM", "NVGEMM"], "ATEN,TRITON,NVGEMM"),
+    (False, report(total("decode", "TRITON")), ["ATEN,TRITON", "ATEN,TRITON,NVGEMM", "NVGEMM", "TRITON"], "ATEN,TRITON"),
+    (False, report(total("decode", "TRITON"), total("prefill"), total("all")),  # a class's pin is not the model's
+     ["ATEN,TRITON", "ATEN,TRITON,NVGEMM", "NVGEMM"], "ATEN,TRITON"),
+    (False, report(total("decode"), total("prefill"), total("all", "ATEN")),
+     ["ATEN,TRITON", "ATEN,TRITON,NVGEMM", "NVGEMM", "ATEN"], "ATEN,TRITON"),
+    (False, report(total("all", "NVGEMM")), ["ATEN,TRITON", "ATEN,TRITON,NVGEMM", "NVGEMM"], "ATEN,TRITON"),
+])
+def test_the_sets_the_model_is_timed_with(enable, autotune, names, recommended):
+    sets = timing_sets("NVGEMM", decision(enable), autotune)
+    assert [s["name"] for s in sets] == names and [s["name"] for s in sets if s["recommended"]] == [recommended]
+
+
+def timing(without=1.0, with_it=1.0, spread=0.005, drift=None, status="ok") -> ModelTiming:
+    return ModelTiming(rows=(ModelRow("ATEN,TRITON", "ATEN,TRITON", "ok", ms=without, spread=spread),
+                             ModelRow("ATEN,TRITON,NVGEMM", "ATEN,TRITON,NVGEMM", status, ms=with_it, spread=spread,
+                                      reason="" if status == "ok" else "InductorError: boom")), drift=drift)
+
+
+@pytest.mark.parametrize("enable, without, with_it, spread, drift, holds, words", [
+    (False, 1.0, 1.0, 0.005, None, True, "(do not enable NVGEMM) holds on the model: it runs the same with and without"),
+    (False, 1.02, 1.0, 0.005, None, False, "(do not enable NVGEMM) does not hold on the model: it runs 1.02x as fast with"),
+    (False, 1.0, 1.02, 0.005, None, True, "holds on the model: it runs 1.02x slower with NVGEMM"),
+    (True, 1.02, 1.0, 0.005, None, True, "(enable NVGEMM) holds on the model: it runs 1.02x as fast"),
+    (True, 1.0, 1.0, 0.005, None, True, "(enable NVGEMM) holds on the model: it runs the same"),
+    (True, 1.0, 1.02, 0.005, None, False, "(enable NVGEMM) does not hold on the model: it runs 1.02x slower"),
+    (False, 1.0101, 1.0, 0.001, None, False, "does not hold"),  # just beyond the 1% floor
+    (False, 1.0099, 1.0, 0.001, None, True, "holds"),  # just within it
+    (False, 1.02, 1.0, 0.03, None, True, "the same"),  # within the figures' spread
+    (False, 1.02, 1.0, 0.005, 0.025, True, "noise 2.5%"),  # within the repeat's drift
+    # the H200's own times (../shared/h200/2026-12-01-s4/model-mlp.log), 1% noise
+    (False, 0.1096, 0.1052, 0.005, None, False, "1.04x as fast with NVGEMM (0.1096 ms per forward with ATEN,TRITON, 0.1052 ms"),
+    (False, 1.0599, 1.0703, 0.005, None, True, "the same with and without NVGEMM (0.990x)"),
+])
+def test_the_model_verdict(enable, without, with_it, spread, drift, holds, words):
+    verdict = model_verdict(timing(without, with_it, spread, drift), decision(enable), "NVGEMM")
+    assert verdict.holds is holds and words in verdict.text, verdict.text
+
+
+def test_the_model_verdict_is_not_checked_without_both_sets_or_a_decision():
+    failed = model_verdict(timing(status="error"), decision(False), "NVGEMM")
+    assert failed.holds is None and "ATEN,TRITON,NVGEMM not timed (ATEN,TRITON,NVGEMM: error (InductorError: boom))" in failed.text
+    missing = model_verdict(ModelTiming(rows=timing().rows[:1]), decision(False), "NVGEMM")
+    assert missing.holds is None and "ATEN,TRITON,NVGEMM not timed" in missing.text
+    assert model_verdict(timing(), None, "NVGEMM").holds is None
+    assert "no per-shape decision" in model_verdict(timing(), decision(False, measured=False), "NVGEMM").text
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The whole run, its children stood in for
+
+
+def replaying(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(f"import sys\nsys.stdout.write({text!r})\nsys.stdout.flush()\n", encoding="utf-8")
+    return path
+
+
+def h200_rows(m: int) -> str:
+    """The timing child's lines with the H200 reference's times at M (model-mlp.log; do_bench's spread, which that
+    log does not give, set to 0.5%)."""
+    times = {16: (0.1096, 0.1052, 0.1328), 2048: (1.0599, 1.0703, 1.0823)}[m]
+    names = ("ATEN,TRITON", "ATEN,TRITON,NVGEMM", "NVGEMM")
+    rows = [dict(name=n, backends=n, repeat=False, status="ok", reason=None, compile_s=17.0,
+                 ms={"median": t, "q25": t * 0.9975, "q75": t * 1.0025, "spread": 0.005}, max_error=0.002,
+                 max_ref=0.3, gemm_kernels={"NVGEMM": 1 if "NVGEMM" in n else 0, "ATEN": 2, "TRITON": 0})
+            for n, t in zip(names, times)]
+    rows.append(dict(rows[0], repeat=True, ms={"median": times[0] * 1.002, "spread": 0.005}))
+    result = {"protocol": 1, "ok": True, "phase": "done", "eager_ms": {"median": 0.112}, "error": None}
+    return "".join(protocol.MODEL_ROW + json.dumps(r) + "\n" for r in rows) + protocol.MODEL_RESULT + json.dumps(result) + "\n"
+
+
+def run(policy, tmp_path, record: str, time_text: str | None = None, gpu=True):
+    children = {"record": replaying(tmp_path, "record", record)}
+    if time_text is not None:
+        children["time"] = replaying(tmp_path, "time", time_text)
+    spec = parse_model(f"{MLP}:decode")
+    return run_model_bench(PY, GOOD, policy, spec, BenchOptions(shapes=(), budget_s=60), gpu=gpu,
+                           cache_dir=tmp_path / "cache", env={**os.environ, "PYTHONPATH": str(FAKE_GPU)},
+                           children=children)
+
+
+@pytest.mark.parametrize("m, holds", [(16, False), (2048, True)])
+def test_the_model_run_benches_its_gemms_by_their_counts_and_checks_the_advice(policy, tmp_path, m, holds):
+    record = (DATA / "model" / ("record-decode.lines" if m == 16 else "record-2048.lines")).read_text()
+    found, bench = run(policy, tmp_path, record, h200_rows(m))
+    # the bench (real child, simulated GPU) timed exactly the model's two GEMMs, in nn.Linear's layout
+    assert [(s.shape.m, s.shape.n, s.shape.k, s.shape.layout, s.shape.label) for s in bench.verdicts] == [
+        (m, 14336, 4096, LINEAR, "g, u"), (m, 4096, 14336, LINEAR, "d")]
+    assert {x.kernel for x in bench.measurements if x.backend == "NVGEMM"} == {"cutedsl.Sm80TensorOpGemmKernel_tnt_fake"}
+    assert bench.autotune.weights.source.endswith("llama_mlp.py")
+    assert [bench.autotune.weights.of(v.shape) for v in bench.verdicts] == [2.0, 1.0]
+    assert not bench.decision.enable  # NVGEMM at the simulated 251 TF/s loses
+    # the model timed per set; the decision's set recommended; the advice held against the model's times
+    assert [(r.backends, r.ms, r.recommended) for r in found.timing.rows][:2] == [
+        ("ATEN,TRITON", {16: 0.1096, 2048: 1.0599}[m], True), ("ATEN,TRITON,NVGEMM", {16: 0.1052, 2048: 1.0703}[m], False)]
+    assert found.timing.drift == pytest.approx(0.002) and found.verdict.holds is holds
+    data = found.to_dict()
+    assert data["verdict"]["holds"] is holds and data["recording"]["gemms"][0]["b_strides"] == [1, 4096]
+    plan = json.loads((tmp_path / "cache" / "model" / "time-plan.json").read_text())
+    # the simulated mix picks NVGEMM, slower than ATEN alone: bench pins ATEN for the process, so it is timed too
+    assert bench.autotune.totals[-1].pin.backend == "ATEN"
+    assert [s["backends"] for s in plan["sets"]] == ["ATEN,TRITON", "ATEN,TRITON,NVGEMM", "NVGEMM", "ATEN"]
+    text = "\n".join(model_lines(found))
+    assert "aten.mm  %dx14336x4096  linear  bfloat16  2      g, u     yes" % m in text
+    assert "ATEN,TRITON (recommended)" in text and "model verdict: the per-shape advice (do not enable NVGEMM)" in text
+    assert "| aten.mm |" in "\n".join(model_markdown(found))
+
+
+def test_without_a_gpu_only_the_recording_runs(policy, tmp_path):
+    found, bench = run(policy, tmp_path, (DATA / "model" / "record-decode.lines").read_text(), gpu=False)
+    assert bench is None and found.timing is None and len(found.recording.gemms) == 2
+    assert not (tmp_path / "cache" / "bench").exists()
+
+
+def test_a_function_the_child_cannot_use_is_exit_2_naming_the_flag(policy, tmp_path):
+    error = {"type": "ModelUnusable", "message": "--model m.py:model: the file defines no 'model' (its functions: x)"}
+    line = protocol.MODEL_RECORD + json.dumps({"ok": False, "phase": "load", "error": error}) + "\n"
+    with pytest.raises(UsageError, match=r"--model m.py:model: the file defines no 'model' .*\(log: .*model.log\)"):
+        run(policy, tmp_path, line)
+
+
+@pytest.mark.parametrize("text, words", [
+    (protocol.MODEL_RECORD + json.dumps({"ok": False, "phase": "record", "error": {
+        "type": "ValueError", "message": "my model is broken\nmore"}}) + "\n", "ValueError: my model is broken"),
+    ("no result line\n", "no result line (a crash)"),
+])
+def test_the_users_code_failing_is_a_failed_recording_with_the_log(policy, tmp_path, text, words):
+    found, bench = run(policy, tmp_path, text)
+    assert not found.recording.ok and found.recording.error.endswith(words) and bench is None
+    assert Path(found.recording.log).is_file()
+    assert f"recording failed: {found.recording.error}" in "\n".join(model_lines(found))
+
+
+def test_a_timing_child_that_dies_leaves_the_verdict_unchecked(policy, tmp_path):
+    rows = h200_rows(16).splitlines()[0] + "\n"  # one row, then nothing: killed, say
+    found, bench = run(policy, tmp_path, (DATA / "model" / "record-decode.lines").read_text(), rows)
+    assert found.timing.error.startswith("it ended with exit status 0 and no result line")
+    assert found.verdict.holds is None and "ATEN,TRITON,NVGEMM not timed" in found.verdict.text
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The recording child for real: torch 2.13.0's CPU wheel, the meta device, real modules
+
+
+@pytest.fixture(scope="module")
+def torch_python(tmp_path_factory):
+    """A venv with the real torch 2.13.0 (the CPU wheel the machine's package index has) and its dependencies."""
+    from wheelfactory import make_venv
+
+    python = make_venv(tmp_path_factory.mktemp("torch-cpu") / "venv")
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+                           "--disable-pip-version-check", "torch==2.13.0"], capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        pytest.skip(f"the package index has no torch 2.13.0 here: {done.stderr.strip()[-300:]}")
+    return python
+
+
+MODELS = textwrap.dedent('''
+    import torch, torch.nn as nn, torch.nn.functional as F
+
+    class Block(nn.Module):  # attention's projections with a bias, q @ k.T, a 3-D input
+        def __init__(s, d=64, heads=4):
+            super().__init__(); s.qkv = nn.Linear(d, 3 * d); s.out = nn.Linear(d, d, bias=False); s.heads = heads
+        def forward(s, x):
+            b, t, d = x.shape
+            q, k, v = s.qkv(x).split(d, dim=-1)
+            q, k, v = (y.reshape(b, t, s.heads, d // s.heads).transpose(1, 2).reshape(b * s.heads, t, d // s.heads)
+                       for y in (q, k, v))
+            att = torch.bmm(q, k.transpose(1, 2)).softmax(-1)
+            y = torch.bmm(att, v).reshape(b, s.heads, t, d // s.heads).transpose(1, 2).reshape(b, t, d)
+            return s.out(y)
+
+    def block():
+        return Block().to(torch.bfloat16), torch.randn(2, 8, 64, dtype=torch.bfloat16)
+
+    def row_major():  # x @ W with W stored [K, N]: B row-major; and x.T @ y: A column-major
+        class M(nn.Module):
+            def __init__(s):
+                super().__init__(); s.w = nn.Parameter(torch.randn(32, 48))
+            def forward(s, x):
+                return (x @ s.w, x.t() @ x)
+        return M(), (torch.randn(16, 32),)
+
+    def keywords():
+        return nn.Linear(8, 8), {"input": torch.randn(4, 8)}
+
+    def needs_values():  # .item() has no value on the meta device: the CPU fallback runs it
+        class M(nn.Module):
+            def __init__(s):
+                super().__init__(); s.l = nn.Linear(8, 8)
+            def forward(s, x):
+                return s.l(x) * float(x.abs().sum().item() > 0)
+        return M(), torch.randn(4, 8)
+
+    def not_a_pair():
+        return nn.Linear(8, 8)
+
+    def not_a_module():
+        return "model", torch.randn(1)
+
+    def bad_inputs():
+        return nn.Linear(8, 8), 3
+
+    def raises():
+        raise RuntimeError("the user's own error")
+''')
+
+
+def record(torch_python, tmp_path, function, *, fallback="cpu"):
+    from envcheck.bench.model import record_gemms
+    from envcheck.bench.model_result import ModelSpec
+
+    path = tmp_path / "models.py"
+    path.write_text(MODELS, encoding="utf-8")
+    return record_gemms(str(torch_python), ModelSpec(str(path), function), tmp_path / "cache", dict(os.environ),
+                        fallback=fallback)
+
+
+def gemms(recording):
+    return [(x.op, x.batch, x.m, x.n, x.k, x.dtype, x.layout, x.count, x.label) for x in recording.gemms]
+
+
+@pytest.mark.slow
+def test_the_llama_mlp_is_recorded_on_the_meta_device_as_inductor_sees_it(torch_python, tmp_path):
+    from envcheck.bench.model import record_gemms
+
+    found = record_gemms(str(torch_python), parse_model(f"{MLP}:decode"), tmp_path / "cache", dict(os.environ),
+                         fallback="cpu")
+    assert found.ok and found.device == "meta" and found.tried == ()
+    # STACK.md section 9: nn.Linear hands Inductor strides [4096, 1], [1, 4096]: the _tnt_ operators
+    assert [(x.op, x.m, x.n, x.k, x.a_strides, x.b_strides, x.layout, x.count, x.modules) for x in found.gemms] == [
+        ("mm", 16, 14336, 4096, (4096, 1), (1, 4096), LINEAR, 2, ("g", "u")),
+        ("mm", 16, 4096, 14336, (14336, 1), (1, 14336), LINEAR, 1, ("d",))]
+    assert found.module == {"class": "MLP", "parameters": 3 * 4096 * 14336,
+                            "inputs": [{"name": "0", "shape": [16, 4096], "dtype": "bfloat16"}]}
+    captured = [json.loads(line[len(protocol.MODEL_RECORD):]) for line in
+                (DATA / "model" / "record-decode.lines").read_text().splitlines()]
+    assert captured[0]["gemms"] == [x.to_dict() for x in found.gemms]  # the replayed data is what the child says
+
+
+@pytest.mark.slow
+def test_bias_3d_inputs_and_attention(torch_python, tmp_path):
+    found = record(torch_python, tmp_path, "block")
+    assert found.ok and found.device == "meta", found.error
+    assert gemms(found) == [
+        ("addmm", 1, 16, 192, 64, "bfloat16", LINEAR, 1, "qkv"),  # 2 x 8 tokens flattened, the bias an epilogue
+        ("bmm", 8, 8, 8, 16, "bfloat16", LINEAR, 1, "Block"),  # q @ k.T
+        ("bmm", 8, 8, 16, 8, "bfloat16", ROW_MAJOR, 1, "Block"),  # att @ v
+        ("mm", 1, 16, 64, 64, "bfloat16", LINEAR, 1, "out")]
+    shapes, weights, dtype, skipped = bench_inputs(found, "models.py")
+    assert [(s.m, s.n, s.k) for s in shapes] == [(16, 192, 64), (16, 64, 64)] and len(skipped) == 2
+
+
+@pytest.mark.slow
+def test_row_major_b_a_transposed_a_keywords_and_fp32(torch_python, tmp_path):
+    found = record(torch_python, tmp_path, "row_major")
+    assert gemms(found) == [("mm", 1, 16, 48, 32, "float32", ROW_MAJOR, 1, "M"),
+                            ("mm", 1, 32, 32, 16, "float32", None, 1, "M")]
+    assert bench_inputs(found, "models.py")[0] == ()  # fp32: nothing bench times
+    assert gemms(record(torch_python, tmp_path, "keywords")) == [("addmm", 1, 4, 8, 8, "float32", LINEAR, 1, "Linear")]
+
+
+@pytest.mark.slow
+def test_a_forward_the_meta_device_cannot_run_falls_back_and_says_why(torch_python, tmp_path):
+    found = record(torch_python, tmp_path, "needs_values")
+    assert found.ok and found.device == "cpu" and found.tried[0][0] == "meta", found
+    assert gemms(found) == [("addmm", 1, 4, 8, 8, "float32", LINEAR, 1, "l")]
+    lines = "\n".join(model_lines(replace_spec(found)))
+    assert "recorded on the cpu device (cpu after: meta: " in lines
+
+
+def replace_spec(recording):
+    from envcheck.bench.model_result import ModelBench, ModelSpec
+
+    return ModelBench(ModelSpec("models.py", "needs_values"), recording)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("function, words", [
+    ("nothere", "the file defines no 'nothere' (its functions: bad_inputs, block, keywords, needs_values, not_a_module, "
+                "not_a_pair, raises, row_major)"),
+    ("not_a_pair", "expected it to return (module, example inputs), got a Linear"),
+    ("not_a_module", "expected a torch.nn.Module first in what it returns, got a str"),
+    ("bad_inputs", "expected its example inputs to be a tensor, a tuple or list of arguments or a dict of keyword "
+                   "arguments, got an int"),
+])
+def test_a_function_that_cannot_be_used_is_a_usage_error(torch_python, tmp_path, function, words):
+    with pytest.raises(UsageError) as caught:
+        record(torch_python, tmp_path, function)
+    assert f"models.py:{function}: {words}" in str(caught.value) and "(log: " in str(caught.value)
+
+
+@pytest.mark.slow
+def test_the_cli_without_a_gpu_shows_the_gemms_and_exits_1(torch_python, tmp_path):
+    env = {"ENVCHECK_CACHE_DIR": str(tmp_path / "cache")}
+    done = envcheck("bench", "--python", str(torch_python), "--model", f"{MLP}:decode", env=env)
+    assert done.returncode == 1 and "no GPU to measure on" in done.stderr, done.stderr
+    assert "aten.mm  16x14336x4096  linear  bfloat16  2      g, u     yes" in done.stdout
+    data = json.loads(envcheck("bench", "--python", str(torch_python), "--model", f"{MLP}:decode", "--json", env=env).stdout)
+    assert data["status"] == "skip" and data["exit_code"] == 1
+    assert [x["count"] for x in data["model"]["recording"]["gemms"]] == [2, 1]
+    path = tmp_path / "models.py"
+    path.write_text(MODELS, encoding="utf-8")
+    raised = envcheck("bench", "--python", str(torch_python), "--model", f"{path}:raises", env=env)
+    assert raised.returncode == 1 and "RuntimeError: the user's own error" in raised.stderr
+    assert "Traceback" not in raised.stderr and "log: " in raised.stdout
+    log = raised.stdout.split("log: ")[-1].strip()
+    assert "Traceback" in Path(log).read_text() and "the user's own error" in Path(log).read_text()
+    missing = envcheck("bench", "--python", str(torch_python), "--model", f"{path}:nothere", env=env)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr and "--model " in missing.stderr
+
+
+@pytest.mark.slow
+def test_operands_build_each_layout_and_the_reference_stays_exact(torch_python):
+    script = textwrap.dedent(f'''
+        import sys; sys.path.insert(0, {str(ROOT)!r})
+        import torch
+        from envcheck.inside import gemm
+        g = torch.Generator().manual_seed(0)
+        for layout, strides in (("linear", (1, 64)), ("row-major", (32, 1))):
+            a, b = gemm.operands(torch, 16, 32, 64, torch.bfloat16, "cpu", g, layout)
+            assert a.stride() == (64, 1) and b.shape == (64, 32) and b.stride() == strides, (layout, b.stride())
+            assert gemm.layout_of(a.stride(), b.stride(), 16, 32, 64) == layout
+            ref = a.float() @ b.float()
+            exact = (a.double() @ b.double()).float()
+            assert (ref - exact).abs().max().item() < 1e-5
+        print("ok")
+    ''')
+    done = subprocess.run([str(torch_python), "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr
