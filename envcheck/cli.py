@@ -287,7 +287,7 @@ def bundle(
     profile: Optional[str] = ProfileOpt,
     policy: Optional[str] = PolicyOpt,
     lock_file: Optional[Path] = typer.Option(None, "--lock", metavar="FILE", help="The lock to bundle (default: the profile resolved for the target, as `envcheck lock --profile` does)."),
-    python_version: str = typer.Option("3.12", "--python-version", metavar="X.Y", help="CPython version of the target."),
+    python_version: Optional[str] = typer.Option(None, "--python-version", metavar="X.Y", help="CPython version of the target (default: --python's, else 3.12)."),
     without: List[str] = typer.Option([], "--without", metavar="NAME", help="Leave a package out, and what only it needs (--without torch); repeatable."),
     only_missing: bool = typer.Option(False, "--only-missing", help="Only what --python lacks (as doctor sees it)."),
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="With --only-missing: the target interpreter."),

@@ -48,7 +48,8 @@ def diagnose_selected(
     policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers,
                                             gpu_capabilities=gpu_capabilities)
     target = getattr(facts.interpreter, "executable", resolve_python(python))
-    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict, runs=runs)
+    others = tuple(p for p in candidates.policies if p.id != policy.id)
+    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict, runs=runs, others=others)
     return policy, Report(profile=choice, target=target, findings=findings, facts=facts)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from envcheck.model import (Checkout, Distribution, Driver, Facts, Gpu, Interpreter, ModuleLocation, Nvcc, Toolkit,
-                            TorchBuild)
+from envcheck.model import (Checkout, Distribution, Driver, Facts, Gpu, Interpreter, ModuleLocation, Nvcc, SearchPaths,
+                            Toolkit, TorchBuild)
 
 PINNED = "e594def95e1c73ad9d5517ab28b80d691127dd1c"
 SITE = "/opt/venv/lib/python3.12/site-packages"
@@ -96,7 +96,7 @@ def checkout(**kw) -> Checkout:
 
 
 def facts(**kw) -> Facts:
-    base = Facts(interpreter=interpreter(), driver=driver(), toolkit=toolkit(), checkout=checkout())
+    base = Facts(interpreter=interpreter(), driver=driver(), toolkit=toolkit(), checkout=checkout(), paths=SearchPaths())
     return replace(base, **kw)
 
 
@@ -104,7 +104,7 @@ CUDA = {"2.11.0": "13.0", "2.13.0": "13.0", "2.14.0": "13.0", "2.14.1": "13.0", 
 
 
 def stack(torch="2.14.1", dsl="4.8.1", flavours=("cu12", "cu13"), library="operators", tvm="0.1.15.post2",
-          python=(3, 12, 3), drop=(), cutlass_dir=None):
+          python=(3, 12, 3), drop=(), cutlass_dir=None, operators="0.3.0", versions=None):
     """An environment of either stack, as the probe reports it: torch, the DSL with its -libs-* (per its version's
     layout), the kernel library, the companions."""
     dists = {"torch": f"{torch}+cu{CUDA.get(torch, '13.0').replace('.', '')}", "nvidia-cutlass-dsl": dsl,
@@ -119,10 +119,10 @@ def stack(torch="2.14.1", dsl="4.8.1", flavours=("cu12", "cu13"), library="opera
         if version >= (4, 6) or (flavour == "cu13" and version >= (4, 4)):  # -libs-cu12 from 4.6, -libs-cu13 from 4.4
             dists[f"nvidia-cutlass-dsl-libs-{flavour}"] = dsl
     if library == "operators":
-        dists["nvidia-cutlass-operators"] = "0.3.0"
+        dists["nvidia-cutlass-operators"] = operators
     else:
         dists["cutlass-api"] = "0.1.0a1"
-    dists = {k: v for k, v in dists.items() if k not in drop}
+    dists = {k: v for k, v in {**dists, **(versions or {})}.items() if k not in drop}
     layout = "dsl_packages" if version >= (4, 6) else "python_packages"
     modules = {"cutlass": cutlass_dir or f"{SITE}/nvidia_cutlass_dsl/{layout}/cutlass/__init__.py",
                "cutlass.operators": f"{SITE}/cutlass/operators/__init__.py" if "nvidia-cutlass-operators" in dists else None}

@@ -567,6 +567,33 @@ def test_bundle_o_naming_a_folder_as_its_tar_exits_2(tmp_path, capsys):
     assert "a folder: expected FILE.tar" in capsys.readouterr().err
 
 
+def test_only_missing_downloads_for_the_target_s_python_not_envcheck_s(tmp_path, capsys):
+    """`--only-missing --python T` takes T's Python (a 3.11 target got cp312 wheels, which fix then refused): of a
+    package locked with a cp311 and a cp312 wheel, the bundle carries the target's; a --python-version other than the
+    target's is refused naming both, before anything is written."""
+    from envcheck.bundle.manifest import sha256_of
+
+    own = f"{sys.version_info.major}.{sys.version_info.minor}"
+    other = "3.12" if own != "3.12" else "3.11"
+    tags = {version: f"cp{version.replace('.', '')}-cp{version.replace('.', '')}-manylinux_2_28_x86_64"
+            for version in (own, other)}
+    wheels = {v: build_wheel(tmp_path / "lock" / "wh", "nvidia-matmul-heuristics", "0.1.0.27", {"m.py": ""}, tag=t)
+              for v, t in tags.items()}
+    entries = ", ".join(f'{{ name = "{w.name}", path = "wh/{w.name}", hashes = {{ sha256 = "{sha256_of(w)}" }} }}'
+                        for w in wheels.values())
+    lock = tmp_path / "lock" / "pylock.toml"
+    lock.write_text('lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "nvidia-matmul-heuristics"\n'
+                    f'version = "0.1.0.27"\nwheels = [{entries}]\n\n[tool.envcheck]\nprofile = "torch-2.11-nvgemm"\n')
+    out = tmp_path / "out"
+    args = ["bundle", "--only-missing", "--python", sys.executable, "--lock", str(lock), "--no-index", "-o"]
+    assert main([*args, str(out), "--python-version", other]) == 2
+    assert (f"--python-version {other}: the target --python {sys.executable} is Python {own}"
+            in capsys.readouterr().err) and not out.exists()
+    assert main([*args, str(out)]) == 0, capsys.readouterr().err
+    assert sorted(p.name for p in (out / "wheels").iterdir()) == [wheels[own].name]
+    assert json.loads((out / "manifest.json").read_text())["platform"]["python_version"] == own
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Reading a bundle is strict (issue 15): every key of its type and no other, at every level; never a traceback
 

@@ -54,11 +54,47 @@ def hadolint() -> str:
     return found
 
 
-def test_the_rendered_dockerfile_is_hadolint_clean(policy, tmp_path):
+@pytest.mark.parametrize("profile", ["torch-2.11-nvgemm", "torch-2.14-operators"])
+def test_the_rendered_dockerfile_is_hadolint_clean(profile, tmp_path):
     path = tmp_path / "Dockerfile"
-    path.write_text(render_dockerfile(policy))
+    path.write_text(render_dockerfile(load_builtin(profile)))
     done = subprocess.run([hadolint(), "--no-color", str(path)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _stages(text: str) -> list[list[str]]:
+    """The instructions of each stage (from its FROM), comments and continuation lines left out."""
+    stages: list[list[str]] = []
+    for line in text.splitlines():
+        if line and not line.startswith((" ", "#")):
+            if line.startswith("FROM "):
+                stages.append([])
+            if stages:
+                stages[-1].append(line)
+    return stages
+
+
+@pytest.mark.parametrize("profile, images", [
+    # the recipe's CUDA 13.1 toolkit is required: one stage, in the devel image
+    ("torch-2.11-nvgemm", ["nvidia/cuda:13.1.0-devel-ubuntu24.04 AS builder"]),
+    # the operators stack needs no nvcc at run time: built in devel, shipped in runtime (issue 25 item 3)
+    ("torch-2.14-operators", ["nvidia/cuda:13.0.0-devel-ubuntu24.04 AS builder",
+                              "nvidia/cuda:13.0.0-runtime-ubuntu24.04 AS runtime"]),
+])
+def test_a_profile_that_needs_no_toolkit_ships_in_the_runtime_image(profile, images):
+    policy = load_builtin(profile)
+    stages = _stages(render_dockerfile(policy))
+    assert [stage[0].removeprefix("FROM ") for stage in stages] == images
+    final = stages[-1]
+    assert final[-1].startswith("CMD ") and any(i.startswith("ENV TORCHINDUCTOR_MAX_AUTOTUNE") for i in final)
+    assert any(i.startswith("RUN envcheck doctor --no-gpu") for i in final)  # the gate, in the image that ships
+    if len(stages) > 1:
+        copied = [i for i in final if i.startswith("COPY --from=builder")]
+        assert [c.split()[-1] for c in copied] == ["/opt/envcheck", "/opt/venv", "/opt/cutlass"]
+        assert not any("nvcc" in i or "cuda-toolkit" in i for i in final)
+    # a custom base image without a -devel- tag is its own runtime image
+    custom = _stages(render_dockerfile(policy, "registry.example.com/team/cuda:13"))
+    assert {s[0].split()[1] for s in custom} == {"registry.example.com/team/cuda:13"}
 
 
 def test_every_ignored_hadolint_rule_carries_its_reason(policy):
@@ -80,7 +116,7 @@ def test_hadolint_does_fail_a_bad_dockerfile(tmp_path):
 
 def test_the_dockerfile_says_what_the_issue_asks_for(policy):
     text = render_dockerfile(policy)
-    assert "\nFROM nvidia/cuda:13.1.0-devel-ubuntu24.04\n" in text
+    assert "\nFROM nvidia/cuda:13.1.0-devel-ubuntu24.04 AS builder\n" in text
     assert "python3 -m venv" in text and "--require-hashes" in text and "--no-deps" in text
     assert f'ARG CUTLASS_COMMIT={policy.cutlass.commit}' in text
     assert "--depth 1 --filter=blob:none" in text and "sparse-checkout set python/cutlass_api" in text
@@ -564,7 +600,7 @@ def test_a_plain_placeholder_outside_a_comment_takes_only_a_bare_word(template, 
     "a__b/c-d.e", "my-registry.io:443/x",
 ])
 def test_a_base_image_by_the_reference_grammar_is_taken(image):
-    assert f"\nFROM {image}\n" in render_dockerfile(load_builtin(DEFAULT_PROFILE), image)
+    assert f"\nFROM {image} AS builder\n" in render_dockerfile(load_builtin(DEFAULT_PROFILE), image)
 
 
 @pytest.mark.parametrize("image", [

@@ -163,9 +163,9 @@ NO_CHOICES = ("torch._inductor.exc.InductorError: LoweringException: NoValidChoi
 
 
 @pytest.mark.parametrize("given, words", [
-    ([], "Inductor found no CuteDSL kernel: cutlass_api is not importable"),  # the log alone: nothing claimed
+    ([], "Inductor found no CuteDSL kernel: cutlass_api (the kernel library"),  # the log alone: nothing claimed
     (["--gpu-capability", "7.5"], "cutlass_api offers none for compute capability 7.5 (it needs 8.0 or newer)"),
-    (["--gpu-capability", "8.0"], "Inductor found no CuteDSL kernel: cutlass_api is not importable"),
+    (["--gpu-capability", "8.0"], "Inductor found no CuteDSL kernel: cutlass_api (the kernel library"),
 ])
 def test_a_gpu_capability_given_without_python_is_the_gpu_the_log_ran_on(capsys, tmp_path, given, words):
     log = tmp_path / "run.log"
@@ -296,11 +296,13 @@ def test_the_whole_block_search_never_misses_a_line_match():
 
 # One line for each alternative of each pattern of the table (a new row needs its lines here).
 TABLE_SAMPLES = {
-    "dsl-too-new": ["AttributeError: module 'cutlass.cute.nvgpu.cpasync' has no attribute 'ProxyKind'"],
+    "dsl-too-new": ["AttributeError: module 'cutlass.cute.nvgpu.cpasync' has no attribute 'ProxyKind'",
+                    "TypeError: Expected a string literal for ProxyKind, but got enum 'ProxyKind.async_shared'."],
     "tvm-ffi-too-old": ["TypeError: make_kwargs_wrapper() got an unexpected keyword argument 'map_dataclass_to_tuple'"],
     "dsl-libs-missing": ["RuntimeError: No CTK flavor installed: expected one or more of ..."],
     "torch-missing": ["ModuleNotFoundError: No module named 'torch'"],
-    "cutlass-api-missing": ["ModuleNotFoundError: No module named 'cutlass_api.providers'"],
+    "cutlass-api-missing": ["ModuleNotFoundError: No module named 'cutlass_api.providers'",
+                            "nv_universal_gemm.py:467] cutlass_api not available, skipping NVIDIA Universal GEMM choices"],
     "cutlass-not-importable": ["ModuleNotFoundError: No module named 'cutlass.cute'"],
     "cuda-driver": ["cudaErrorUnsupportedPtxVersion", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
                     "the PTX was compiled with an unsupported toolchain.",
@@ -308,10 +310,14 @@ TABLE_SAMPLES = {
                     "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
                     "forward compatibility was attempted on non supported HW",
                     "The NVIDIA driver on your system is too old (found version 11040).",
-                    "cudaErrorSystemDriverMismatch", "system has unsupported display driver / cuda driver combination"],
+                    "cudaErrorSystemDriverMismatch", "system has unsupported display driver / cuda driver combination",
+                    "CUDA_ERROR_INSUFFICIENT_DRIVER (error code: 35)",
+                    "cuda-bindings was built for CUDA major version 13, but the NVIDIA driver only supports up to CUDA 12",
+                    "RuntimeError: Failed to query CUDA driver version: 3"],
     "cuda-out-of-memory": ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "OutOfMemoryError"],
     "no-cuda": ["SmokeNoCuda: no GPU", "AssertionError: Torch not compiled with CUDA enabled",
-                "RuntimeError: No CUDA GPUs are available", "RuntimeError: Found no NVIDIA driver on your system."],
+                "RuntimeError: No CUDA GPUs are available", "RuntimeError: Found no NVIDIA driver on your system.",
+                "DSLCudaRuntimeError: CUDA_ERROR_NO_DEVICE (error code: 100)"],
     "no-valid-choices": ["torch._inductor.exc.NoValidChoicesError: No choices to select", "No choices exist for mm"],
     "fell-back": ["SmokeFellBack: Inductor picked triton"],
     "wrong-result": ["SmokeWrongResult: max error 3.1"],
@@ -320,7 +326,8 @@ TABLE_SAMPLES = {
     "dsl-arch-mismatch": ["error: expects arch to be sm_90a, but got sm_100a"],
     "target-sm-invalid": ["ValueError: TargetSm 86a is invalid. ArchConditional targets must be Hopper (sm90) or newer"],
     "operators-tvm-ffi-conflict": ["Conflicting environment variables: CUTLASS_OPERATORS_USE_TVM_FFI=False (disables"],
-    "nvmmh-missing": ["nvmatmul heuristic requires 'nvidia-matmul-heuristics>=0.1.0.27' with the 0.1.0.27 API shape"],
+    "nvmmh-missing": ["nvmatmul heuristic requires 'nvidia-matmul-heuristics>=0.1.0.27' with the 0.1.0.27 API shape",
+                      "ImportError: NvMatmulHeuristics is unavailable: install 'nvidia-matmul-heuristics>=0.1.0.27'"],
     "dsl-flavor-incompatible": ["None of the installed toolkit flavors (cu12, cu13) are compatible with the CUDA driver"],
     "dsl-install-incomplete": ["RuntimeError: cu12 install is incomplete: /x/_cutlass_ir.cu12.so present but"],
     "common-efc": ["No module named 'cutlass.operators.providers.cutedsl.evt.common_efc'"],
@@ -328,9 +335,42 @@ TABLE_SAMPLES = {
     "cutlass-mlir-missing": ["ModuleNotFoundError: No module named 'cutlass._mlir._mlir_libs'"],
     "dsl-driver-dependency": ["cutlass.base_dsl.common.CudaDriverDependencyError:", "CUDA Driver Dependency Error",
                               "CUDA runtime initialization failed during dependency check."],
-    "no-libcuda": ["OSError: libcuda.so.1: cannot open shared object file: No such file or directory"],
+    "no-libcuda": ["OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
+                   "RuntimeError: Failed to dlopen libcuda.so.1"],
     "no-kernel-image": ["cudaErrorNoKernelImageForDevice", "CUDA_ERROR_NO_BINARY_FOR_GPU",
-                        "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device"],
+                        "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device",
+                        "DSLCudaRuntimeError: CUDA_ERROR_INVALID_SOURCE (error code: 300)"],
+    # the rows of issue 25 (tests/data/upstream-messages.toml holds each message's real text and source)
+    "dsl-arch-invalid": ["ValueError: Invalid CUTE_DSL_ARCH: sm_9x. Invalid TargetSm: '9x'.",
+                         "ValueError: Invalid architecture string format: sm90", "Invalid TargetSm: 'sm90x'. Expected"],
+    "dsl-toolkit-refuses-gpu": ["error: Unsupported GPU architecture 'sm_107a' with CUDA toolkit version 'DSLCudaV"],
+    "dsl-arch-unsupported": ["Unsupported GPU architecture 'sm_80'. This kernel is only compatible with: [sm_90]",
+                             "error[CONFIG_UNSUPPORTED_ARCH]:",
+                             "DSLRuntimeError: invalid arch, expected one of [sm_90a], but got sm_80."],
+    "env-value-invalid": ["ValueError: Invalid value for environment variable CUTE_DSL_LOG_TO_CONSOLE='maybe'."],
+    "tvm-ffi-missing": ["TVM FFI is not installed, but TVM FFI support was requested.",
+                        "TVM FFI is not installed, please install it via `pip install apache-tvm-ffi`",
+                        "ImportError: Attempted to enable TVM FFI, but it is not installed.",
+                        "CUTLASS_OPERATORS_USE_TVM_FFI is set to enable TVM FFI, but it is not installed."],
+    "nvmmh-gpu": ["KeyError: 'Unsupported GPU: H100. Note, currently only Blackwell GPU SKUs are supported for heuristics",
+                  "ValueError: nvmatmul only supports SM100 today; 'H200' isn't"],
+    "operators-too-old": ["ImportError: cannot import name 'efc' from 'cutlass.operators.providers.cutedsl.evt'",
+                          "No module named 'cutlass.operators.providers.cutedsl.evt.efc'"],
+    "dsl-provider-unavailable": ["ImportError: CuTeDSLProvider is unavailable: install 'nvidia-cutlass-dsl'"],
+    "dsl-cuda-version": ["DSLRuntimeError: Failed to get CUDA version"],
+    "nvdisasm-missing": ["CUTE_DSL_KEEP=sass requires the 'nvdisasm' tool to write SASS output",
+                         "SASS dumping requires the nvdisasm tool, but it was not found.",
+                         "nvdisasm at '/usr/bin/nvdisasm' reports version 12.0, which is not supported"],
+    "kernel-not-found": ["RuntimeError: Could not find kernel: cutedsl.X", "Could not find EFC kernel: cutedsl.Y"],
+    "operators-kernel-names": ["RuntimeError: NVGEMM EFC kernel name does not match expected tile pattern 'tileMxNxK'"],
+    "max-active-clusters": ["W1201 nv_universal_gemm_kernel.py:175] Failed to query max_active_clusters"],
+    "operator-from-metadata": ["Failed to reconstruct NVGEMM operator X from metadata; falling back"],
+    "precompile-pool-unusable": ["NVGEMM subprocess precompile pool unusable (x); falling back",
+                                 "Process pool not ready after 120s; falling back to serial"],
+    "tvm-ffi-disabled": ["UserWarning: TVM FFI is not installed, and will be disabled."],
+    "dsl-enum-deprecated": ["DeprecationWarning: Passing enum member directly to ProxyKind.from_str() is deprecated."],
+    "dsl-setting-deprecated": ["DeprecationWarning: CUTE_DSL_KEEP_PTX is deprecated; use CUTE_DSL_KEEP=ptx instead."],
+    "dsl-log-settings": ["Log level was set, but neither logging to file (CUTE_DSL_LOG_TO_FILE) nor logging"],
 }
 
 

@@ -202,11 +202,16 @@ def test_cli_lock_of_a_stack_that_is_not_the_profiles_exits_1_not_2(tmp_path, ca
     assert "does not match profile" in capsys.readouterr().err and not out.exists()
 
 
-def test_build_lock_leaves_out_a_missing_recommended_package_and_says_so(policy, stack_wheels):
-    dists = [d for d in STACK if d.name != "nvidia-matmul-heuristics"]
+@pytest.mark.parametrize("name, level", [("nvidia-matmul-heuristics", "recommended"),
+                                         ("torch-c-dlpack-ext", "optional")])  # doctor's word, not "recommended"
+def test_build_lock_leaves_out_a_missing_package_that_is_not_required_and_says_what_it_is(policy, stack_wheels, name,
+                                                                                           level):
+    assert next(r.level for r in policy.packages if r.name == name) == level  # as nvgemm.deps names it
+    dists = [d for d in STACK if d.name != name]
     result = build_lock(interpreter(*dists), policy, wheelhouse=Wheelhouse([stack_wheels]))
-    assert "nvidia-matmul-heuristics" not in {p.name for p in result.pylock.packages}
-    assert any("nvidia-matmul-heuristics is recommended" in note for note in result.notes)
+    assert name not in {p.name for p in result.pylock.packages}
+    notes = [note for note in result.notes if note.startswith(name)]
+    assert notes == [f"{name} is {level} in the profile (packages.{name}) but not installed: left out of the lock"]
 
 
 def test_build_lock_names_every_package_it_has_no_files_for(policy, tmp_path):

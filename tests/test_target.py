@@ -289,8 +289,11 @@ def test_fix_asks_the_person_to_set_it_even_where_the_check_only_warns():
 def test_fix_asks_only_where_the_verdict_is_not_a_pass(value, capability, asked):
     plan = _plan(value, capability)
     assert any(m.check_id == "cutedsl.arch" for m in plan.manual) is asked
-    # a warning whose remedy is no variable to set stays out of "needs you" (12.0's kernel-table warning)
-    assert all(m.check_id != "gpu.compute-capability" for m in plan.manual)
+    # a warning whose remedy is no variable to set stays out of "needs you" (12.0's kernel-table warning); on 10.0
+    # torch 2.14.1 beside operators 0.3.0 fails gpu.compute-capability (the common_efc caveat, issue 25): a failure's
+    # way out is for the person
+    kernel_table = [m for m in plan.manual if m.check_id == "gpu.compute-capability"]
+    assert (kernel_table != []) is (capability == (10, 0)), kernel_table
 
 
 @pytest.fixture(scope="module")

@@ -42,16 +42,17 @@ GRID = {
         12.1  warn warn warn warn warn
     """,
     # the operators stack: nothing below 9.0 (TargetSm 80a), the common_efc caveat on 10.x/11.0 with torch 2.14.x
+    # beside operators 0.3.0 (a failure: cold addmm compiles reload EFC kernels too)
     OPERATORS: """
         7.5   fail fail fail fail fail
         8.0   fail fail fail fail fail
         8.6   fail fail fail fail fail
         8.9   fail fail fail fail fail
         9.0   pass pass pass pass pass
-        10.0  pass pass warn warn pass
-        10.3  pass pass warn warn pass
-        10.7  warn warn warn warn warn
-        11.0  warn warn warn warn warn
+        10.0  pass pass fail fail pass
+        10.3  pass pass fail fail pass
+        10.7  warn warn fail fail warn
+        11.0  warn warn fail fail warn
         12.0  warn warn warn warn warn
         12.1  warn warn warn warn warn
     """,
@@ -282,7 +283,7 @@ def test_no_gpu_without_a_given_one_skips_and_names_the_flag():
 
 def test_a_given_gpu_without_no_gpu_on_a_machine_without_a_driver_is_judged_and_the_driver_still_fails():
     found = given(OPERATORS, stack(), (10, 0), no_gpu=False)
-    assert found["gpu.compute-capability"].status is Status.WARN  # 10.0 with torch 2.14.1: common_efc
+    assert found["gpu.compute-capability"].status is Status.FAIL  # 10.0 with torch 2.14.1, operators 0.3.0: common_efc
     assert found["cuda.driver"].status is Status.FAIL
 
 
@@ -370,3 +371,96 @@ def test_without_a_gpu_known_no_run_matches():
     found = given(OPERATORS, stack())
     assert found["cutedsl.version"].evidence.runs == ()
     assert ("compute capability", "unknown (no GPU seen; --gpu-capability names one)") in found["cutedsl.version"].evidence.combination
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The verdicts the wheels contradicted (issue 25 item 2)
+
+
+@pytest.mark.parametrize("torch, operators, status, words", [
+    # torch 2.15.0 imports evt.efc (operators 0.2.0 and later) on every dense GEMM: 0.1.x fails beside it
+    ("2.15.0", "0.1.0", Status.FAIL, "beside torch 2.15.0+cu132 (>=2.15) it needs >=0.2.0"),
+    ("2.15.0", "0.1.1", Status.FAIL, "beside torch 2.15.0+cu132 (>=2.15) it needs >=0.2.0"),
+    ("2.15.0", "0.2.0", Status.WARN, "outside the recipe's >=0.3.0"),
+    ("2.15.0", "0.3.0", Status.PASS, "nvidia-cutlass-operators 0.3.0"),
+    ("2.14.1", "0.1.1", Status.WARN, "outside the recipe's >=0.3.0"),  # 2.14.x imports only the old evt.common_efc
+    ("2.14.1", "0.3.0", Status.PASS, "nvidia-cutlass-operators 0.3.0"),
+])
+def test_the_operators_release_beside_each_torch(torch, operators, status, words):
+    finding = given(OPERATORS, stack(torch=torch, operators=operators), (9, 0))["nvgemm.deps"]
+    assert finding.status is status and words in finding.found, finding.found
+    if status is Status.FAIL:
+        assert finding.remedy.steps[0].args == ("nvidia-cutlass-operators>=0.3.0",)
+        assert finding.basis == "runtime"
+
+
+@pytest.mark.parametrize("torch, operators, capability, efc", [
+    ("2.14.1", "0.3.0", (10, 0), Status.FAIL),
+    ("2.14.0", "0.2.0", (11, 0), Status.FAIL),
+    ("2.14.1", "0.1.1", (10, 0), None),  # 0.1.x still has evt.common_efc: the caveat does not apply
+    ("2.15.0", "0.3.0", (10, 0), None),  # 2.15 tries both names
+    ("2.14.1", "0.3.0", (9, 0), None),  # no SM100 EFC kernel on Hopper
+])
+def test_the_common_efc_caveat_needs_operators_0_2_0_and_says_cold_compiles_break(torch, operators, capability, efc):
+    finding = given(OPERATORS, stack(torch=torch, operators=operators), capability)["gpu.compute-capability"]
+    assert ("common_efc" in finding.found) is (efc is not None)
+    if efc is not None:
+        assert finding.status is efc and "on a cold compile every NVGEMM choice of an addmm" in finding.found
+        assert "nvidia-cutlass-operators 0.1.x" in finding.remedy.text
+
+
+@pytest.mark.parametrize("profile, dsl, flavours, capability, status", [
+    (OPERATORS, "4.8.1", (), (9, 0), Status.FAIL),  # only -libs-base and -libs-core: No CTK flavor installed
+    (OPERATORS, "4.8.1", (), (12, 0), Status.FAIL),
+    (OPERATORS, "4.8.1", ("cu13",), (9, 0), Status.PASS),
+    (OPERATORS, "4.8.1", ("cu12",), (9, 0), Status.WARN),  # the cu12-only DSL, as before
+    (RECIPE, "4.6.0", (), (9, 0), Status.FAIL),  # the recipe judges a DSL >= 4.6 the same way
+    (RECIPE, "4.5.0", (), (9, 0), Status.PASS),  # 4.4/4.5: -libs-base carries its own build
+])
+def test_a_dsl_without_any_cuda_flavour_fails_cutedsl_importable(profile, dsl, flavours, capability, status):
+    library = "operators" if profile == OPERATORS else "recipe"
+    torch = "2.14.1" if profile == OPERATORS else "2.13.0"
+    finding = given(profile, stack(torch=torch, dsl=dsl, flavours=flavours, library=library), capability)[
+        "cutedsl.importable"]
+    assert finding.status is status, finding.found
+    if status is Status.FAIL:
+        assert "No CTK flavor installed" in finding.found and "without a CUDA flavour" in finding.found
+        extra = "cu13"  # the profile's extra, or the one of torch's CUDA 13 build
+        assert finding.remedy.steps[0].args == (f"nvidia-cutlass-dsl[{extra}]=={dsl}",)
+
+
+@pytest.mark.parametrize("name, version, check, status", [
+    ("nvidia-cutlass-dsl", "4.8.2", "cutedsl.version", Status.WARN),  # newer than any recorded run
+    ("nvidia-cutlass-dsl", "4.8.1", "cutedsl.version", Status.PASS),
+    ("nvidia-cutlass-operators", "0.3.1", "nvgemm.deps", Status.WARN),
+    ("apache-tvm-ffi", "0.1.16", "nvgemm.deps", Status.WARN),
+    ("apache-tvm-ffi", "0.1.15.post2", "nvgemm.deps", Status.PASS),
+    ("nvidia-matmul-heuristics", "0.1.0.28", "nvgemm.deps", Status.WARN),
+    ("torch-c-dlpack-ext", "0.1.6", "nvgemm.deps", Status.PASS),  # optional: nothing on the stack needs it
+])
+def test_a_package_newer_than_any_recorded_run_is_unverified(name, version, check, status):
+    flavours = ("cu13",)  # no cu12-only warning in the way
+    env = stack(versions={name: version}, flavours=flavours) if name != "nvidia-cutlass-dsl" else stack(
+        dsl=version, flavours=flavours)
+    finding = given(OPERATORS, env, (9, 0))[check]
+    assert finding.status is status, finding.found
+    assert ("unverified" in finding.found) is (status is Status.WARN)
+
+
+@pytest.mark.parametrize("profile", [RECIPE, OPERATORS])
+def test_each_package_s_verified_range_is_its_newest_recorded_run(profile):
+    """The `verified` of the DSL and of every package is the evidence's: its bound is the newest version a recorded
+    run had (torch-c-dlpack-ext, which no run records, names its source)."""
+    from packaging.version import Version
+
+    policy = load_builtin(profile)
+    recorded: dict[str, list[Version]] = {}
+    for run in policy.runs:
+        for name, version in run.versions:
+            recorded.setdefault(name, []).append(Version(version))
+    for rule in (policy.cutedsl, *policy.packages):
+        assert rule.verified and rule.verified_source, rule.name
+        (bound,) = list(rule.verified)
+        assert bound.operator == "<="
+        if rule.name in recorded:
+            assert Version(bound.version) == max(recorded[rule.name]), rule.name

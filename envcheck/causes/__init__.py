@@ -5,6 +5,8 @@
   explanations.py  what each signature means for a target: a sentence and a remedy built from the profile
   stack.py         the same for the operators stack's failures (torch >= 2.14, cutlass.operators, the DSL's
                    flavours, tvm-ffi, the driver); explanations.py adds them to its table
+  upstream.py      the same for the environment messages read from the upstream sources (torch 2.11-2.15's NVGEMM
+                   path, cutlass.operators 0.1-0.3, the DSL 4.3-4.8.1: tests/data/upstream-messages.toml holds them)
   remedies.py      remedies and versions more than one explanation names
   context.py       what is known of the target (Context), how a child run ended (Evidence), the outcome (Cause)
   child.py         why a child run failed (diagnose), and what is known before one starts (preflight)
@@ -14,7 +16,8 @@ envcheck uses.
 """
 
 from .child import diagnose, preflight
-from .context import Cause, Context, Evidence, context_from
+from .context import Cause, Context, Evidence, context_for_log, context_from
 from .explanations import SIGNATURES, explain_match
 
-__all__ = ["Cause", "Context", "Evidence", "context_from", "diagnose", "preflight", "explain_match", "SIGNATURES"]
+__all__ = ["Cause", "Context", "Evidence", "context_for_log", "context_from", "diagnose", "preflight", "explain_match",
+           "SIGNATURES"]

@@ -11,6 +11,7 @@ from typing import Optional
 from ..model import Facts, Failure, Remedy, Status
 from ..profile import Policy
 from .context import Cause, Context, Evidence
+from .remedies import below_remedy
 from .explanations import (
     SIGNATURES, cpu_torch, cutlass_api_missing, cutlass_missing, explain_match, library_cause_id, torch_missing,
 )
@@ -29,6 +30,8 @@ def diagnose(evidence: Evidence, ctx: Context) -> Cause:
         return _killed(-evidence.returncode, evidence, ctx)
     head = f"{error.get('type', '')}: {error.get('message', '')}" if error else ""
     for signature in SIGNATURES:
+        if not signature.row.status.is_problem:  # a warning's message (a deprecation) explains no failure
+            continue
         for text in (head, error.get("traceback", ""), evidence.log):
             found = signature.search(text or "")
             if found:
@@ -124,7 +127,7 @@ def preflight(facts: Facts, policy: Policy, ctx: Context) -> Optional[Cause]:
         return Cause(
             "gpu-unsupported",
             f"{ctx.gpu} is below compute capability {floor[0]}.{floor[1]}: {policy.gpu_below.kernels}.",
-            Remedy(text=policy.gpu_below.remedy or f"Run on a GPU of compute capability {floor[0]}.{floor[1]} or newer."),
+            below_remedy(ctx),
         )
     if not ctx.cutlass_found:
         said, remedy = cutlass_missing(policy.cutedsl_module, ctx)

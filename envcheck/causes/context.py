@@ -9,7 +9,7 @@ from typing import Optional
 from ..model import Facts, Interpreter, Remedy, Status
 from ..profile import Policy
 
-__all__ = ["Cause", "Context", "Evidence", "context_from", "DSL_LIBS_PREFIX"]
+__all__ = ["Cause", "Context", "Evidence", "context_from", "context_for_log", "DSL_LIBS_PREFIX"]
 
 DSL_LIBS_PREFIX = "nvidia-cutlass-dsl-libs-"
 
@@ -88,3 +88,10 @@ def context_from(facts: Facts, policy: Policy, python: str, backends: str = "", 
         backends=backends or ",".join(policy.smoke.backends),
         dtype=dtype,
     )
+
+
+def context_for_log(policy: Policy) -> Context:
+    """What explaining a log read alone knows: the profile (its kernel library and backends), nothing of a target."""
+    library = policy.smoke.library or (policy.cutlass.module if policy.cutlass is not None else "")
+    return Context(python="python3", policy=policy, known=False, library=library,
+                   backends=",".join(policy.smoke.backends))

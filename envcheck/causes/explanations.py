@@ -15,11 +15,13 @@ from ..judge.cutlass import fetch_remedy
 from ..model import Remedy, Step
 from ..profile import spec_text
 from .context import Cause, Context
-from .remedies import RECIPE_LINK, TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy as _dsl_remedy
+from .remedies import (RECIPE_LINK, TVM_FFI_FLOOR, TVM_FFI_RAN, below_remedy, check_remedy,
+                       dsl_remedy as _dsl_remedy, package_rule)
 from .stack import STACK_EXPLANATIONS
+from .upstream import UPSTREAM_EXPLANATIONS
 from .table import SignatureRow, load_signatures
 
-__all__ = ["EXPLANATIONS", "SIGNATURES", "Signature", "explain_match", "library_cause_id"]
+__all__ = ["EXPLANATIONS", "SIGNATURES", "Signature", "explain_match", "explain_said", "library_cause_id"]
 
 TVM_FFI_FOR_NEW_DSL = f"apache-tvm-ffi>={TVM_FFI_FLOOR}"
 
@@ -58,20 +60,26 @@ def _cutlass_api_remedy(ctx: Context, text: str) -> Remedy:
 
 def dsl_too_new(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     rule = ctx.policy.cutedsl
-    if ctx.cutedsl_version and satisfies(ctx.cutedsl_version, rule.specifier):
-        # doctor's own test of cutedsl.version (judge/cutedsl.py): the DSL here is the profile's, so not too new
+    keeps = rule.runtime_on_version  # the DSLs that still have ProxyKind where it is called (<4.6), if the profile says
+    if ctx.cutedsl_version and (satisfies(ctx.cutedsl_version, rule.specifier)
+                                or keeps is not None and satisfies(ctx.cutedsl_version, keeps)):
+        # doctor's own tests (judge/cutedsl.py): the DSL here is the profile's, or one that still exports ProxyKind
+        within = (f"within the policy's {spec_text(rule.specifier)} (doctor's cutedsl.version passes)"
+                  if satisfies(ctx.cutedsl_version, rule.specifier) else
+                  f"one that still exports it ({spec_text(keeps)}: the SM100 kernels run there)")
         return (
-            f"The log's DSL has no cute.arch.ProxyKind (removed in DSL 4.4.0, pytorch/pytorch#188477), but "
-            f"nvidia-cutlass-dsl {ctx.cutedsl_version} here is within the policy's {spec_text(rule.specifier)} "
-            "(doctor's cutedsl.version passes): the log comes from another environment, or another `cutlass` is "
-            "imported before this DSL's (see cutedsl.importable).",
+            f"The log's DSL has no cute.arch.ProxyKind (removed in DSL 4.6.0; pytorch/pytorch#188477 dated it to 4.4, "
+            f"whose wheels still have it), but nvidia-cutlass-dsl {ctx.cutedsl_version} here is {within}: the log "
+            "comes from another environment, or another `cutlass` is imported before this DSL's (see "
+            "cutedsl.importable).",
             Remedy(text="See which `cutlass` this interpreter imports, and from where (cutedsl.importable).",
                    commands=(("envcheck", "doctor", "--python", ctx.python, "-v"),), link=ctx.policy.link or RECIPE_LINK),
         )
     found = f"nvidia-cutlass-dsl {ctx.cutedsl_version}" if ctx.cutedsl_version else "the installed nvidia-cutlass-dsl"
     return (
-        f"{found} is too new for cutlass_api: DSL 4.4.0 removed cute.arch.ProxyKind, which the cutlass_api branch "
-        f"still calls (pytorch/pytorch#188477). The policy wants {rule.requirement}.",
+        f"{found} is too new for cutlass_api: DSL 4.6.0 removed cute.arch.ProxyKind and SharedSpace, which the "
+        "cutlass_api branch's SM100 kernels (compute capability 10.x and 11.0) still pass to fence_proxy "
+        f"(pytorch/pytorch#188477; 4.4.x and 4.5.x still export both). The policy wants {rule.requirement}.",
         _dsl_remedy(ctx, f"Install the DSL the policy names ({rule.requirement})."),
     )
 
@@ -161,7 +169,7 @@ def cutlass_api_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]
     if source is not None and source.module == ctx.library:
         return said, _cutlass_api_remedy(ctx, f"Install {source.distribution} from the CUTLASS repository (branch "
                                          f"{source.branch}); `envcheck fix` does it.")
-    rule = next((r for r in ctx.policy.packages if r.module == ctx.library), None)
+    rule = package_rule(ctx, ctx.library)
     if rule is None:
         return said, None
     return said, Remedy(
@@ -243,19 +251,22 @@ def no_valid_choices(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
             f"10.x only, and this GPU is {cc_text}.",
             Remedy(text="Use the NVGEMM backend on this GPU (max_autotune_gemm_backends=\"NVGEMM\")."),
         )
-    if cc is not None and cc < ctx.policy.gpu_below.capability:
+    floor = ctx.policy.gpu_below.capability
+    if cc is not None and cc < floor:
         return (
             f"Inductor found no kernel: {ctx.library} offers none for compute capability {cc_text} (it needs "
-            f"{ctx.policy.gpu_below.capability[0]}.{ctx.policy.gpu_below.capability[1]} or newer).",
-            Remedy(text="Run on a GPU of compute capability 8.0 or newer."),
+            f"{floor[0]}.{floor[1]} or newer).",
+            below_remedy(ctx),
         )
     if not ctx.known:
         return (
-            "Inductor found no CuteDSL kernel: cutlass_api is not importable, the GPU's compute capability has no "
-            "kernels, the dtype or layout is not supported, or the CUTEDSL backend (Blackwell, CC 10.x only) was "
-            "asked for on another GPU. `--python PY` on the machine that ran it tells which.",
-            _dsl_remedy(ctx, "Check the stack with `envcheck doctor`; an earlier error in the log names the candidate "
-                        "that failed."),
+            f"Inductor found no CuteDSL kernel: {ctx.library} (the kernel library of profile {ctx.policy.id}, torch "
+            f"{spec_text(ctx.policy.torch)}) is not importable, so Inductor left NVGEMM out; or the GPU is below "
+            f"compute capability {floor[0]}.{floor[1]}, the dtype or layout is not supported, every candidate failed "
+            "(an earlier error in the log names it), or the CUTEDSL backend (Blackwell, CC 10.x only) was asked for "
+            "on another GPU. `--python PY` on the machine that ran it tells which.",
+            check_remedy(ctx, "Check the stack with `envcheck doctor` in the interpreter that ran it; an earlier error "
+                         "in the log names the candidate that failed."),
         )
     if ctx.dtype not in ("bfloat16", "float16"):
         return (
@@ -301,6 +312,7 @@ EXPLANATIONS: dict[str, Callable[[str, Context], tuple[str, Optional[Remedy]]]] 
     "fell-back": fell_back,
     "wrong-result": wrong_result,
     **STACK_EXPLANATIONS,
+    **UPSTREAM_EXPLANATIONS,
 }
 
 # The table's order is priority (causes/signatures.toml); each row gets its explanation here by id.
@@ -309,8 +321,13 @@ SIGNATURES: tuple[Signature, ...] = tuple(Signature(row, EXPLANATIONS[row.id]) f
 
 def explain_match(signature: Signature, found: "re.Match[str]", text: str, ctx: Context) -> Cause:
     """The Cause one signature's match stands for, its evidence the line it was found on."""
-    said, remedy = signature.explain(found.group(1) if found.re.groups else found.group(0), ctx)
-    return Cause(signature.id, said, remedy, evidence=_line_of(text, found))
+    return explain_said(signature, found.group(1) if found.re.groups else found.group(0), _line_of(text, found), ctx)
+
+
+def explain_said(signature: Signature, said: str, evidence: str, ctx: Context) -> Cause:
+    """The Cause of a signature that named `said` (its first group, or the match) on the evidence line."""
+    text, remedy = signature.explain(said, ctx)
+    return Cause(signature.id, text, remedy, evidence=evidence, status=signature.row.status)
 
 
 def _line_of(text: str, found: "re.Match[str]") -> str:

@@ -20,7 +20,7 @@ from ..errors import UsageError
 from ..model import Report
 from ..terminal import clean
 
-__all__ = ["MAX_LINE", "LogLine", "Block", "LogReader", "Found", "Explained", "clean_line", "scan"]
+__all__ = ["MAX_LINE", "LogLine", "Block", "LogReader", "Found", "Explained", "LogStack", "clean_line", "scan"]
 
 MAX_LINE = 16 * 1024  # characters of one line kept for matching; the rest of a longer line is skipped
 BLOCK = 1 << 20  # bytes read at a time; lines are cleaned and searched a block at a time
@@ -123,25 +123,58 @@ class Explained:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.causes else 0
+        """1 where a known failure is found; a cause that is only a warning (a deprecated setting) is not one."""
+        return 1 if any(f.cause.status.is_problem for f in self.causes) else 0
 
 
-def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None) -> tuple[Found, ...]:
+@dataclass(frozen=True)
+class LogStack:
+    """What a log says of the stack that wrote it, for explain to choose a profile by when no target is named: the
+    first torch version it names, the kernel libraries its lines go through, and whether they go through Inductor's
+    NVGEMM code (torch/_inductor/codegen/nv_universal_gemm, in every NVGEMM torch)."""
+
+    torch: Optional[str] = None
+    libraries: tuple[str, ...] = ()
+    nvgemm: bool = False
+
+
+# A torch version as logs name it: `torch 2.14.1`, `torch==2.15.0`, `torch-2.14.1+cu130` (a wheel, a pip line).
+_TORCH = re.compile(r"\btorch(?:==| |-)(\d+\.\d+(?:\.\d+)?(?:\+\w+)?)\b")
+_NVGEMM = re.compile(r"\bnv_universal_gemm\b")
+
+
+def _library_pattern(module: str) -> "re.Pattern[str]":
+    """A module named as a module or as a path: cutlass.operators, cutlass/operators/arch.py."""
+    return re.compile(r"\b" + re.escape(module).replace(r"\.", "[./]") + r"\b")
+
+
+def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None, *, libraries: tuple[str, ...] = (),
+         choose=None) -> tuple[Found, ...]:
     """Every signature found in the log, in the table's priority order. Its evidence is the first line that shows
     it, or a later one where that is the exception's own line (the end of a traceback) and the first was not.
     each: called with every block too, in order (explain reads the NVGEMM candidates in the same pass).
 
+    `choose`, if given, is called once the log is read with what it says of its stack (a LogStack; `libraries`: the
+    kernel-library modules to look for) and returns the Context to explain the causes by: explain without --python
+    picks its profile from the log itself.
+
     A block of lines is searched whole first, and line by line only for a signature that may match in it: most
     blocks of a big log hold no known failure."""
-    from .explanations import SIGNATURES, explain_match
+    from .explanations import SIGNATURES, explain_said
 
-    first: dict[str, Found] = {}
+    first: dict[str, tuple[str, str, int, bool]] = {}  # id -> (what it named, the evidence line, its number, raised)
+    torch, seen_libraries, nvgemm = None, set(), False
+    wanted = tuple((module, _library_pattern(module)) for module in libraries) if choose else ()
     for block in reader.blocks():
         if each is not None:
             each(block)
+        if choose is not None:
+            torch = torch or next((m.group(1) for m in [_TORCH.search(block.text)] if m), None)
+            seen_libraries |= {module for module, pattern in wanted if pattern.search(block.text)}
+            nvgemm = nvgemm or bool(_NVGEMM.search(block.text))
         for signature in SIGNATURES:
             seen = first.get(signature.id)
-            if seen is not None and seen.raised:
+            if seen is not None and seen[3]:
                 continue
             whole = _whole_block_patterns(signature.row)
             if whole is not None and not any(pattern.search(block.text) for pattern in whole):
@@ -150,7 +183,7 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None)
                 seen = first.get(signature.id)
                 raised = None
                 if seen is not None:
-                    if seen.raised:
+                    if seen[3]:
                         break
                     raised = bool(_RAISED.match(text))
                     if not raised:
@@ -158,9 +191,12 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None)
                 found = signature.search(text)
                 if found:
                     raised = bool(_RAISED.match(text)) if raised is None else raised
-                    first[signature.id] = Found(explain_match(signature, found, text, ctx), number, signature.checks,
-                                                raised)
-    return tuple(first[s.id] for s in SIGNATURES if s.id in first)
+                    said = found.group(1) if found.re.groups else found.group(0)
+                    first[signature.id] = (said, text.strip()[:300], number, raised)
+    if choose is not None:
+        ctx = choose(LogStack(torch, tuple(m for m in libraries if m in seen_libraries), nvgemm))
+    return tuple(Found(explain_said(s, *first[s.id][:2], ctx), first[s.id][2], s.checks, first[s.id][3])
+                 for s in SIGNATURES if s.id in first)
 
 
 # A construct whose meaning at a line's start or end differs from its meaning beside a newline: a pattern holding

@@ -8,11 +8,10 @@ from typing import Callable, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from ..judge._common import pip_command
 from ..judge.target import DSL_ARCH, target_remedy
-from ..model import Remedy, Step
+from ..model import Remedy
 from .context import Context
-from .remedies import TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy, fresh_smoke
+from .remedies import TVM_FFI_FLOOR, TVM_FFI_RAN, dsl_remedy, fresh_smoke, install_remedy, requirement_for
 
 __all__ = ["STACK_EXPLANATIONS", "OPERATORS", "OPERATORS_DSL"]
 
@@ -24,12 +23,6 @@ BELOW_HOPPER = ("On this GPU use torch 2.11 to 2.13 with the recipe (profile tor
                 "Sm80 kernels there), or leave NVGEMM out of torch._inductor.config.max_autotune_gemm_backends on it.")
 
 Explanation = Callable[[str, Context], "tuple[str, Optional[Remedy]]"]
-
-
-def _install(ctx: Context, text: str, *requirements: str, reinstall: bool = False, why: str = "") -> Remedy:
-    flags = ("--force-reinstall",) if reinstall else ()
-    return Remedy(text=text, commands=(pip_command(ctx.python, "install", *flags, *requirements),),
-                  steps=(Step("pip-install", requirements, why=why, reinstall=reinstall),))
 
 
 def _dsl_older_than_gate(version: Optional[str]) -> bool:
@@ -58,10 +51,9 @@ def target_sm_invalid(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
 
 
 def operators_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
-    rule = next((r for r in ctx.policy.packages if r.module == "cutlass.operators"), None)
-    requirements = (rule.requirement if rule else OPERATORS, OPERATORS_DSL)
-    remedy = _install(ctx, f"Install {' and '.join(requirements)} (operators 0.3.0 needs DSL >= 4.8).", *requirements,
-                      why="torch >= 2.14's NVGEMM kernel library")
+    requirements = (requirement_for(ctx, "cutlass.operators", OPERATORS), OPERATORS_DSL)
+    remedy = install_remedy(ctx, f"Install {' and '.join(requirements)} (operators 0.3.0 needs DSL >= 4.8).", *requirements,
+                            why="torch >= 2.14's NVGEMM kernel library")
     part = f" ({said}: a part of it)" if said != "cutlass.operators" else ""
     if _dsl_older_than_gate(ctx.cutedsl_version):
         return (f"`import {said}` fails because nvidia-cutlass-dsl {ctx.cutedsl_version} is older than 4.6: its "
@@ -100,7 +92,7 @@ def tvm_ffi_needed(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         f"The DSL could not import tvm_ffi.utils.kwargs_wrapper: apache-tvm-ffi is missing, broken or older than it "
         f"needs (it asks for >= {said}; a DSL >= 4.6 needs >= {TVM_FFI_FLOOR}; {TVM_FFI_RAN} ran on the H200).",
-        _install(ctx, f"Install {requirement}.", requirement, why="the DSL's kwargs wrapper"),
+        install_remedy(ctx, f"Install {requirement}.", requirement, why="the DSL's kwargs wrapper"),
     )
 
 
@@ -117,8 +109,8 @@ def nvmmh_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         f"get_operators(..., heuristic=NvMatmulHeuristics()) needs nvidia-matmul-heuristics >= {said}, which is not "
         "installed or has another API. Inductor ranks NVGEMM kernels with its own heuristics and never asks for it.",
-        _install(ctx, f"Install {requirement}, or call get_operators without heuristic=.", requirement,
-                 why="cutlass.operators' nvMatmulHeuristics ranking"),
+        install_remedy(ctx, f"Install {requirement}, or call get_operators without heuristic=.", requirement,
+                       why="cutlass.operators' nvMatmulHeuristics ranking"),
     )
 
 
@@ -130,7 +122,7 @@ def _flavour(ctx: Context, text: str, flavour: str, reinstall: bool = False, why
         return Remedy(text=text.format(requirement=name) + " Its version must be the DSL's own (`pip show "
                       "nvidia-cutlass-dsl`; `envcheck explain --python PY` names it).")
     requirement = f"{name}=={ctx.cutedsl_version}"
-    return _install(ctx, text.format(requirement=requirement), requirement, reinstall=reinstall, why=why)
+    return install_remedy(ctx, text.format(requirement=requirement), requirement, reinstall=reinstall, why=why)
 
 
 def dsl_flavor_incompatible(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:

@@ -12,6 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
+from ..model import Status
 from ..profile import PolicyError
 from ..userfile import tomllib
 
@@ -19,7 +20,7 @@ __all__ = ["SignatureRow", "load_signatures", "parse_signatures", "TABLE"]
 
 TABLE = Path(__file__).with_name("signatures.toml")
 _ID = re.compile(r"^[a-z][a-z0-9-]*$")
-_KEYS = {"id", "patterns", "checks"}
+_KEYS = {"id", "patterns", "checks", "status"}
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class SignatureRow:
     id: str
     patterns: tuple["re.Pattern[str]", ...]
     checks: tuple[str, ...] = ()
+    status: Status = Status.FAIL  # "warn": a message that names a problem without failing the run (a deprecation)
 
     def search(self, text: str) -> Optional["re.Match[str]"]:
         """The first match of any of its patterns in text, in pattern order."""
@@ -77,7 +79,10 @@ def _row(row: Any, where: str, source: str, seen: set[str]) -> SignatureRow:
     checks = row.get("checks", [])
     if not isinstance(checks, list) or not all(isinstance(c, str) and c for c in checks):
         raise PolicyError(source, f"{where}.checks", checks, "a list of doctor check ids")
-    return SignatureRow(sig_id, tuple(compiled), tuple(checks))
+    status = row.get("status", "fail")
+    if status not in ("fail", "warn"):
+        raise PolicyError(source, f"{where}.status", status, "'fail' or 'warn'")
+    return SignatureRow(sig_id, tuple(compiled), tuple(checks), Status(status))
 
 
 @lru_cache(maxsize=None)

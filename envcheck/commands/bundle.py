@@ -22,7 +22,7 @@ def run_bundle(
     *,
     profile: Optional[Path] = None,
     lock: Optional[Path] = None,
-    python_version: str = "3.12",
+    python_version: Optional[str] = None,
     without: Sequence[str] = (),
     only_missing: bool = False,
     python: Optional[str] = None,
@@ -63,7 +63,8 @@ def run_bundle(
             raise UsageError(f"--split {exc}") from None
         if Path(output).suffix != ".tar":
             raise UsageError(f"--split needs -o FILE.tar (got -o {output}): a folder cannot be cut into parts")
-    if not python_version.count(".") == 1 or not all(p.isdigit() for p in python_version.split(".")):
+    if python_version is not None and (not python_version.count(".") == 1
+                                       or not all(p.isdigit() for p in python_version.split("."))):
         raise UsageError(f"--python-version {python_version!r}: expected MAJOR.MINOR such as 3.12")
     check_output(Path(output))  # before any resolving or download
     if index_url is not None:
@@ -79,14 +80,15 @@ def run_bundle(
         if not is_distribution_name(name):
             raise UsageError(f"--without {name!r}: expected a package name such as torch")
     named = candidates(profile)  # read first: a profile that cannot be used is refused before the target runs
-    torch, target = _target_torch(python)  # --only-missing --python PY: its torch, as doctor reads it
-    policy, choice = named.select(torch, target=target)
+    target = _target(python)  # --only-missing --python PY: its torch (as doctor reads it), its Python and machine
+    python_version, machine = _platform_of(target, python, python_version)
+    policy, choice = named.select(target.torch_version if target else None, target=target is not None)
     err(f"envcheck bundle: {profile_line(choice)}")
     dropped = tuple(canonicalize_name(n) for n in without)
     with tempfile.TemporaryDirectory(prefix="envcheck-bundle-lock-") as scratch:
         pylock, lock_path = _lock_for(
-            policy, lock, Path(scratch), python_version=python_version, without=dropped, index_url=index_url,
-            no_index=no_index, find_links=links, err=err,
+            policy, lock, Path(scratch), python_version=python_version, machine=machine, without=dropped,
+            index_url=index_url, no_index=no_index, find_links=links, err=err,
         )
         locked_profile = ((pylock.tool or {}).get("envcheck") or {}).get("profile")
         if locked_profile and locked_profile != policy.id:
@@ -97,24 +99,37 @@ def run_bundle(
             present, skip_cutlass = _present(python, policy, err, gpu_capabilities)
         request = BundleRequest(
             lock=pylock, lock_text=lock_path.read_text(encoding="utf-8"), lock_dir=lock_path.parent.absolute(),
-            profile=policy.id, output=Path(output), platform=Platform.linux(python_version),
+            profile=policy.id, output=Path(output), platform=Platform.linux(python_version, machine),
             without=dropped, present=present, skip_cutlass=skip_cutlass, split=part_size, index_url=index_url,
             no_index=no_index, find_links=tuple(links), cutlass_url=cutlass_url,
         )
         return make_bundle(request, say=lambda text: err(f"envcheck bundle: {text}"))
 
 
-def _target_torch(python: Optional[str]) -> tuple[Optional[str], bool]:
-    """The torch the target has (--only-missing --python PY), for the profile's choice; (None, False): no target."""
+def _target(python: Optional[str]):
+    """The target's facts (--only-missing --python PY); None: no target."""
     if python is None:
-        return None, False
+        return None
     from ..gather.target import read_target
 
-    return read_target(python).torch_version, True
+    return read_target(python)
 
 
-def _lock_for(policy, lock: Optional[Path], scratch: Path, *, python_version: str, without: tuple[str, ...],
-              index_url: Optional[str], no_index: bool, find_links: list[str], err) -> tuple:
+def _platform_of(target, python: Optional[str], asked: Optional[str]) -> tuple[str, str]:
+    """The CPython version and machine the bundle's wheels are for: the target's own (a 3.11 target gets cp311
+    wheels, which fix then installs), else --python-version (default 3.12) on x86_64. A --python-version other than
+    the target's is refused: fix would refuse every wheel of it there."""
+    if target is None:
+        return asked or "3.12", "x86_64"
+    own = ".".join(target.version_text.split(".")[:2])
+    if asked is not None and asked != own:
+        raise UsageError(f"--python-version {asked}: the target --python {python} is Python {own}, and fix there "
+                         f"installs only wheels for {own}: leave --python-version out, or give it as {own}")
+    return own, dict(target.markers).get("platform_machine") or "x86_64"
+
+
+def _lock_for(policy, lock: Optional[Path], scratch: Path, *, python_version: str, machine: str,
+              without: tuple[str, ...], index_url: Optional[str], no_index: bool, find_links: list[str], err) -> tuple:
     """(the lock, its file): --lock FILE as given, or the profile resolved for the target the way `envcheck lock
     --profile` does it (uv, no live stack), written to scratch. --without names that are the profile's own roots
     are left out of the resolution too; every --without is applied to what the bundle carries."""
@@ -134,7 +149,8 @@ def _lock_for(policy, lock: Optional[Path], scratch: Path, *, python_version: st
     torch = canonicalize_name(policy.torch_requirement.name)
     err(f"envcheck bundle: resolving profile {policy.id} for CPython {python_version} (no --lock given)")
     resolution = resolve_stack(
-        policy, Target(python_version=python_version), index_url=index_url or PYPI,
+        policy, Target(python_version=python_version, platform=f"{machine}-manylinux_2_28"),
+        index_url=index_url or PYPI,
         torch_index_url="" if torch in without else None,  # torch left out: its own index is not asked
         find_links=[Path(f) for f in find_links], no_index=no_index, without=[n for n in without if n in roots],
         exclude=without,

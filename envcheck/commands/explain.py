@@ -29,32 +29,42 @@ def run_explain(
     source: Optional[str], python: Optional[str], profile: Optional[str], as_json: bool,
     stdin: Optional[IO[bytes]] = None, out: Optional[TextIO] = None, gpu_capabilities: tuple[tuple[int, int], ...] = (),
 ) -> int:
-    from ..causes import Context, context_from
-    from ..profile import candidates, choose
+    from dataclasses import replace
+
+    from ..causes import context_for_log, context_from
+    from ..model import gpus_given
+    from ..profile import candidates
 
     out = out or sys.stdout
     report = None
+    among = candidates(profile)
+    chosen_by_log: list = []
+    choice = None
+
+    def by_the_log(stack):  # a log alone: the profile its own lines show (its torch, its kernel library)
+        policy, choice = among.from_log(stack.torch, stack.libraries, stack.nvgemm)
+        chosen_by_log.append(choice)
+        ctx = context_for_log(policy)
+        given = gpus_given(gpu_capabilities)[:1]  # --gpu-capability: the GPU the log ran on, as the user says
+        return replace(ctx, capability=given[0].capability, gpu=f"{given[0].name} ({given[0].capability_text})") if given else ctx
+
     if python is not None:  # judged as doctor judges it: the profile that covers its torch, unless one is named
         from ..diagnose import diagnose_selected
         from ..gather.target import resolve_python
 
         target = resolve_python(python)
-        chosen, report = diagnose_selected(target, None, candidates(profile), gpu_capabilities=gpu_capabilities)
+        chosen, report = diagnose_selected(target, None, among, gpu_capabilities=gpu_capabilities)
         choice = report.profile
-        ctx = context_from(report.facts, chosen, target)
+        ctx, choose = context_from(report.facts, chosen, target), None
     else:
-        from ..model import gpus_given
-
-        chosen, choice = choose(profile, target=False)  # a log alone: no torch to choose by
-        given = gpus_given(gpu_capabilities)[:1]  # --gpu-capability: the GPU the log ran on, as the user says
-        ctx = Context(python="python3", policy=chosen, known=False,
-                      capability=given[0].capability if given else None,
-                      gpu=f"{given[0].name} ({given[0].capability_text})" if given else "")
+        ctx, choose = None, by_the_log
     name, stream = _open(source, stdin)
     autotuned = CandidateReader()
     try:
         reader = LogReader(stream)
-        causes = scan(reader, ctx, lambda block: autotuned.block(block.first, block.lines, block.text))
+        causes = scan(reader, ctx, lambda block: autotuned.block(block.first, block.lines, block.text),
+                      libraries=among.libraries, choose=choose)
+        choice = chosen_by_log[0] if chosen_by_log else choice
     except UsageError as exc:  # binary: named here, where the name is known
         raise UsageError(f"{'standard input' if name == '-' else name}: {exc}") from None
     finally:

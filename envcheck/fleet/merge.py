@@ -24,7 +24,7 @@ FACTS: tuple[tuple[str, Callable[[Node], str]], ...] = (
 class Group:
     """Nodes with the same outcome: the same failing checks (with what was found) and the same smoke result."""
 
-    outcome: str  # "all pass" or "cuda.driver fail (driver 570.1); smoke fail"
+    outcome: str  # "all pass", "cuda.driver fail (driver 570.1); smoke fail", or "nvgemm.deps warn (...)"
     failed: bool
     nodes: tuple[str, ...]
 
@@ -60,12 +60,16 @@ class Fleet:
 
 
 def outcome_key(node: Node) -> tuple[str, ...]:
-    """What makes two nodes' outcomes the same: their failing checks and a failed smoke run."""
+    """What makes two nodes' outcomes the same: their failing checks and a failed smoke run; where nothing failed,
+    the checks that warned (a node that warns is not "all pass")."""
     key = tuple(f"{id_} {status}" for id_, status, _ in node.checks if status in ("fail", "error"))
     if node.smoke in ("fail", "error"):
         key += (f"smoke {node.smoke}",)
     if not key and node.failed:
         key = (f"doctor exit code {node.exit_code}",)
+    if not key:
+        key = tuple(f"{id_} warn" for id_, status, _ in node.checks if status == "warn")
+        key += ("smoke warn",) if node.smoke == "warn" else ()
     return key
 
 

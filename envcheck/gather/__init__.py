@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 from .checkout import locate_checkout, read_checkout
 from .driver import gather_driver
 from .interpreter import Probe, gather_interpreter
+from .paths import read_search_paths
+from .system import gather_system
 from .toolkit import early_nvcc, gather_toolkit
 
 __all__ = ["Sources", "gather", "Gatherers", "started", "head_start"]
@@ -73,6 +75,7 @@ class Gatherers:
     driver: Callable[[], object] = gather_driver
     toolkit: Callable[..., object] = gather_toolkit
     checkout: Callable[..., object] = read_checkout
+    system: Callable[..., object] = gather_system  # (env): the bug-report facts
 
 
 @dataclass(frozen=True)
@@ -128,10 +131,12 @@ def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
     start = time.monotonic()
     deadline = start + sources.timeout
     timings: dict[str, float] = {}
-    pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="gather")
+    pool = ThreadPoolExecutor(max_workers=5, thread_name_prefix="gather")
     try:
         interpreter_f = pool.submit(gatherers.interpreter, sources.python, sources.timeout, sources.env, sources.modules)
         driver_f = pool.submit(gatherers.driver)
+        system_f = pool.submit(gatherers.system, sources.env)
+        paths = read_search_paths(sources.env)  # a few folder listings, here while the others run
         interpreter = _settle("interpreter", interpreter_f, deadline, timings)
         known = interpreter if isinstance(interpreter, Interpreter) else None
         toolkit_f = pool.submit(gatherers.toolkit, sources.env, known)
@@ -146,6 +151,7 @@ def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
         driver = _settle("driver", driver_f, deadline, timings)
         toolkit = _settle("toolkit", toolkit_f, deadline, timings)
         checkout = _settle("checkout", checkout_f, deadline, timings) if checkout_f else None
+        system = _settle("system", system_f, deadline, timings)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return Facts(
@@ -157,4 +163,6 @@ def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
         timings=tuple((name, round(t - start, 3)) for name, t in sorted(timings.items())),
         given_gpus=gpus_given(sources.gpu_capabilities),
         environment=tuple((name, sources.env[name]) for name in sources.variables if name in sources.env),
+        paths=paths,
+        system=system,
     )

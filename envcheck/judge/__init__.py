@@ -13,6 +13,7 @@ from .cutedsl import cutedsl_importable, cutedsl_version
 from .cutlass import cutlass_api_install, cutlass_checkout
 from .gpu import gpu_capability
 from .packages import nvgemm_deps, packages_consistency
+from .paths import cuda_paths
 from .python_torch import python_version, torch_cuda_build, torch_version
 from .target import cutedsl_arch
 
@@ -25,6 +26,7 @@ CHECKS: tuple[tuple[str, Callable[[Context], Finding]], ...] = (
     ("torch.cuda-build", torch_cuda_build),
     ("cuda.driver", cuda_driver),
     ("cuda.toolkit", cuda_toolkit),
+    ("cuda.paths", cuda_paths),
     ("gpu.compute-capability", gpu_capability),
     ("cutedsl.version", cutedsl_version),
     ("cutedsl.importable", cutedsl_importable),
@@ -38,13 +40,15 @@ CHECK_IDS = tuple(check_id for check_id, _ in CHECKS)
 
 
 def judge(facts: Facts, policy: Policy, *, no_gpu: bool = False, strict: bool = False,
-          runs: tuple[Run, ...] = ()) -> tuple[Finding, ...]:
+          runs: tuple[Run, ...] = (), others: tuple[Policy, ...] = ()) -> tuple[Finding, ...]:
     """Every check's finding. A check that raises is a bug in envcheck: it becomes an `error` finding, not a crash.
 
     strict: a deviation from a requirement whose basis is `recipe` fails instead of warning (and a failing finding
     says which basis failed it: `recipe` where it passes or warns without --strict). runs: real runs the user
-    contributed (doctor --evidence), matched beside the profile's own evidence."""
-    ctx = Context(facts, policy, no_gpu, strict, tuple(runs))
+    contributed (doctor --evidence), matched beside the profile's own evidence. others: the other profiles it could
+    have been judged by (the built-in ones, where none was named): without torch, python.version says what each
+    stack needs."""
+    ctx = Context(facts, policy, no_gpu, strict, tuple(runs), tuple(others))
     lenient = replace(ctx, strict=False)
     findings = []
     for check_id, check in CHECKS:

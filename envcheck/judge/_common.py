@@ -24,6 +24,7 @@ class Context:
     no_gpu: bool = False  # a builder without a GPU: checks that need one are skipped
     strict: bool = False  # recipe deviations fail (teams bound to the published recipe)
     contributed: tuple[Run, ...] = ()  # runs the user gave (doctor --evidence), beside the profile's own
+    others: tuple[Policy, ...] = ()  # the other profiles the run could have been judged by (none when one was named)
 
     @property
     def gpus(self) -> tuple[Gpu, ...]:
@@ -54,6 +55,11 @@ class Context:
     def interpreter(self) -> Optional[Interpreter]:
         value = self.facts.interpreter
         return value if isinstance(value, Interpreter) else None
+
+    def installed_version(self, name: str) -> Optional[str]:
+        """The installed version of a distribution in the target (None: not installed, or no target read)."""
+        dist = self.interpreter.dist(name) if self.interpreter is not None else None
+        return dist.version if dist is not None else None
 
     @property
     def driver(self) -> Optional[Driver]:

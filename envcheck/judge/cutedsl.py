@@ -13,7 +13,7 @@ from ..profile import RECIPE, RUNTIME, Conflict, PackageRule, Policy, on_capabil
 from ._common import Context, basis_text, interpreter_error, pip_install, pip_uninstall, satisfies, source_lines, worst
 from .evidence import DSL_BUILD, recorded
 
-__all__ = ["cutedsl_version", "cutedsl_importable", "conflicting", "rule_deviation"]
+__all__ = ["cutedsl_version", "cutedsl_importable", "conflicting", "rule_deviation", "unverified"]
 
 
 def cutedsl_version(ctx: Context) -> Finding:
@@ -32,16 +32,28 @@ def cutedsl_version(ctx: Context) -> Finding:
     details += (evidence.said,)
     found = f"{rule.name} {dist.version}"
     if satisfies(dist.version, rule.specifier):
-        return Finding(check, title, Status.PASS, found, wanted, rule.why, None, details, evidence)
+        newer = unverified(rule, dist.version)
+        details += source_lines((f"{rule.name} verified", rule.verified_source)) if newer else ()
+        return Finding(check, title, Status.WARN if newer else Status.PASS, found + newer, wanted, rule.why, None,
+                       details, evidence)
     status, said = rule_deviation(ctx, rule, dist.version)
-    return Finding(check, title, status, f"{found}: {said}", wanted, rule.why, _case_remedy(ctx, rule, status, install),
-                   details, evidence)
+    return Finding(check, title, status, f"{found}: {said}", wanted, rule.why,
+                   _case_remedy(ctx, rule, status, install, dist.version), details, evidence)
 
 
-def _case_remedy(ctx: Context, rule: PackageRule, status: Status, install: Remedy) -> Remedy:
+def unverified(rule: PackageRule, version: str) -> str:
+    """What to add to a version the requirement admits but no recorded run had (newer than the rule's `verified`):
+    judged by the rule, marked unverified, as a newer torch is. '' where it was verified (or no range is given)."""
+    if not rule.verified or satisfies(version, rule.verified):
+        return ""
+    return (f": within {spec_text(rule.specifier) or 'any version'}, but outside the versions real runs had "
+            f"({spec_text(rule.verified)}): judged by this profile, unverified")
+
+
+def _case_remedy(ctx: Context, rule: PackageRule, status: Status, install: Remedy, version: str) -> Remedy:
     """The install remedy, told for the user's case: necessary where the requirement is runtime, a choice where it
     is only the recipe's (and what works instead)."""
-    if rule.basis_on(ctx.capabilities) == RUNTIME or (status == Status.FAIL and not ctx.strict):
+    if rule.basis_on(ctx.capabilities, version) == RUNTIME or (status == Status.FAIL and not ctx.strict):
         return install
     keep = f" Or keep it: {rule.recipe_note}" if rule.recipe_note else ""
     return replace(install, text=f"To match the published recipe: {install.text[0].lower()}{install.text[1:]}{keep}")
@@ -57,11 +69,15 @@ def rule_deviation(ctx: Context, rule: PackageRule, version: str) -> tuple[Statu
     if beside is not None:
         return Status.FAIL, beside
     shown = ", ".join(f"{c[0]}.{c[1]}" for c in ctx.capabilities)
-    if rule.basis_on(ctx.capabilities) == RUNTIME:
-        return Status.FAIL, (f"outside {spec_text(rule.specifier)}, and on compute capability {shown} "
+    there = spec_text(rule.runtime_on_version) if rule.runtime_on_version is not None else ""
+    if rule.basis_on(ctx.capabilities, version) == RUNTIME:
+        return Status.FAIL, (f"outside {there or spec_text(rule.specifier)}, and on compute capability {shown} "
                              f"({spec_text(rule.runtime_on)}) that is a runtime requirement: the backend breaks without it")
     where = f"on compute capability {shown}" if shown else "with no GPU seen here"
-    bound = f" it is a runtime requirement on compute capability {spec_text(rule.runtime_on)};" if rule.runtime_on else ""
+    if rule.runtime_on and there:
+        bound = f" on compute capability {spec_text(rule.runtime_on)} it needs {there} (runtime);"
+    else:
+        bound = f" it is a runtime requirement on compute capability {spec_text(rule.runtime_on)};" if rule.runtime_on else ""
     note = f" {rule.recipe_note}" if rule.recipe_note else ""
     return ctx.deviation(RECIPE), (f"outside the recipe's {spec_text(rule.specifier)} ({basis_text(RECIPE, ctx.strict)});"
                                    f"{bound} {where} it is recipe.{note}")
@@ -175,6 +191,27 @@ def _basis_said(ctx: Context, conflict: Conflict) -> str:
             f"{spec_text(conflict.runtime_on)})" if conflict.runtime_on else f" ({basis_text(RECIPE, ctx.strict)})")
 
 
+def _no_flavour(ctx: Context, rule: PackageRule, dsl: Distribution) -> Optional[Finding]:
+    """The failure of a DSL installed without any of the CUDA flavours its version needs (only -libs-base and
+    -libs-core of DSL >= 4.6): `import cutlass` raises No CTK flavor installed, which torch does not catch."""
+    flavours = rule.flavours_for(dsl.version)
+    if not flavours or any(ctx.interpreter.dist(name) for name in flavours):
+        return None
+    major = (ctx.interpreter.torch.cuda or "").split(".")[0] if ctx.interpreter.torch else ""
+    extra = next((e for e in rule.extras), "") or (f"cu{major}" if any(n.endswith(f"-cu{major}") for n in flavours)
+                                                  else flavours[-1].rsplit("-", 1)[-1])
+    requirement = f"{rule.name}[{extra}]=={dsl.version}"
+    return Finding(
+        "cutedsl.importable", "`import cutlass` reaches CuTeDSL", Status.FAIL,
+        f"{rule.name} {dsl.version} is installed without a CUDA flavour (none of {', '.join(flavours)}): "
+        f"`import {rule.module}` raises RuntimeError: No CTK flavor installed, and torch does not catch it",
+        f"`import {rule.module}` loads {rule.name}'s package, with one of {', '.join(flavours)}",
+        "From DSL 4.6 the compiler of each CUDA major ships in its own package (-libs-cu12, -libs-cu13); -libs-base "
+        "and -libs-core alone hold none, so the DSL cannot load.",
+        pip_install(ctx.python, [requirement], f"the DSL's {extra} flavour, of its own version"),
+    )
+
+
 def _unrun(pth: PthImport) -> str:
     line = pth.line if len(pth.line) <= 240 else f"{pth.line[:240]}..."
     added = f" (read as data: it puts {', '.join(pth.added)} on the path)" if pth.added else ""
@@ -229,6 +266,9 @@ def _importable(ctx: Context) -> Finding:
             restore = pip_install(python, [rule.requirement], "restore files the conflicting packages overwrote", reinstall=True)
         return Finding(check, title, status, found, wanted, why, _conflict_remedy(python, conflicts, restore))
     if from_dsl:
+        missing = _no_flavour(ctx, rule, dsl)
+        if missing is not None:
+            return missing
         return Finding(check, title, Status.PASS, f"`import {module_name}` loads {origin}", wanted, why)
     if origin is None:
         if os.path.realpath(dsl.location) not in {os.path.realpath(s) for s in interpreter.site_dirs}:

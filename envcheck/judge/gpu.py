@@ -59,7 +59,7 @@ def _judge_gpu(ctx: Context, gpu: Gpu) -> tuple[Status, str, list[str], list[tup
     sources = [(f"{capability_text(rule.capability)} row", rule.source)]
     torch = ctx.torch
     for caveat in policy.caveats:
-        if caveat.applies(gpu.capability, torch):
+        if caveat.applies(gpu.capability, torch, ctx.installed_version):
             status = worst([status, caveat.status])
             text += f"; {caveat.text}"
             remedies += [caveat.remedy] if caveat.remedy else []
@@ -71,8 +71,9 @@ def _unjudged_caveats(ctx: Context) -> tuple[str, ...]:
     """Without torch the caveats of a torch range cannot be judged: named, for the torch fix would install."""
     if ctx.torch is not None:
         return ()
-    return tuple(f"with torch {spec_text(c.torch)} on compute capability {spec_text(c.capability)}: {c.text} (no torch "
-                 f"installed to judge it by)" for c in ctx.policy.caveats
+    return tuple(f"with torch {spec_text(c.torch)} on compute capability {spec_text(c.capability)}"
+                 + (f" beside {c.when}" if c.when else "") + f": {c.text} (no torch installed to judge it by)"
+                 for c in ctx.policy.caveats
                  if any(on_capabilities(c.capability, (cc,)) for cc in ctx.capabilities))
 
 

@@ -12,7 +12,7 @@ from packaging.specifiers import SpecifierSet
 from ..profile import RUNTIME, spec_text
 from ..model import Distribution, Finding, Interpreter, Remedy, Status, canonical_name
 from ._common import Context, interpreter_error, pip_command, pip_install, satisfies, source_lines, worst
-from .cutedsl import rule_deviation, runtime_floor_broken
+from .cutedsl import rule_deviation, runtime_floor_broken, unverified
 from .evidence import recorded
 
 __all__ = ["nvgemm_deps", "packages_consistency", "broken_requirements", "cuda_majors"]
@@ -40,7 +40,8 @@ def nvgemm_deps(ctx: Context) -> Finding:
             results.append((status if rule.level == "required" else Status.WARN, f"{rule.name} {dist.version}: {said}"))
             missing.append(rule.requirement)
         else:
-            results.append((Status.PASS, f"{rule.name} {dist.version}"))
+            newer = unverified(rule, dist.version) if rule.level != "optional" else ""
+            results.append((Status.WARN if newer else Status.PASS, f"{rule.name} {dist.version}{newer}"))
     status = worst([s for s, _ in results])
     wanted = ", ".join(f"{r.name}" + (f" {spec_text(r.specifier)}" if r.specifier else "")
                        + ("" if r.level == "required" else f" ({r.level})") for r in ctx.policy.packages)
@@ -49,7 +50,8 @@ def nvgemm_deps(ctx: Context) -> Finding:
     # the combination of the recorded runs: the packages whose version is runtime somewhere count too
     versioned = tuple(r.name for r in ctx.policy.packages if (r.basis == RUNTIME and r.specifier) or r.runtime_beside)
     evidence = recorded(ctx, *versioned)
-    details = source_lines(*((r.name, r.source) for r in ctx.policy.packages)) + (evidence.said,)
+    details = source_lines(*((r.name, r.source) for r in ctx.policy.packages),
+                           *((f"{r.name} verified", r.verified_source) for r in ctx.policy.packages)) + (evidence.said,)
     return Finding(
         check, title, status, found, wanted,
         " ".join(f"{r.name}: {r.why}" for r in ctx.policy.packages),

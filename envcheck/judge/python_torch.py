@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model import Finding, Remedy, Status
-from ..profile import driver_text, spec_text, torch_release
+from ..profile import driver_text, lower_bound, spec_text, torch_release
 from ._common import Context, interpreter_error, pip_install, satisfies, source_lines, version_or_none
 
 __all__ = ["python_version", "torch_version", "torch_cuda_build"]
@@ -11,7 +11,9 @@ __all__ = ["python_version", "torch_version", "torch_cuda_build"]
 
 def python_version(ctx: Context) -> Finding:
     """The interpreter against the Python range of the installed torch (torch 2.15.0 needs >= 3.11), or, without
-    torch, against the profile's: pip then installs the newest torch of the profile's range that it can take."""
+    torch, against the profile's: pip then installs the newest torch of the profile's range that it can take. Without
+    torch the finding also says what each stack needs and which one `pip install torch` gives today, and where this
+    Python cannot take the chosen profile but another's, its remedy is that stack."""
     title = "Python version"
     error = interpreter_error(ctx, "python.version", title)
     if error:
@@ -23,8 +25,10 @@ def python_version(ctx: Context) -> Finding:
     wanted = f"Python {shown}" + (f" (beside torch {torch})" if ranges else "")
     why = " ".join([policy.python_why, *(r.why for r in ranges)]).strip()
     details = source_lines(("python", policy.python_source),
-                           *((f"torch {spec_text(r.torch)}", r.source) for r in ranges))
+                           *((f"torch {spec_text(r.torch)}", r.source) for r in ranges),
+                           *(("newest torch", p.torch_newest_source) for p in _stacks(ctx) if torch is None))
     version = interpreter.version_text
+    stacks = f"; without torch: {_stacks_said(ctx, version)}" if torch is None and ctx.others else ""
     if satisfies(version, wanted_range):
         found = f"Python {version}"
         if torch is None:
@@ -32,22 +36,59 @@ def python_version(ctx: Context) -> Finding:
             found += "".join(f"; torch {spec_text(r.torch)} needs Python {spec_text(r.version)}: on this Python "
                              f"pip installs an older torch of the profile's range ({policy.torch_requirement})"
                              for r in narrower)
-        return Finding("python.version", title, Status.PASS, found, wanted, why, None, details)
-    lowest = min((s.version for s in wanted_range if s.operator in (">=", "==", "~=")), default="3.12")
-    text = (f"An interpreter's version cannot be changed in place: create a virtual environment from a Python {lowest} "
+        return Finding("python.version", title, Status.PASS, found + stacks, wanted, why, None, details)
+    floor = python_floor(wanted_range)
+    text = (f"An interpreter's version cannot be changed in place: create a virtual environment from a Python {floor} "
             f"or newer and point envcheck at it (`envcheck fix` lists the interpreters it finds).")
+    commands: tuple[tuple[str, ...], ...] = ((f"python{floor}", "-m", "venv", "nvgemm-venv"),
+                                             ("envcheck", "fix", "--python", "nvgemm-venv/bin/python"))
     if ranges and satisfies(version, policy.python):
         text += (f" Or keep Python {version} with a torch of the profile's range ({policy.torch_requirement}) outside "
                  + ", ".join(spec_text(r.torch) for r in ranges) + ".")
+    fits = [other for other in ctx.others if torch is None and satisfies(version, other.python)]
+    if fits:  # a new user's empty venv: keep it, with the stack that takes this Python
+        other = fits[0]
+        text = (f"Keep Python {version}: profile {other.id} (torch {spec_text(other.torch)}) takes it; "
+                f"`envcheck fix --profile {other.id}` installs that stack here. Or, for profile {policy.id}: "
+                + text[0].lower() + text[1:])
+        commands = (("envcheck", "fix", "--python", ctx.python, "--profile", other.id),) + commands
     return Finding(
         "python.version", title, Status.FAIL,
-        f"Python {version} ({interpreter.executable})" + (f": torch {torch} requires Python {shown}" if ranges else ""),
-        wanted, why,
-        Remedy(text=text,
-               commands=((f"python{lowest}", "-m", "venv", "nvgemm-venv"),
-                         ("envcheck", "fix", "--python", "nvgemm-venv/bin/python"))),
-        details,
+        f"Python {version} ({interpreter.executable})" + (f": torch {torch} requires Python {shown}" if ranges else "")
+        + stacks,
+        wanted, why, Remedy(text=text, commands=commands), details,
     )
+
+
+def python_floor(specifier) -> str:
+    """The oldest Python a range admits, as MAJOR.MINOR: its largest lower bound (3.12 where it has none)."""
+    lowest = lower_bound(specifier)
+    return f"{lowest.major}.{lowest.minor}" if lowest.release != (0,) else "3.12"
+
+
+def _stacks(ctx: Context) -> list:
+    """The chosen profile and the others, oldest torch first."""
+    return sorted((ctx.policy, *ctx.others), key=lambda p: lower_bound(p.torch))
+
+
+def _stacks_said(ctx: Context, version: str) -> str:
+    """What each stack needs of Python, and which one a plain `pip install torch` gives on this Python today."""
+    parts = []
+    for profile in _stacks(ctx):
+        narrower = "".join(f", with torch {spec_text(r.torch)} {spec_text(r.version)}" for r in profile.python_by_torch)
+        parts.append(f"profile {profile.id} (torch {spec_text(profile.torch)}) needs Python "
+                     f"{spec_text(profile.python)}{narrower}")
+    said = "; ".join(parts)
+    newest = next((p for p in reversed(_stacks(ctx)) if p.torch_newest is not None), None)
+    if newest is not None:
+        needs, _ = newest.python_for(newest.torch_newest)
+        if satisfies(version, needs):
+            said += (f". `pip install torch` gives torch {newest.torch_newest} today, which profile {newest.id} "
+                     "judges")
+        else:
+            said += (f". `pip install torch` gives torch {newest.torch_newest} today where Python is "
+                     f"{spec_text(needs)}; on Python {version} an older one")
+    return said
 
 
 def _torch_remedy(ctx: Context, why: str, reinstall: bool) -> Remedy:

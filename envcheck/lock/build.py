@@ -143,7 +143,8 @@ def build_lock(
             if root.required:
                 problems.append(f"{root.name} is not installed (profile key {root.what})")
             else:
-                notes.append(f"{root.name} is recommended by the profile but not installed: left out of the lock")
+                notes.append(f"{root.name} is {root.level} in the profile ({root.what}) but not installed: left out "
+                             "of the lock")
             continue
         if root.specifier and not _satisfies(dist.version, root.specifier):
             problems.append(f"{root.name} {dist.version} is installed; the profile asks for {root.specifier} ({root.what})")

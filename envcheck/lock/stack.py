@@ -17,8 +17,12 @@ class Root:
     name: str  # canonical
     extras: tuple[str, ...]
     specifier: str  # what the profile asks for ("" = any version)
-    required: bool
+    level: str  # the profile's word for it: "required", "recommended" or "optional" (as doctor says it)
     what: str  # the profile key it comes from, for messages
+
+    @property
+    def required(self) -> bool:
+        return self.level == "required"
 
 
 def stack_roots(policy: Policy) -> tuple[Root, ...]:
@@ -27,13 +31,13 @@ def stack_roots(policy: Policy) -> tuple[Root, ...]:
     torch_name = canonical_name(policy.torch_requirement.name)
     torch_spec = policy.torch & policy.torch_requirement.specifier
     roots = [
-        Root(torch_name, tuple(sorted(policy.torch_requirement.extras)), str(torch_spec), True, "torch.version"),
-        Root(policy.cutedsl.name, policy.cutedsl.extras, str(policy.cutedsl.specifier), True, "cutedsl.version"),
+        Root(torch_name, tuple(sorted(policy.torch_requirement.extras)), str(torch_spec), "required", "torch.version"),
+        Root(policy.cutedsl.name, policy.cutedsl.extras, str(policy.cutedsl.specifier), "required", "cutedsl.version"),
     ]
     if policy.cutlass is not None:
-        roots.append(Root(canonical_name(policy.cutlass.distribution), policy.cutlass.extras, "", True, "cutlass"))
+        roots.append(Root(canonical_name(policy.cutlass.distribution), policy.cutlass.extras, "", "required", "cutlass"))
     for rule in policy.packages:
-        roots.append(Root(rule.name, rule.extras, str(rule.specifier), rule.level == "required", f"packages.{rule.name}"))
+        roots.append(Root(rule.name, rule.extras, str(rule.specifier), rule.level, f"packages.{rule.name}"))
     seen: dict[str, Root] = {}
     for root in roots:
         seen.setdefault(root.name, root)

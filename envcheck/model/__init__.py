@@ -9,8 +9,9 @@ was a measured part of doctor's start-up, and a doctor without --smoke names non
 """
 
 from .facts import (
-    GIVEN, SEEN, Checkout, Distribution, Driver, Facts, Failure, Gpu, Interpreter, ModuleLocation, Nvcc, PthImport,
-    Toolkit, TorchBuild, canonical_name, capability_of, capability_text, gpus_given, is_distribution_name,
+    GIVEN, SEEN, Checkout, CudaFolder, Distribution, Driver, Facts, Failure, Gpu, Interpreter, ModuleLocation, Nvcc,
+    PthImport, SearchPaths, System, Toolkit, TorchBuild, canonical_name, capability_of, capability_text, gpus_given,
+    is_distribution_name,
 )
 from .findings import Evidence, Finding, Remedy, Run, Status, Step
 from .plain import plain
@@ -38,6 +39,9 @@ __all__ = [
     "Toolkit",
     "Checkout",
     "Facts",
+    "CudaFolder",
+    "SearchPaths",
+    "System",
     "ProfileChoice",
     "Host",
     "Report",

@@ -1,5 +1,5 @@
 """The facts gather collects about a target: its interpreter and what is installed in it, the driver and GPUs, the
-CUDA toolkits found, the CUTLASS checkout. Each is a frozen dataclass; a part that could not be read is a Failure.
+CUDA toolkits found, the CUTLASS checkout, the CUDA folders on PATH and LD_LIBRARY_PATH, the machine's bug-report facts. Each is a frozen dataclass; a part that could not be read is a Failure.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from functools import cached_property
 from typing import Optional, Union
 
 __all__ = ["canonical_name", "is_distribution_name", "capability_of", "capability_text", "gpus_given", "Failure",
-           "Distribution", "ModuleLocation", "PthImport", "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc",
+           "CudaFolder", "SearchPaths", "System", "Distribution", "ModuleLocation", "PthImport", "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc",
            "Toolkit", "Checkout", "Facts", "SEEN", "GIVEN"]
 
 
@@ -232,6 +232,51 @@ class Checkout:
 
 
 @dataclass(frozen=True)
+class CudaFolder:
+    """A folder of PATH or LD_LIBRARY_PATH that holds CUDA: an nvcc, or CUDA libraries (read as names, never run)."""
+
+    path: str
+    variable: str  # "PATH" or "LD_LIBRARY_PATH"
+    position: int  # its place in the variable, 0 first
+    version: Optional[str] = None  # the CUDA release it belongs to (version.json beside it, or its libraries' names)
+    libraries: tuple[str, ...] = ()  # the CUDA library files there: libcudart.so.13.0.96, libcuda.so.1, ...
+    nvcc: bool = False
+
+    def soname_majors(self, stem: str) -> tuple[int, ...]:
+        """The major versions of a library's sonames here (libnvJitLink.so.13 -> 13)."""
+        found = []
+        for name in self.libraries:
+            head, _, rest = name.partition(".so.")
+            if head == stem and rest.split(".")[0].isdigit():
+                found.append(int(rest.split(".")[0]))
+        return tuple(dict.fromkeys(found))
+
+
+@dataclass(frozen=True)
+class SearchPaths:
+    """The CUDA folders on PATH and LD_LIBRARY_PATH of the environment doctor (and the target it starts) runs in."""
+
+    folders: tuple[CudaFolder, ...] = ()
+
+    def on(self, variable: str) -> tuple[CudaFolder, ...]:
+        return tuple(f for f in self.folders if f.variable == variable)
+
+
+@dataclass(frozen=True)
+class System:
+    """What a bug report names of the machine, as collect_env does: the OS, the kernel, libc, a C compiler, the CPU."""
+
+    os: Optional[str] = None  # PRETTY_NAME of /etc/os-release: "Ubuntu 22.04.4 LTS"
+    kernel: Optional[str] = None  # "5.15.0-105-generic"
+    machine: Optional[str] = None  # "x86_64"
+    libc: Optional[str] = None  # "glibc 2.35"
+    compiler: Optional[str] = None  # the first line of `gcc --version` (the first of gcc, cc, clang on PATH)
+    cc: Optional[str] = None  # $CC as set (not run)
+    cpu: Optional[str] = None  # "AMD EPYC 7763 64-Core Processor"
+    cpus: Optional[int] = None  # logical CPUs
+
+
+@dataclass(frozen=True)
 class Facts:
     """Everything gather found. Each part is its facts, or a Failure saying why it could not be had."""
 
@@ -245,6 +290,8 @@ class Facts:
     # The variables of the environment envcheck runs in (the job's) that the profile's verdicts read, those set:
     # (name, value), such as ("CUTE_DSL_ARCH", "sm_90a").
     environment: tuple[tuple[str, str], ...] = ()
+    paths: Optional[SearchPaths] = None  # the CUDA folders on PATH and LD_LIBRARY_PATH; None: not read
+    system: Union[System, Failure, None] = None  # the bug-report facts; None: not gathered
 
     def variable(self, name: str) -> Optional[str]:
         """A variable of the environment envcheck ran in, as gathered; None: not set (or not gathered)."""

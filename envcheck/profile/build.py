@@ -9,67 +9,24 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from typing import Any
-
 from packaging.specifiers import SpecifierSet
 
 from ..model import Status
+from .composite import _BESIDE, _MODULE_DIRS, _besides, _exempt, _flavours, _module_dirs
 from .fields import (
     _CAPABILITIES, _RELATIVE_PATH_EXPECTED, _Table, _apt_package, _backend_name, _basis, _bool, _capability,
     _distribution_name, _extras, _git_ref, _index_url, _level, _module, _name_prefix, _names, _one_line, _regex,
-    _relative_path, _requirement, _requirement_text, _sha, _specifier, _status, _string, _url, _version,
+    _relative_path, _requirement, _requirement_text, _sha, _specifier, _status, _url, _version,
 )
 from .origins import _Origins
 from .runs import builtin_runs
 from .target import compile_target
 from .schema import (
-    RUNTIME, SCHEMA, Beside, Caveat, Conflict, CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec,
+    RUNTIME, SCHEMA, Caveat, Conflict, CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec,
     StandIn,
 )
 
 __all__ = ["build"]
-
-
-def _fields(value: Any, keys: dict) -> dict:
-    """An inline table of known keys, each read by its parser; ValueError (or TypeError) on anything else."""
-    required = {k for k, (_, need) in keys.items() if need}
-    if not isinstance(value, dict) or not required <= set(value) <= set(keys):
-        raise ValueError
-    return {key: parse(value[key]) for key, (parse, _) in keys.items() if key in value}
-
-
-def _module_dirs(value: Any) -> tuple[tuple[SpecifierSet, tuple[str, ...]], ...]:
-    """A list of folders (every version), or a table of version specifier -> list of folders."""
-    dirs = _names(_relative_path)
-    if isinstance(value, list):
-        return ((SpecifierSet(), dirs(value)),)
-    if not isinstance(value, dict):
-        raise TypeError
-    return tuple((_specifier(versions), dirs(folders)) for versions, folders in value.items())
-
-
-def _besides(value: Any) -> tuple[Beside, ...]:
-    if not isinstance(value, list):
-        raise TypeError
-    keys = {"when": (_requirement, True), "version": (_specifier, True), "source": (_string, False)}
-    return tuple(Beside(**_fields(item, keys)) for item in value)
-
-
-def _exempt(value: Any) -> tuple[tuple[str, SpecifierSet], ...]:
-    """Name prefixes, each alone (every version) or as {prefix, version}."""
-    if not isinstance(value, list):
-        raise TypeError
-    keys = {"prefix": (_name_prefix, True), "version": (_specifier, False)}
-    found = []
-    for item in value:
-        entry = {"prefix": _name_prefix(item)} if isinstance(item, str) else _fields(item, keys)
-        found.append((entry["prefix"], entry.get("version", SpecifierSet())))
-    return tuple(found)
-
-
-_BESIDE = "a list of {when = 'a requirement such as nvidia-cutlass-dsl>=4.6', version = 'a specifier', source = 'text'}"
-_MODULE_DIRS = (f"a list, each {_RELATIVE_PATH_EXPECTED}; or a table of version specifier -> such a list "
-                "(e.g. {'<4.6' = ['nvidia_cutlass_dsl/python_packages']})")
 
 
 def _rule(table: _Table, name_key: str, level: str = "required") -> PackageRule:
@@ -82,12 +39,19 @@ def _rule(table: _Table, name_key: str, level: str = "required") -> PackageRule:
         basis=table.get("basis", _basis, "'runtime' or 'recipe'", RUNTIME),
         runtime=table.get("runtime", _specifier, "a version specifier (the part of a recipe requirement that is runtime)", SpecifierSet()),
         runtime_on=table.get("runtime-on", _specifier, _CAPABILITIES, None),
+        runtime_on_version=table.get("runtime-on-version", _specifier,
+                                     "a version specifier (what runs on the compute capabilities of runtime-on)", None),
         recipe_note=table.text("recipe-note", ""),
         extras=table.get("extras", _extras, "a list of extra names", ()),
         module=table.get("module", _module, "a module name such as 'nvMatmulHeuristics'", None),
         module_dirs=table.get("module-dirs", _module_dirs, _MODULE_DIRS, ()),
         runtime_beside=table.get("runtime-beside", _besides, _BESIDE, ()),
         source=table.text("source", ""),
+        verified=table.get("verified", _specifier, "a version specifier such as '<=4.8.1' (the versions runs had)",
+                           SpecifierSet()),
+        verified_source=table.text("verified-source", ""),
+        flavours=table.get("flavours", _flavours, "a table of version specifier -> list of distribution names (e.g. "
+                           "{'>=4.6' = ['nvidia-cutlass-dsl-libs-cu12', 'nvidia-cutlass-dsl-libs-cu13']})", ()),
     )
 
 
@@ -143,6 +107,7 @@ def _caveat(entry: _Table) -> Caveat:
         text=entry.text("text"),
         remedy=entry.text("remedy", ""),
         source=entry.text("source", ""),
+        when=entry.get("when", _requirement, "a requirement such as 'nvidia-cutlass-operators>=0.2.0'", None),
     )
     entry.done()
     return caveat
@@ -292,6 +257,8 @@ def build(data: dict, origins: _Origins) -> Policy:
         origins=tuple(origins.where.items()),
         caveats=tuple(_caveat(t) for t in top.tables("caveats", [])),
         runs=tuple(run for name in origins.builtins for run in builtin_runs(name)),
+        torch_newest=torch.get("newest", _version, "a torch release such as '2.15.0'", None),
+        torch_newest_source=torch.text("newest-source", ""),
         compile_target=compile_target(top),
     )
     for table in (python, torch, cuda, cutedsl, top):

@@ -4,7 +4,7 @@ a conflict, a stand-in, a row of the kernel table, a caveat, a Python range; and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -49,6 +49,7 @@ class PackageRule:
     basis: str = RUNTIME
     runtime: SpecifierSet = SpecifierSet()
     runtime_on: Optional[SpecifierSet] = None  # compute capabilities ("10.0") where a recipe basis is runtime
+    runtime_on_version: Optional[SpecifierSet] = None  # what runs there (None: the whole `specifier` is needed)
     recipe_note: str = ""  # where the basis is recipe: what works instead
     extras: tuple[str, ...] = ()
     module: Optional[str] = None  # the module it provides, looked for by the probe
@@ -56,6 +57,24 @@ class PackageRule:
     module_dirs: tuple[tuple[SpecifierSet, tuple[str, ...]], ...] = ()
     runtime_beside: tuple[Beside, ...] = ()
     source: str = ""  # where the requirement comes from: a wheel's file and line, or a run
+    verified: SpecifierSet = SpecifierSet()  # the versions real runs had; outside it (newer): judged, unverified
+    verified_source: str = ""
+    # distributions of which one must be installed beside it, per its version (the DSL's CUDA flavours from 4.6)
+    flavours: tuple[tuple[SpecifierSet, tuple[str, ...]], ...] = ()
+
+    def flavours_for(self, version: Optional[str]) -> tuple[str, ...]:
+        """The distributions of which one must be installed beside this version (none: nothing asked)."""
+        return next((names for versions, names in self.flavours
+                     if version is not None and versions.contains(version, prereleases=True)), ())
+
+    def needed_on(self, capabilities: tuple[tuple[int, int], ...]) -> SpecifierSet:
+        """The versions the backend needs to run on these GPUs: `runtime` everywhere, and on a GPU of `runtime_on` its
+        `runtime_on_version` (or, without one, the whole `specifier`); a runtime basis: the whole specifier."""
+        if self.basis == RUNTIME:
+            return self.specifier
+        if self.runtime_on is not None and on_capabilities(self.runtime_on, capabilities):
+            return self.runtime & (self.runtime_on_version if self.runtime_on_version is not None else self.specifier)
+        return self.runtime
 
     def dirs_for(self, version: Optional[str]) -> tuple[str, ...]:
         """The folders its module must load from, for an installed version (the first entry that admits it)."""
@@ -70,11 +89,14 @@ class PackageRule:
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
         return f"{self.name}{extras}{self.specifier}"
 
-    def basis_on(self, capabilities: tuple[tuple[int, int], ...]) -> str:
-        """The basis on these GPUs: a recipe requirement is runtime where any of them is in runtime_on."""
-        if self.basis == RUNTIME or self.runtime_on is None:
+    def basis_on(self, capabilities: tuple[tuple[int, int], ...], version: Optional[str] = None) -> str:
+        """The basis on these GPUs: a recipe requirement is runtime where any of them is in runtime_on (for an
+        installed version: where that version is outside what runs there, `needed_on`)."""
+        if self.basis == RUNTIME or self.runtime_on is None or not on_capabilities(self.runtime_on, capabilities):
             return self.basis
-        return RUNTIME if on_capabilities(self.runtime_on, capabilities) else RECIPE
+        if version is None or self.runtime_on_version is None:
+            return RUNTIME
+        return RECIPE if self.needed_on(capabilities).contains(version, prereleases=True) else RUNTIME
 
 
 @dataclass(frozen=True)
@@ -143,9 +165,17 @@ class Caveat:
     text: str
     remedy: str = ""
     source: str = ""
+    when: Optional[Requirement] = None  # only where an installed distribution meets it (operators >= 0.2.0)
 
-    def applies(self, capability: tuple[int, int], torch: Optional[Version]) -> bool:
-        return on_capabilities(self.capability, (capability,)) and torch is not None and self.torch.contains(torch)
+    def applies(self, capability: tuple[int, int], torch: Optional[Version],
+                version_of: Callable[[str], Optional[str]] = lambda name: None) -> bool:
+        """On this GPU beside this torch, with `version_of(name)` the installed version of a distribution."""
+        if not (on_capabilities(self.capability, (capability,)) and torch is not None and self.torch.contains(torch)):
+            return False
+        if self.when is None:
+            return True
+        installed = version_of(self.when.name)
+        return installed is not None and self.when.specifier.contains(installed, prereleases=True)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ Everything that differs between stacks is profile data; code never branches on a
 - `torch.version` (Policy.torch): the torch versions the profile covers; without --profile/--policy envcheck judges
   against the built-in profile that covers the installed torch (`select`). `torch.verified` (Policy.torch_verified):
   the part of that range that was verified; a torch inside `version` but outside `verified` is judged, marked
-  unverified (warn).
+  unverified (warn). `torch.newest` (Policy.torch_newest, with `newest-source`: where and when it was read): the
+  newest torch on the package index when the profile was written, which a plain `pip install torch` gives; said to a
+  target without torch.
 - `[python]` (Policy.python): the Python versions of the whole profile (`version`, `why`, `source`), and
   `[[python.by-torch]]` (Policy.python_by_torch, PythonRange): a narrower range where the installed torch is in
   `torch` (torch 2.15.0 requires Python >= 3.11). Without torch, the profile's range: pip installs the newest torch
@@ -24,13 +26,17 @@ Everything that differs between stacks is profile data; code never branches on a
   recipe requirement that is runtime everywhere; `runtime-on` (a compute-capability specifier such as ">=10.0,<11")
   makes the whole requirement runtime on those GPUs; `recipe-note` says what works instead where it is recipe;
   `runtime-beside` (a list of `{when, version, source}`) is a floor that is runtime only where another installed
-  distribution meets `when` (apache-tvm-ffi >= 0.1.11 beside nvidia-cutlass-dsl >= 4.6).
+  distribution meets `when` (apache-tvm-ffi >= 0.1.11 beside nvidia-cutlass-dsl >= 4.6); `runtime-on-version` is
+  what runs on the GPUs of `runtime-on` where that is less than the whole requirement (the recipe's DSL cap: <4.6).
+- `verified` (with `verified-source`) on [cutedsl] and [[packages]]: the versions real runs had; an installed version
+  the requirement admits but outside it (newer than any recorded run) is judged, marked unverified (warn).
 - every verdict says where it comes from: `source` (a wheel's file and line, or a run) on [python], [cutedsl],
   [[packages]], [[conflicts]], [[stand-ins]], [[gpu]], [gpu-below], [[caveats]] and [[python.by-torch]].
 - `[cutedsl]` (Policy.cutedsl, a PackageRule): the DSL distribution, its extras (`["cu13"]`), the module Inductor
   imports (`module`) and the folders inside a site directory its module must load from (`module-dirs`: a list, or
   a table of DSL version specifier -> list, since the DSL moved `cutlass` from python_packages to dsl_packages at
-  4.6.0).
+  4.6.0); `flavours`: a table of version specifier -> distributions of which one must be installed beside such a
+  version (the DSL's CUDA flavours from 4.6: without one `import cutlass` raises No CTK flavor installed).
 - `[inductor] modules` (Policy.inductor_modules): the modules Inductor's find_spec decides availability with; the
   probe looks for these and for every rule's `module` (Policy.probe_modules).
 - `[cutlass]` (Policy.cutlass): the CUTLASS checkout a package is installed from; absent = the profile needs no
@@ -45,7 +51,8 @@ Everything that differs between stacks is profile data; code never branches on a
 - `[[gpu]]` (Policy.gpus): the kernel table, one row per compute capability (status, kernels, gpus, remedy: the way
   out where it is not a pass, source); `[gpu-below]` (Policy.gpu_below): everything below its capability.
 - `[[caveats]]` (Policy.caveats): a known problem of some GPUs with some torch versions (name, capability and torch
-  specifiers, status, text, remedy, source), judged in gpu.compute-capability.
+  specifiers, `when`: only beside an installed distribution that meets this requirement, status, text, remedy,
+  source), judged in gpu.compute-capability.
 - `[compile-target]` (Policy.compile_target, CompileTarget): the variable the DSL takes its compile target from
   (`variable`, CUTE_DSL_ARCH), the torches whose NVGEMM precompile workers compile without one (`torch`), what the
   DSL then compiles for (`fallback`, since a worker cannot read the GPU), every value the DSL accepts with the
@@ -155,6 +162,8 @@ class Policy:
     python_by_torch: tuple[PythonRange, ...] = ()
     caveats: tuple[Caveat, ...] = ()
     runs: tuple[Run, ...] = ()  # the real runs that support it (its built-in profile's evidence)
+    torch_newest: Optional[Version] = None  # the newest torch on the index when written: what `pip install torch` gives
+    torch_newest_source: str = ""
     compile_target: Optional[CompileTarget] = None  # None: the profile does not judge the DSL's compile target
 
     def origin(self, key: str) -> str:

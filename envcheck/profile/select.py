@@ -5,7 +5,7 @@ that covers the target's torch, or the published recipe where there is no torch 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Union
 
@@ -20,7 +20,7 @@ from .origins import PolicyError
 from .project import project_file
 from .schema import DEFAULT_PROFILE, Policy, spec_text
 
-__all__ = ["Candidates", "candidates", "choose", "named_profile", "resolve", "select", "torch_release"]
+__all__ = ["Candidates", "candidates", "choose", "lower_bound", "named_profile", "resolve", "select", "torch_release"]
 
 FLAG = "--profile"  # the flag that names a profile on every command; --policy is its hidden alias
 NO_TARGET = "no target interpreter to read torch from"
@@ -72,6 +72,35 @@ class Candidates:
         return select(self.policies, torch if target else None, NO_TARGET if not target else None)
 
 
+    @property
+    def libraries(self) -> tuple[str, ...]:
+        """The kernel-library modules of the candidates (`smoke.library`), for a log to be read for."""
+        return tuple(dict.fromkeys(p.smoke.library for p in self.policies if p.smoke.library))
+
+    def from_log(self, torch: Optional[str], libraries: tuple[str, ...], nvgemm: bool) -> tuple[Policy, ProfileChoice]:
+        """The profile for a log read without a target (explain without --python), from what the log says of its
+        stack: the torch it names, else the one kernel library its lines go through (a traceback through
+        cutlass.operators), else, where it only goes through Inductor's NVGEMM code, the profile of the newest torch
+        (`torch.newest`: what `pip install torch` gives); else the default."""
+        if self.reason is not None or len(self.policies) == 1:
+            return self.select(None, target=False)
+        if torch_release(torch) is not None:
+            policy, choice = select(self.policies, torch)
+            return policy, replace(choice, reason=f"the log names torch {torch}: {choice.reason}")
+        by_library = [p for p in self.policies if p.smoke.library and p.smoke.library in libraries]
+        if len(by_library) == 1:
+            policy = by_library[0]
+            return policy, ProfileChoice(policy.id, f"the log goes through {policy.smoke.library}, the kernel library "
+                                         f"of torch {spec_text(policy.torch)}", policy.source, True)
+        newest = max((p for p in self.policies if p.torch_newest is not None), key=lambda p: p.torch_newest,
+                     default=None)
+        if nvgemm and not by_library and newest is not None:
+            return newest, ProfileChoice(newest.id, "the log goes through Inductor's NVGEMM code (nv_universal_gemm) "
+                                         f"and names no torch or kernel library: judged as torch {newest.torch_newest}, "
+                                         "what `pip install torch` gives today", newest.source, True)
+        return select(self.policies, None, "the log names no torch and no one kernel library")
+
+
 def candidates(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None) -> Candidates:
     """--profile ID|FILE (a built-in id, else a file), [tool.envcheck] of the nearest pyproject.toml, or else every
     built-in profile. A built-in id always means the built-in profile: a file or folder of that name in the current
@@ -106,8 +135,9 @@ def torch_release(text: Optional[str]) -> Optional[Version]:
         return None
 
 
-def _lowest(specifier: SpecifierSet) -> Version:
-    """The lowest version a specifier admits, as far as its lower bounds say (0 when it has none)."""
+def lower_bound(specifier: SpecifierSet) -> Version:
+    """The lowest version a specifier admits, as far as its lower bounds say: the largest of them (>=3.10 and >=3.11
+    is 3.11); 0 when it has none."""
     bounds = [Version(s.version.rstrip(".*")) for s in specifier if s.operator in (">=", "==", "~=", ">", "===")]
     return max(bounds, default=Version("0"))
 
@@ -132,11 +162,11 @@ def select(policies: tuple[Policy, ...], torch: Optional[str], missing: Optional
         if not verified:
             reason += f", newer than the versions it was verified with ({spec_text(policy.torch_verified)}): unverified"
         return policy, ProfileChoice(policy.id, reason, policy.source, verified)
-    below = sorted((p for p in policies if _lowest(p.torch) <= version), key=lambda p: _lowest(p.torch))
+    below = sorted((p for p in policies if lower_bound(p.torch) <= version), key=lambda p: lower_bound(p.torch))
     if not below:
-        oldest = min(policies, key=lambda p: _lowest(p.torch))
+        oldest = min(policies, key=lambda p: lower_bound(p.torch))
         return default, ProfileChoice(
-            default.id, f"torch {torch} is older than every profile's range (the oldest starts at {_lowest(oldest.torch)})",
+            default.id, f"torch {torch} is older than every profile's range (the oldest starts at {lower_bound(oldest.torch)})",
             default.source)
     nearest = below[-1]
     return nearest, ProfileChoice(

@@ -34,6 +34,8 @@ TEMPLATE = "Dockerfile.in"
 DOCKERIGNORE_TEMPLATE = "dockerignore.in"
 CUTLASS_STEP_TEMPLATE = "cutlass-step.in"  # the CUTLASS fetch, for a profile with a [cutlass] table
 NO_CUTLASS_STEP_TEMPLATE = "no-cutlass-step.in"  # for a profile that needs no checkout
+RUNTIME_STAGE_TEMPLATE = "runtime-stage.in"  # the final stage, for a profile that needs no toolkit at run time
+GATE_TEMPLATE = "gate.in"  # doctor without a GPU, in the stage that ships
 COMPILE_TARGET_STEP_TEMPLATE = "compile-target-step.in"  # the compile target's ENV, for a GPU capability given
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*(?:\|\s*([a-z]+)\s*)?\}\}")
 _FILTERS = {"word": word}
@@ -67,6 +69,18 @@ def default_base_image(policy: Policy) -> str:
     return f"nvidia/cuda:{policy.driver_cuda.major}.{policy.driver_cuda.minor}.0-devel-ubuntu24.04"
 
 
+def needs_toolkit(policy: Policy) -> bool:
+    """Whether the profile needs a CUDA toolkit (nvcc) at run time: its cuda.toolkit is required. Otherwise the image
+    is built in the devel image and ships in the runtime one (env-doctor puts the difference at about 3 GB)."""
+    return policy.toolkit_level == "required"
+
+
+def runtime_image(image: str) -> str:
+    """The runtime image of a devel one (nvidia/cuda:13.0.0-devel-ubuntu24.04 -> ...-runtime-...); another image is
+    its own runtime image."""
+    return image.replace("-devel-", "-runtime-") if "-devel-" in image else image
+
+
 def checked_image(image: str, flag: str = "--base-image") -> str:
     """An image reference by Docker's grammar (name[:tag][@digest]); else a UsageError naming the flag."""
     name = image.split("@", 1)[0]
@@ -88,8 +102,23 @@ def values(policy: Policy, base_image: Optional[str] = None, target: Optional[Im
             "ssh:// mirror)"
         )
     torch_cuda = spec_text(policy.torch_cuda, ",") or "any version"
+    final = runtime_image(image)
+    # the gate, in the stage that ships: the compile target's ENV (a GPU given) where the doctor that judges it runs
+    doctor_gpu = "".join(f" --gpu-capability {cc}" for cc in target.capabilities) if target is not None else ""
+    gate = fill(template_text(GATE_TEMPLATE), {"compile_target_step": _compile_target_step(target),
+                                               "doctor_gpu": doctor_gpu}, GATE_TEMPLATE)
+    if needs_toolkit(policy):
+        note = f"This image brings nvcc {policy.driver_cuda} (the profile's cuda.toolkit is required)."
+        stage = gate
+    else:
+        note = f"Built in {image}; it ships in {final}, no toolkit (no nvcc at run time)."
+        stage = fill(template_text(RUNTIME_STAGE_TEMPLATE), {"runtime_image": final, "gate": gate},
+                     RUNTIME_STAGE_TEMPLATE)
     return {
         "cutlass_step": _cutlass_step(policy),
+        "final_stage": stage,
+        "runtime_image": final,
+        "toolkit_note": note,
         "cutlass_commit": policy.cutlass.commit if policy.cutlass else "none",
         "envcheck_version": __version__,
         "envcheck_distribution": DISTRIBUTION,
@@ -102,8 +131,6 @@ def values(policy: Policy, base_image: Optional[str] = None, target: Optional[Im
         "driver_floor": driver_text(policy.driver_floor),
         "torch_cuda": torch_cuda,
         "capabilities": " ".join(f"{g.capability[0]}.{g.capability[1]}" for g in policy.gpus if g.status.value != "fail"),
-        "compile_target_step": _compile_target_step(target),
-        "doctor_gpu": "".join(f" --gpu-capability {cc}" for cc in target.capabilities) if target is not None else "",
     }
 
 
@@ -136,7 +163,7 @@ def _cutlass_step(policy: Policy) -> str:
 
 # Placeholders that stand for a whole filled template (or, doctor_gpu, flags made of checked capabilities), inserted
 # as they are.
-_BLOCKS = ("cutlass_step", "compile_target_step", "doctor_gpu")
+_BLOCKS = ("cutlass_step", "compile_target_step", "doctor_gpu", "final_stage", "gate")
 
 
 def fill(template: str, mapping: Mapping[str, str], name: str = TEMPLATE) -> str:

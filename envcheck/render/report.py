@@ -168,4 +168,30 @@ def markdown(report: Report, verbose: bool = False) -> str:
         lines += ["", "#### Smoke", ""] + [f"    {line}" for line in smoke_lines(report.smoke)]
     if report.bench is not None:
         lines += ["", "#### Bench", "", f"    {bench_line(report.bench)}"]
+    system = system_lines(report)
+    if system:
+        lines += ["", "#### System", "", *system]
     return "\n".join(lines) + "\n"
+
+
+def system_lines(report: Report) -> list[str]:
+    """The bug-report facts as collect_env gives them: OS, kernel, libc, compiler, CPU, and the target's Python, torch
+    and driver, one `- name: value` line each (facts.system; none for a report without them)."""
+    from ..model import Driver, Interpreter, System
+
+    facts = report.facts
+    system = facts.system if facts is not None else None
+    if not isinstance(system, System):
+        return []
+    interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
+    driver = facts.driver if isinstance(facts.driver, Driver) else None
+    rows = [
+        ("OS", system.os), ("kernel", " ".join(p for p in (system.kernel, system.machine) if p) or None),
+        ("libc", system.libc), ("C compiler", system.compiler), ("CC", system.cc),
+        ("CPU", f"{system.cpu or 'unknown'}" + (f" ({system.cpus} logical CPUs)" if system.cpus else "")),
+        ("Python", f"{interpreter.version_text} ({interpreter.executable})" if interpreter else None),
+        ("torch", f"{interpreter.torch.version} (CUDA {interpreter.torch.cuda or 'none: a CPU build'})"
+         if interpreter and interpreter.torch else None),
+        ("driver", f"{driver.version} (CUDA {driver.cuda})" if driver else None),
+    ]
+    return [f"- {name}: {markdown_cell(value)}" for name, value in rows if value]
