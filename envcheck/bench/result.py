@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..inside.timing import METHOD
-from ..model import EnvironmentRecord, Remedy, Status, plain
+from ..model import CompileWay, EnvironmentRecord, Remedy, Status, plain
 from . import analysis
 from .autotune import AutotuneReport
 from .data import Peak
