@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from envcheck.cli import main
-from envcheck.jsonfailure import asked_for_json
+from envcheck.jsonanswer import asked_for_json
 
 
 @pytest.mark.parametrize("args, asked", [
