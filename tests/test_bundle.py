@@ -175,8 +175,10 @@ def route(tmp_path, wheelhouse, cutlass_repo, build_backend):
     profile = tmp_path / "profile.toml"
     profile.write_text(f'extends = "torch-2.11-nvgemm"\n\n[cutlass]\nurl = "{cutlass_repo.as_uri()}"\ncommit = "{commit}"\n')
     lock = tmp_path / "lock" / "pylock.toml"
+    lock.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     assert main(["lock", "--python", str(source), "--policy", str(profile), "--no-index", "--find-links", str(wheelhouse), "-o", str(lock)]) == 0
     out = tmp_path / "out" / "recipe.tar"
+    out.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     assert main(["bundle", "--profile", str(profile), "--lock", str(lock), "--without", "torch", "--no-index",
                  "--find-links", str(wheelhouse), "--find-links", str(build_backend), "-o", str(out), "--split", "64K"]) == 0
     return python, profile, lock, out
@@ -526,6 +528,7 @@ def test_bundle_writes_its_tar_parts_and_index_through_no_link_planted_beside_th
     those names beforehand (to the user's files) are replaced, and what they point to is untouched."""
     lock = _small_lock(tmp_path)
     out = tmp_path / "out" / "b.tar"
+    out.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     argv = ["bundle", "--profile", "torch-2.11-nvgemm", "--lock", str(lock), "--no-index", "-o", str(out), "--split", "2K"]
     assert main(argv) == 0
     names = sorted(p.name for p in out.parent.iterdir())

@@ -138,6 +138,7 @@ def test_doctor_junit_and_github_annotations(tmp_path):
     import xml.etree.ElementTree as ET
 
     junit, summary = tmp_path / "reports" / "doctor.xml", tmp_path / "summary.md"
+    junit.parent.mkdir()  # envcheck makes no folder for --junit
     done = run_cli("doctor", "--json", "--no-gpu", "--junit", str(junit),
                    env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
     data = json.loads(done.stdout)
