@@ -396,6 +396,7 @@ def test_the_dockerfiles_python_install_steps_build_the_locked_stack(
 
     # The build context: the Dockerfile and .dockerignore, pylock.toml, wheels/.
     context = tmp_path / "context"
+    context.mkdir()  # envcheck makes no folder for -o
     assert main(["dockerfile", "--policy", str(profile), "-o", str(context / "Dockerfile")]) == 0
     assert main(["lock", "--python", str(source), "--policy", str(profile), "--no-index", "--find-links", str(wheelhouse),
                  "-o", str(context / "pylock.toml")]) == 0
