@@ -15,6 +15,8 @@ from typing import Any, List
 
 from typer.core import TyperCommand, TyperGroup
 
+from .optionvalues import plain
+
 __all__ = ["Command", "Group"]
 
 
@@ -34,11 +36,11 @@ class Command(TyperCommand):
     """A command whose --help shows each parameter by its metavar (the module's docstring says why)."""
 
     def get_params(self, ctx: Any) -> List[Any]:
-        return _metavar_only(super().get_params(ctx))
+        return plain(_metavar_only(super().get_params(ctx)))
 
 
 class Group(TyperGroup):
     """The group of commands, whose own --help (--version, --help) shows its parameters the same way."""
 
     def get_params(self, ctx: Any) -> List[Any]:
-        return _metavar_only(super().get_params(ctx))
+        return plain(_metavar_only(super().get_params(ctx)))
