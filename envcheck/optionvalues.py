@@ -1,13 +1,14 @@
 """How a value on the command line becomes what a command takes, without pydantic.
 
-typer 0.29 turns every parameter's value into its annotated type through a pydantic TypeAdapter, built when the
-parameter is first processed, and click processes every parameter of the command that runs, given or not. The first
-adapter imports pydantic and, through its plugin loader, importlib.metadata: the largest part of doctor's start-up
-(benchmarks/startup_options.py). Every parameter envcheck declares is a str, a float, a Path, a flag or a list of
-str or Path. `plain(params)` gives each such parameter a conversion of its own, by the rules typer's adapter follows
-(tests/test_optionvalues.py holds the two to the same answers over a table of values), so that no command line
-imports pydantic. A flag stays typer's, which converts no bool; so does a parameter of any other type, and every
-parameter under a typer that converts in its own way (before 0.29: click's types, no pydantic).
+typer 0.29 turns each parameter's value into its annotated type through a pydantic TypeAdapter, built when the
+parameter is first processed; and every parameter of the command that runs is processed, given or not (--help's
+too). The first adapter imports pydantic, and its plugin loader importlib.metadata: 0.1 to 0.2 s of every command's
+start (benchmarks/startup_options.py). envcheck declares only str, float, bool, Path and lists of str and Path.
+`plain(params)` gives each such parameter a conversion of its own, by the rules typer's adapters follow, before
+typer builds one: tests/test_optionvalues.py holds the two to the same answers over tables of values, and names any
+parameter left to typer. A type not above, a parser, a range or a path_type stay typer's, and so does everything
+under a typer without these hooks (`type_descriptor`, `_runtime_param`: before 0.29 typer converts through click's
+types, with no pydantic); a hook that went away costs time, never a changed value.
 """
 
 from __future__ import annotations
@@ -42,16 +43,20 @@ def _number(value: Any) -> float:
 
 
 def _boolean(value: Any) -> bool:
-    """A bool from a bool, 0 or 1, or a word pydantic reads as one ('yes', 'Off'; blank is False, as typer has it)."""
+    """A bool from a bool, 0 or 1, or a word pydantic reads as one ('yes', 'Off'; blank is False, as typer has it);
+    a ValueError with pydantic's words otherwise."""
     if isinstance(value, str):
         word = value.strip().lower()
         if not word:
             return False
         if word in TRUE or word in FALSE:
             return word in TRUE
-    elif isinstance(value, (bool, int, float)) and value in (0, 1):
-        return bool(value)
-    raise ValueError(value)
+    elif isinstance(value, (bool, int)) or (isinstance(value, float) and value.is_integer()):
+        if value in (0, 1):
+            return bool(value)
+    else:
+        raise ValueError(NOT_A_BOOLEAN.partition(",")[0])  # 0.5, nan, an object: pydantic's shorter words
+    raise ValueError(NOT_A_BOOLEAN)
 
 
 class _Plain:
@@ -88,8 +93,8 @@ def _as_number(value: Any, param: Any, ctx: Any) -> float:
 def _as_flag(value: Any, param: Any, ctx: Any) -> bool:
     try:
         return _boolean(value)
-    except ValueError:
-        raise typer.BadParameter(NOT_A_BOOLEAN, ctx=ctx, param=param) from None
+    except ValueError as refused:
+        raise typer.BadParameter(str(refused), ctx=ctx, param=param) from None
 
 
 def _as_path(check: Callable[..., Any]) -> Callable[[Any, Any, Any], Any]:
@@ -118,8 +123,7 @@ def _conversion(annotation: Any, info: Any) -> Optional[Callable[[Any, Any, Any]
     """The conversion of a parameter of this type, or None where typer's own stays."""
     if get_origin(annotation) is list:
         (annotation,) = get_args(annotation) or (None,)
-    if getattr(info, "parser", None) is not None or getattr(info, "min", None) is not None \
-            or getattr(info, "max", None) is not None:
+    if any(getattr(info, name, None) is not None for name in ("parser", "min", "max", "path_type")):
         return None
     if annotation is str:
         return _as_text
