@@ -124,6 +124,16 @@ def test_the_stated_version_is_the_one_of_the_interpreters_own_headers(tmp_path,
     assert stated_version(str(executable)) == stated
 
 
+def test_an_old_pythons_headers_are_found_under_its_abi_flag(tmp_path):
+    """Python 3.7 and before keep them in include/python3.7m (pyenv's 3.6 and 3.7 on this machine)."""
+    prefix = tmp_path / "prefix"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "python3.7").write_text("")
+    (prefix / "include" / "python3.7m").mkdir(parents=True)
+    (prefix / "include" / "python3.7m" / "patchlevel.h").write_text(HEADER.format("3.7.16"))
+    assert stated_version(str(prefix / "bin" / "python3.7")) == "3.7.16"
+
+
 def test_a_header_that_is_not_a_small_regular_file_is_not_read(tmp_path):
     prefix = tmp_path / "prefix"
     (prefix / "bin").mkdir(parents=True)

@@ -60,12 +60,15 @@ def stated_version(executable: str) -> Optional[str]:
     named = _NAMED.fullmatch(real.name)
     if named is None or real.parent.name != "bin":
         return None
-    header = real.parent.parent / "include" / real.name / "patchlevel.h"
-    try:
-        text = read_text(header, str(header), HEADER_BYTES)
-    except UsageError:  # none there, or not a small regular file
-        return None
-    stated = _PY_VERSION.search(text)
+    text = None
+    for folder in (real.name, real.name + "m"):  # include/python3.7m: the ABI flag of Python 3.7 and before
+        header = real.parent.parent / "include" / folder / "patchlevel.h"
+        try:
+            text = read_text(header, str(header), HEADER_BYTES)
+            break
+        except UsageError:  # none there, or not a small regular file
+            continue
+    stated = _PY_VERSION.search(text or "")
     if stated is None or stated.groups()[:2] != named.groups():
         return None
     return ".".join(stated.groups())

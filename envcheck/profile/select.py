@@ -20,7 +20,7 @@ from .origins import PolicyError
 from .project import project_file
 from .schema import DEFAULT_PROFILE, Policy, spec_text
 
-__all__ = ["Candidates", "candidates", "choose", "lower_bound", "named_profile", "resolve", "select", "torch_release"]
+__all__ = ["Candidates", "candidates", "builtin_only", "choose", "lower_bound", "named_profile", "resolve", "select", "torch_release"]
 
 FLAG = "--profile"  # the flag that names a profile on every command; --policy is its hidden alias
 NO_TARGET = "no target interpreter to read torch from"
@@ -125,6 +125,14 @@ def candidates(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = N
             source = f"{project} [tool.envcheck]"
             return Candidates((build(*_read(table, source, project.parent)),), f"[tool.envcheck] in {project}")
     return Candidates(tuple(load_builtin(name) for name in builtin_profiles()))
+
+
+def builtin_only(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None) -> bool:
+    """Whether candidates(named) reads only envcheck's own profiles, which no user input can make it refuse: a
+    built-in id named, or none named and no project file. doctor then starts the target before they are read."""
+    if named is not None:
+        return str(named) in builtin_profiles()
+    return project_file(cwd) is None
 
 
 def torch_release(text: Optional[str]) -> Optional[Version]:
