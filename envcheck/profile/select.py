@@ -20,7 +20,8 @@ from .origins import PolicyError
 from .project import project_file
 from .schema import DEFAULT_PROFILE, Policy, spec_text
 
-__all__ = ["Candidates", "candidates", "builtin_only", "choose", "lower_bound", "named_profile", "resolve", "select", "torch_release"]
+__all__ = ["Candidates", "candidates", "builtin_only", "choose", "lower_bound", "named_profile", "resolve", "select",
+           "torch_release"]
 
 FLAG = "--profile"  # the flag that names a profile on every command; --policy is its hidden alias
 NO_TARGET = "no target interpreter to read torch from"
