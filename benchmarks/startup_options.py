@@ -24,7 +24,8 @@ the module of the option as it is imported):
                              pyenv's shims too (at once: the figure of running them in parallel)
     before (--before PYTHON) another envcheck as it is installed there (main's wheel): the figures to compare with
 
-Every round runs every command under every variant, the variants in a rotated order, so that the noise of a shared
+Every command runs in a new temporary folder (no pyproject.toml: in a project's folder doctor reads the project file
+before it starts the target, as it reads any profile a user wrote). Every round runs every command under every variant, the variants in a rotated order, so that the noise of a shared
 machine falls on all alike. Prints, per command and variant, the median wall time and the median CPU time (user +
 sys of the process and its children: what the machine had to give, which noise changes less), the difference from
 `as built`, and doctor's ratio to collect_env.
@@ -74,11 +75,11 @@ LOG = ("Traceback (most recent call last):\n  File \"train.py\", line 7, in <mod
        "AttributeError: module 'cutlass.cute.nvgpu.cpasync' has no attribute 'ProxyKind'\n")
 
 
-def timed(argv: list[str], env: dict) -> tuple[float, float, int]:
+def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float, int]:
     """(wall s, CPU s of the process and the children it waited for, exit code)."""
     started = time.perf_counter()
     child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env=env)
+                             env=env, cwd=cwd)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -130,15 +131,15 @@ def main() -> int:
     figures[("collect", "as built")] = []
     codes: dict[tuple[str, str], set] = {}
     for argv in [*(_argv(variants[v], commands[c]) for c, v in runs), collect]:  # warm the file cache
-        timed(argv, env)
+        timed(argv, env, work)
     for round_ in range(args.rounds):
         order = runs[round_ % len(runs):] + runs[:round_ % len(runs)]
         for command, variant in order:
             python, _, environment = variants[variant]
-            wall, cpu, code = timed(_argv(variants[variant], commands[command]), environment)
+            wall, cpu, code = timed(_argv(variants[variant], commands[command]), environment, work)
             figures[(command, variant)].append((wall, cpu))
             codes.setdefault((command, variant), set()).add(code)
-        wall, cpu, code = timed(collect, env)
+        wall, cpu, code = timed(collect, env, work)
         figures[("collect", "as built")].append((wall, cpu))
     _print(args, figures, codes, commands)
     return 0

@@ -116,24 +116,39 @@ def candidates(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = N
             raise UsageError(f"{FLAG} {text!r}: expected one of the built-in profiles {', '.join(sorted(profiles))} "
                              "or a profile file (TOML)")
         return Candidates((load(Path(text)),), f"named with {FLAG} {text}")
-    project = project_file(cwd)  # only the repository the user is in, only files nobody else can write
+    project = _project_profile(cwd)
     if project is not None:
-        tool = _read_toml(project).get("tool", {})
-        table = tool.get("envcheck") if isinstance(tool, dict) else None
-        if table is not None:
-            if not isinstance(table, dict):
-                raise PolicyError(str(project), "tool.envcheck", table, "a table")
-            source = f"{project} [tool.envcheck]"
-            return Candidates((build(*_read(table, source, project.parent)),), f"[tool.envcheck] in {project}")
+        path, table = project
+        source = f"{path} [tool.envcheck]"
+        return Candidates((build(*_read(table, source, path.parent)),), f"[tool.envcheck] in {path}")
     return Candidates(tuple(load_builtin(name) for name in builtin_profiles()))
+
+
+def _project_profile(cwd: Optional[Path]) -> Optional[tuple[Path, dict]]:
+    """The project's pyproject.toml and its [tool.envcheck] table, or None where there is no such table; a
+    PolicyError or UsageError where the file cannot be read as TOML or the table is no table."""
+    project = project_file(cwd)  # only the repository the user is in, only files nobody else can write
+    if project is None:
+        return None
+    tool = _read_toml(project).get("tool", {})
+    table = tool.get("envcheck") if isinstance(tool, dict) else None
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise PolicyError(str(project), "tool.envcheck", table, "a table")
+    return project, table
 
 
 def builtin_only(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None) -> bool:
     """Whether candidates(named) reads only envcheck's own profiles, which no user input can make it refuse: a
-    built-in id named, or none named and no project file. doctor then starts the target before they are read."""
+    built-in id named, or none named and no [tool.envcheck] in the project (a pyproject.toml is read to see; one
+    that cannot be read is a refusal to come: False). doctor then starts the target before they are read."""
     if named is not None:
         return str(named) in builtin_profiles()
-    return project_file(cwd) is None
+    try:
+        return _project_profile(cwd) is None
+    except UsageError:
+        return False
 
 
 def torch_release(text: Optional[str]) -> Optional[Version]:
