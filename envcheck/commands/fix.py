@@ -19,13 +19,14 @@ from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from ..fix import snapshot as snapshots
 from ..fix import statelock
 from ..fix.apply import Console, Outcome, Runner, apply, run_command
-from ..fix.host import externally_managed, find_interpreters, pip_for
+from ..fix.host import externally_managed, pip_for
 from ..fix.pip import PipSources, checked_name, sources_from_flags
 from ..fix.pipconfig import ConfigFile, config_files, pip_setup, read_secrets
 from ..fix.plan import cutlass_folder, make_plan
 from ..fix.preflight import preflight
 from ..fix.steps import Plan, PlanOptions
 from ..fix.undo import undo_plan
+from ..gather.pythons import find_pythons
 from ..gather.target import require_interpreter, resolve_python
 from ..gitsafe import checked_url
 from ..jsonanswer import answer
@@ -250,7 +251,7 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
         no_deps=options.no_deps,
         toolkit=options.toolkit,
         toolkit_prefix=str(Path(toolkit_prefix).expanduser().absolute()),
-        interpreters=find_interpreters(io.env) if needs_python else (),
+        interpreters=find_pythons(io.env) if needs_python else (),
         remove=options.remove,
         locked=offline.locked if offline is not None else (),
     )
