@@ -35,6 +35,7 @@ from ..profile import Candidates, Policy
 from ..redact import RedactedStream, Redactor, has_credentials, redact_url, url_secrets
 from ..render.fix import render_origins, render_outcome, render_pip, render_plan, set_by, value_origins
 from ..render.text import profile_json, profile_line
+from ..words import columns, fit
 
 __all__ = ["FixOptions", "Io", "run_fix"]
 
@@ -74,6 +75,12 @@ class Io:
     confirm: Optional[Callable[[str], bool]] = None  # None: ask on the terminal when there is one
     gather: Optional[Callable[..., Facts]] = None  # (Sources) -> Facts; None: gather for real
     judge: Optional[Callable[..., tuple[Finding, ...]]] = None
+
+
+def _say(io: Io, text: str) -> None:
+    """Text for people on standard output, wrapped at word boundaries to the width it is read at (a command whole)."""
+    if text:
+        io.out.write(fit(text, columns(io.out, io.env)) + "\n")
 
 
 def _gather(io: Io, python: str, cutlass_dir: Optional[str], candidates: Candidates,
@@ -275,8 +282,8 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
             "pip": pip.to_json(), "plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None,
         }
     else:
-        io.out.write(profile_line(choice, capital=True) + "\n" + render_origins(origins, files) + "\n"
-                     + (render_pip(pip) + "\n" if plan.steps else "") + render_plan(plan, "envcheck fix") + "\n")
+        _say(io, profile_line(choice, capital=True) + "\n" + render_origins(origins, files) + "\n"
+             + (render_pip(pip) + "\n" if plan.steps else "") + render_plan(plan, "envcheck fix"))
     problem = EXIT_FAILED if plan.failing else EXIT_OK
 
     if options.dry_run or not plan.runnable or (options.as_json and not options.yes):
@@ -314,8 +321,7 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
         document["remaining"] = [{"check": f.id, "status": f.status.value, "found": f.found} for f in remaining]
         io.out.write(json.dumps(document, indent=2) + "\n")
     else:
-        for line in render_outcome(outcome):
-            io.out.write(line + "\n")
+        _say(io, "\n".join(render_outcome(outcome)))
         if remaining:
             io.out.write("Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining) + "\n")
         io.out.write(f"Log: {log_path}\nUndo with: {shell.line(('envcheck', 'fix', '--undo', '--python', python))}\n")
@@ -331,8 +337,7 @@ def _interrupted(options: FixOptions, io: Io, document: Optional[dict], outcome:
         document.update(outcome=outcome.to_json(), log=str(log_path), undo=None if options.undo else undo)
         io.out.write(json.dumps(document, indent=2) + "\n")
     else:
-        for line in render_outcome(outcome, again):
-            io.out.write(line + "\n")
+        _say(io, "\n".join(render_outcome(outcome, again)))
         io.out.write(f"Log: {log_path}\n" + ("" if options.undo else f"Undo with: {undo}\n"))
     io.out.flush()
     return EXIT_INTERRUPTED
@@ -354,7 +359,7 @@ def _undo(
     if options.as_json:
         document: dict = {"plan": plan.to_json(), "snapshot": str(state / "snapshot.json"), "outcome": None}
     else:
-        io.out.write(render_plan(plan, f"envcheck fix --undo (back to {taken.taken_at})") + "\n")
+        _say(io, render_plan(plan, f"envcheck fix --undo (back to {taken.taken_at})"))
     if options.dry_run or not plan.steps or (options.as_json and not options.yes):
         if not plan.steps and not options.dry_run:
             snapshots.retire(state)  # already as recorded: nothing left to undo
@@ -383,8 +388,7 @@ def _undo(
         document["differences"] = [{"name": n, "recorded": a, "now": b} for n, a, b in left]
         io.out.write(json.dumps(document, indent=2) + "\n")
     else:
-        for line in render_outcome(outcome):
-            io.out.write(line + "\n")
+        _say(io, "\n".join(render_outcome(outcome)))
         for name, was, now in left:
             io.out.write(f"Differs from the snapshot: {name}: recorded {was or '(absent)'}, now {now or '(absent)'}\n")
         io.out.write(f"Log: {log_path}\n")

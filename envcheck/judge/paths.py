@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from ..model import CudaFolder, Finding, Remedy, Status
+from ..words import counted
 from ._common import Context, worst
 
 __all__ = ["cuda_paths"]
@@ -69,7 +70,7 @@ def cuda_paths(ctx: Context) -> Finding:
     if not paths.folders:
         return Finding("cuda.paths", TITLE, Status.PASS, "no CUDA folder on PATH or LD_LIBRARY_PATH", WANTED, WHY)
     found = "; ".join(text for s, text in said if s is not Status.PASS) or (
-        f"{len(toolkits)} CUDA toolkit(s) on PATH, {len(libraries)} CUDA library folder(s) on LD_LIBRARY_PATH"
+        f"{counted(len(toolkits), 'CUDA toolkit')} on PATH, {counted(len(libraries), 'CUDA library folder')} on LD_LIBRARY_PATH"
         + "".join(f"; {text}" for s, text in said))
     remedy = None
     if status is not Status.PASS:
