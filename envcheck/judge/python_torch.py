@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..model import Finding, Remedy, Status
 from ..profile import driver_text, lower_bound, spec_text, torch_release
-from ._common import Context, interpreter_error, pip_install, satisfies, source_lines, version_or_none
+from ._common import Context, interpreter_error, pip_install, satisfies, shortfall, source_lines, version_or_none
 
 __all__ = ["python_version", "torch_version", "torch_cuda_build"]
 
@@ -107,7 +107,7 @@ def torch_version(ctx: Context) -> Finding:
     if version is None:
         module = interpreter.module("torch")
         found = "not installed" if not (module and module.origin) else f"a torch module at {module.origin} without version.py or metadata"
-        return Finding("torch.version", title, Status.FAIL, found, wanted, policy.torch_why, _torch_remedy(ctx, "torch is missing", False))
+        return Finding("torch.version", title, Status.FAIL, found, wanted, policy.torch_why, _torch_remedy(ctx, shortfall("torch", None, policy.torch), False))
     release = torch_release(version)
     if release is not None and policy.torch.contains(release):
         if policy.torch_verified.contains(release):
@@ -123,7 +123,7 @@ def torch_version(ctx: Context) -> Finding:
         f"torch {version} is outside this profile's range ({spec_text(policy.torch)})")
     return Finding(
         "torch.version", title, Status.FAIL, f"torch {version}: {why}", wanted, policy.torch_why,
-        _torch_remedy(ctx, why, True),
+        _torch_remedy(ctx, shortfall("torch", version, policy.torch), True),
     )
 
 
