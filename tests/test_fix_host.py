@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.fix.host import find_interpreters
+from envcheck.gather.pythons import find_pythons as find_interpreters
 from wheelfactory import make_venv
 
 

@@ -20,13 +20,14 @@ from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from ..fix import snapshot as snapshots
 from ..fix import statelock
 from ..fix.apply import Console, Outcome, Runner, apply, run_command
-from ..fix.host import externally_managed, find_interpreters, pip_for
+from ..fix.host import externally_managed, pip_for
 from ..fix.pip import PipSources, checked_name, sources_from_flags
 from ..fix.pipconfig import ConfigFile, config_files, pip_setup, read_secrets
 from ..fix.plan import cutlass_folder, make_plan
 from ..fix.preflight import preflight
 from ..fix.steps import Plan, PlanOptions
 from ..fix.undo import undo_plan
+from ..gather.pythons import find_pythons
 from ..gather.target import require_interpreter, resolve_python
 from ..gitsafe import checked_url
 from ..model import Facts, Finding, Interpreter, ProfileChoice
@@ -243,8 +244,11 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
         cutlass_url = offline.cutlass_url
     cutlass_dir = cutlass_folder(options.cutlass_dir, facts, io.env)
     toolkit_prefix = options.toolkit_prefix or str(cache_dir(io.env) / f"cuda-{policy.driver_cuda}")
-    findings = _judge(io, facts, policy, options.no_gpu)
-    needs_python = any(f.id == "python.version" and f.status.is_problem for f in findings)
+    from ..diagnose import with_pythons
+
+    # a Python too old for the stack: the interpreter to use instead, found as doctor finds it
+    facts, findings = with_pythons(facts, _judge(io, facts, policy, options.no_gpu),
+                                   lambda again: _judge(io, again, policy, options.no_gpu), find_pythons, io.env)
     plan_options = PlanOptions(
         python=python,
         pip=pip_for(interpreter),
@@ -255,7 +259,6 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
         no_deps=options.no_deps,
         toolkit=options.toolkit,
         toolkit_prefix=str(Path(toolkit_prefix).expanduser().absolute()),
-        interpreters=find_interpreters(io.env) if needs_python else (),
         remove=options.remove,
         locked=offline.locked if offline is not None else (),
     )
