@@ -114,6 +114,8 @@ def shortfall(name: str, version: Optional[str], specifier: SpecifierSet) -> str
     found = version_or_none(version)
     if found is None:
         return f"{name} {version} is not a version envcheck can read (needs {needs})"
+    if specifier.contains(found, prereleases=True):
+        return f"{name} {version} meets {needs}"
     said = "outside the range"
     for spec in specifier:
         if spec.contains(found, prereleases=True):

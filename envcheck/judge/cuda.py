@@ -106,13 +106,7 @@ def cuda_toolkit(ctx: Context) -> Finding:
             f"torch pins its own cuda-toolkit) and source the environment file `envcheck fix` writes; or install it "
             f"system-wide from NVIDIA's packages.",
             commands=(fix_command(ctx.python),),
-            steps=(Step("toolkit-install", (str(policy.toolkit_requirement),), _toolkit_shortfall(chosen, policy.toolkit)),),
+            steps=(Step("toolkit-install", (str(policy.toolkit_requirement),), shortfall("nvcc", chosen.version if chosen else None, policy.toolkit)),),
         )
     return Finding(check, title, miss_status, found, wanted, why, remedy, details)
 
-
-def _toolkit_shortfall(chosen, specifier) -> str:
-    """Why the toolkit step is in a plan: no nvcc, an nvcc that does not say its version, or one of the wrong one."""
-    if chosen is not None and not chosen.version:
-        return f"nvcc at {chosen.path} is unusable ({chosen.error or 'no version'}; needs {spec_text(specifier)})"
-    return shortfall("nvcc", chosen.version if chosen is not None else None, specifier)
