@@ -135,7 +135,7 @@ def broken_facts():
 
 def fix_io(runner, facts) -> Io:
     return Io(out=io.StringIO(), err=io.StringIO(), runner=runner, confirm=lambda q: True,
-              gather=lambda sources: facts, judge=lambda f, p, no_gpu=False: judge(f, p, no_gpu=True))
+              gather=lambda sources: facts, judge=lambda f, p, no_gpu=False, **kw: judge(f, p, no_gpu=True, **kw))
 
 
 def test_a_cutlass_dir_that_is_a_file_stops_fix_before_any_pip_call(tmp_path):
