@@ -49,6 +49,7 @@ def diagnose_selected(
                                             gpu_capabilities=gpu_capabilities)
     target = getattr(facts.interpreter, "executable", resolve_python(python))
     others = tuple(p for p in candidates.policies if p.id != policy.id)
+
     def judged(facts: Facts):
         return judge(facts, policy, no_gpu=no_gpu, strict=strict, runs=runs, others=others)
 

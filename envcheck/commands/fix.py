@@ -330,7 +330,7 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
     else:
         _say(io, "\n".join(render_outcome(outcome)))
         if remaining:
-            io.out.write("Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining) + "\n")
+            _say(io, "Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining))
         io.out.write(f"Log: {log_path}\nUndo with: {shell.line(('envcheck', 'fix', '--undo', '--python', python))}\n")
     return EXIT_OK if outcome.ok and not remaining else EXIT_FAILED
 
@@ -397,6 +397,6 @@ def _undo(
     else:
         _say(io, "\n".join(render_outcome(outcome)))
         for name, was, now in left:
-            io.out.write(f"Differs from the snapshot: {name}: recorded {was or '(absent)'}, now {now or '(absent)'}\n")
+            _say(io, f"Differs from the snapshot: {name}: recorded {was or '(absent)'}, now {now or '(absent)'}")
         io.out.write(f"Log: {log_path}\n")
     return EXIT_OK if outcome.ok and not left else EXIT_FAILED

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Sequence
 from .. import __version__, shell
 from ..model import Report, Status, plain
 from ..terminal import paint
-from ..words import columns, wrap
+from ..words import columns, fit, wrap
 from .text import COLOR, FORMATS, LABEL, MARK, markdown_cell, profile_from, profile_line
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
                     block("· ", detail)
     if report.smoke is not None:
         lines.append("")
-        lines.extend(smoke_lines(report.smoke))
+        lines.extend(fit("\n".join(smoke_lines(report.smoke)), width).split("\n"))
     if report.bench is not None:
         lines += ["", bench_line(report.bench)]
     counts = summary_counts(report)
