@@ -5,11 +5,6 @@ imported from, the interpreter running it. `diff` leaves envcheck's own dependen
 newer typer or click says nothing of the stack); they are read from envcheck's installed metadata, followed through
 Requires-Dist as a lock follows the stack (lock/stack.py walk), so that a dependency added to pyproject.toml is left
 out too, and one no longer needed is not.
-
-`uv_environment` says whether uv made envcheck's environment, and how: uvx (`uv tool run`) makes a throwaway one in
-uv's cache (`<cache>/archive-v0/<id>`, a CACHEDIR.TAG at the cache's root), `uv tool install` one of its own with
-a `uv-receipt.toml` beside it, `uv venv` a plain one; each writes `uv = VERSION` into its pyvenv.cfg, and none has
-pip unless asked for (`uvx --with pip`).
 """
 
 from __future__ import annotations
@@ -19,9 +14,7 @@ import sys
 
 from . import DISTRIBUTION, __version__
 
-__all__ = ["version_line", "own_dependencies", "uv_environment", "UVX", "UV_TOOL", "UV_VENV"]
-
-UVX, UV_TOOL, UV_VENV = "uvx", "uv tool", "uv venv"
+__all__ = ["version_line", "own_dependencies"]
 
 
 def version_line() -> str:
@@ -42,23 +35,3 @@ def own_dependencies(timeout: float = 60.0) -> frozenset[str]:
     except (RuntimeError, ValueError):  # the probe failed: nothing known, so nothing is left out
         return frozenset()
     return frozenset(walked.dist.name for walked in walk(interpreter, [(DISTRIBUTION, ())]).packages)
-
-
-def uv_environment(prefix: str = sys.prefix) -> str:
-    """How uv made the environment at `prefix` (envcheck's own by default): UVX, UV_TOOL or UV_VENV; "" where uv did
-    not make it (its pyvenv.cfg has no `uv` key, or there is none)."""
-    try:
-        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8", errors="replace") as handle:
-            keys = {line.partition("=")[0].strip().lower() for line in handle.read(65536).splitlines()}
-    except OSError:
-        return ""
-    if "uv" not in keys:
-        return ""
-    if os.path.isfile(os.path.join(prefix, "uv-receipt.toml")):
-        return UV_TOOL
-    # uvx's environments live in uv's cache, whose root holds a CACHEDIR.TAG: <cache>/archive-v0/<id>
-    above = os.path.dirname(os.path.abspath(prefix))
-    for folder in (above, os.path.dirname(above)):
-        if os.path.isfile(os.path.join(folder, "CACHEDIR.TAG")):
-            return UVX
-    return UV_VENV

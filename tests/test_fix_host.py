@@ -1,5 +1,6 @@
-"""fix's search for other interpreters (the advice for a target too old for the profile): real interpreters, placed
-where pyenv and uv keep theirs, and a .pth that must not run while each is asked its version."""
+"""The search for other interpreters (doctor's and fix's advice for a target too old for the profile): real
+interpreters, placed where pyenv and uv keep theirs, a shim that is not run, and a .pth that must not run while each
+is asked its version; then which pip drives a target without one."""
 
 from __future__ import annotations
 
@@ -51,6 +52,21 @@ def test_asking_an_interpreter_its_version_runs_none_of_its_pth_lines(tmp_path):
     env = {"PATH": str(python.parent), "HOME": str(tmp_path)}
     assert any(path.startswith(str(python.parent)) for path, _ in find_interpreters(env))
     assert not marker.exists()
+
+
+def test_a_pyenv_shim_is_not_run_and_the_interpreters_behind_it_are_found(tmp_path):
+    """A shim runs pyenv's scripts to pick an interpreter (seconds each, issue 26): it is passed over; the interpreter
+    it would pick is read from PYENV_ROOT/versions."""
+    marker = tmp_path / "the-shim-ran"
+    shim = tmp_path / "pyenv" / "shims" / "python3.12"
+    shim.parent.mkdir(parents=True)
+    shim.write_text(f"#!/bin/sh\ntouch {marker}\necho 3.12.9\n")
+    shim.chmod(0o755)
+    real = _interpreter(tmp_path / "pyenv" / "versions" / "3.12.9")
+    env = {"PATH": str(shim.parent), "HOME": str(tmp_path / "home"), "PYENV_ROOT": str(tmp_path / "pyenv")}
+    paths = [path for path, _ in find_interpreters(env)]
+    assert not marker.exists() and str(shim) not in paths
+    assert str(real) in paths or os.path.realpath(real) in {os.path.realpath(p) for p in paths}
 
 
 # ---------------------------------------------------------------------------------------------------------------

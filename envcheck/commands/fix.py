@@ -94,8 +94,7 @@ def _gather(io: Io, python: str, cutlass_dir: Optional[str], candidates: Candida
 
 
 def _judge(io: Io, facts: Facts, policy, no_gpu: bool, others: tuple[Policy, ...] = ()) -> tuple[Finding, ...]:
-    """The findings as doctor makes them; others: the profiles the target could have been judged by (none when one
-    was named), which python.version's advice names where one of them takes the target's Python."""
+    """The findings as doctor makes them (others: the profiles the target could have been judged by)."""
     if io.judge is not None:
         return io.judge(facts, policy, no_gpu=no_gpu, others=others)
     from ..judge import judge
@@ -221,8 +220,7 @@ def _can_ask(io: Io) -> bool:
 
 def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, ProfileChoice, Facts], named: Candidates,
              state: Path, state_what: str, sources: PipSources, flag_url: Optional[str], *, held: bool) -> int:
-    """Plan and apply (or undo), with the target's lock held when `held` (a dry run holds none); named: the profiles
-    the target was chosen among."""
+    """Plan and apply (or undo), with the target's lock held when `held` (a dry run holds none)."""
     policy, choice, facts = gathered
     interpreter = require_interpreter(python, facts.interpreter)
     offline = None

@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 from .. import DISTRIBUTION, shell
 from ..errors import UsageError
 from ..model import Interpreter
-from ..own import UV_TOOL, UV_VENV, UVX, uv_environment
+from ..uvenv import UV_TOOL, UV_VENV, UVX, uv_environment
 from .pip import pip_prefix
 
 __all__ = ["pip_for", "no_pip", "externally_managed"]

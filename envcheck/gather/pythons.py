@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Mapping
 
@@ -30,21 +31,30 @@ def find_pythons(env: Mapping[str, str], timeout: float = 5.0) -> tuple[tuple[st
                  Path(env.get("UV_PYTHON_INSTALL_DIR") or home / ".local/share/uv/python")):
         candidates += sorted(str(p) for p in root.glob("*/bin/python3"))
     candidates += [p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.isfile(p)]
-    seen, out = set(), []
+    seen, unique = set(), []
     for candidate in candidates:
         real = os.path.realpath(candidate)
-        if real in seen:
-            continue
-        seen.add(real)
-        try:
-            # -I -S: isolated and without site, so that none of its .pth import lines or sitecustomize runs (as the probe)
-            done = proc.run([candidate, "-I", "-S", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout)
-        except OSError:
-            continue
-        if done.returncode == 0 and done.stdout.strip():
-            out.append((candidate, done.stdout.strip()))
+        # A pyenv shim runs pyenv's shell scripts to pick an interpreter (a second or more each): the interpreters it
+        # can pick are under PYENV_ROOT/versions, read above.
+        if real not in seen and "shims" not in Path(candidate).parts:
+            seen.add(real)
+            unique.append(candidate)
+    # Each asked at once, under one time limit: the slowest answer, not the sum of them.
+    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="pythons") as pool:
+        answers = list(pool.map(lambda candidate: _version(candidate, timeout), unique))
+    out = [(candidate, version) for candidate, version in zip(unique, answers) if version]
 
     def key(item: tuple[str, str]) -> tuple[int, ...]:
         return tuple(int(x) for x in item[1].split(".") if x.isdigit())
 
     return tuple(sorted(out, key=key, reverse=True))
+
+
+def _version(python: str, timeout: float) -> str:
+    """The interpreter's MAJOR.MINOR.MICRO, "" where it does not answer. -I -S: isolated and without site, so that
+    none of its .pth import lines or sitecustomize runs (as the probe)."""
+    try:
+        done = proc.run([python, "-I", "-S", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], timeout)
+    except OSError:
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""

@@ -1,6 +1,5 @@
-"""envcheck's own environment as uv lays it out: a real `uv venv`, a real uvx (`uv tool run`) environment in uv's cache
-and a real `uv tool install`, each running envcheck's own.py (a wheel of it, installed by uv offline), against a venv
-that Python's venv module made."""
+"""envcheck/uvenv.py against uv's real layouts: a `uv venv`, a uvx (`uv tool run`) environment in uv's cache and a
+`uv tool install`, each running uvenv.py (a wheel of it, installed by uv offline), and a venv Python's venv module made."""
 
 from __future__ import annotations
 
@@ -13,10 +12,10 @@ from pathlib import Path
 import pytest
 from wheelfactory import build_wheel
 
-from envcheck.own import UV_TOOL, UV_VENV, UVX, uv_environment
+from envcheck.uvenv import UV_TOOL, UV_VENV, UVX, uv_environment
 
 ROOT = Path(__file__).resolve().parent.parent
-SAYS = "from envcheck.own import uv_environment; print(uv_environment() or 'none')"
+SAYS = "from envcheck.uvenv import uv_environment; print(uv_environment() or 'none')"
 
 
 def _uv() -> str:
@@ -29,12 +28,12 @@ def _uv() -> str:
 
 @pytest.fixture
 def uv_run(tmp_path):
-    """Run uv offline with its cache, tools and binaries in tmp_path, and a wheel of envcheck's own.py to install."""
+    """Run uv offline with its cache, tools and binaries in tmp_path, and a wheel of envcheck's uvenv.py to install."""
     uv = _uv()
-    own = {name: (ROOT / "envcheck" / name).read_text() for name in ("__init__.py", "own.py")}
+    own = {name: (ROOT / "envcheck" / name).read_text() for name in ("__init__.py", "uvenv.py")}
     wheels = tmp_path / "wheels"
     files = {f"envcheck/{name}": text for name, text in own.items()}
-    files["own_probe-1.0.dist-info/entry_points.txt"] = "[console_scripts]\nown-probe = envcheck.own:version_line\n"
+    files["own_probe-1.0.dist-info/entry_points.txt"] = "[console_scripts]\nown-probe = envcheck.uvenv:uv_environment\n"
     build_wheel(wheels, "own-probe", "1.0", files)  # uv tool install wants an entry point
     env = {key: value for key, value in os.environ.items() if not key.startswith(("UV_", "VIRTUAL_ENV", "PYTHON"))}
     env.update(UV_CACHE_DIR=str(tmp_path / "cache"), UV_TOOL_DIR=str(tmp_path / "tools"),
