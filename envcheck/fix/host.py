@@ -22,7 +22,7 @@ __all__ = ["pip_for", "no_pip", "externally_managed"]
 
 def pip_for(interpreter: Interpreter, own_pip: Optional[str] = "", environment: Optional[str] = None) -> tuple[str, ...]:
     """The target's own pip, or envcheck's driving it with --python (a venv made without pip). own_pip: the version
-    of the pip beside envcheck (None: none; "" read it); environment: how uv made envcheck's (own.uv_environment)."""
+    of the pip beside envcheck (None: none; "" read it); environment: how uv made envcheck's (uvenv.uv_environment)."""
     if interpreter.dist("pip") is not None:
         return pip_prefix(interpreter.executable, True)
     own_pip = _own_pip() if own_pip == "" else own_pip

@@ -11,8 +11,8 @@ from packaging.version import InvalidVersion, Version
 from ..model import Driver, Facts, Failure, Finding, Gpu, Interpreter, Remedy, Run, Status, Step
 from ..profile import RUNTIME, Policy, spec_text, torch_release
 
-__all__ = ["Context", "basis_text", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies", "shortfall",
-           "version_or_none", "source_lines"]
+__all__ = ["Context", "basis_text", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies",
+           "shortfall", "version_or_none", "source_lines"]
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,7 @@ def cuda_toolkit(ctx: Context) -> Finding:
             f"torch pins its own cuda-toolkit) and source the environment file `envcheck fix` writes; or install it "
             f"system-wide from NVIDIA's packages.",
             commands=(fix_command(ctx.python),),
-            steps=(Step("toolkit-install", (str(policy.toolkit_requirement),), shortfall("nvcc", chosen.version if chosen else None, policy.toolkit)),),
+            steps=(Step("toolkit-install", (str(policy.toolkit_requirement),),
+                        shortfall("nvcc", chosen.version if chosen else None, policy.toolkit)),),
         )
     return Finding(check, title, miss_status, found, wanted, why, remedy, details)
-

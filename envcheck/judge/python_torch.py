@@ -8,7 +8,7 @@ from ..model import Finding, Remedy, Status
 from ..profile import driver_text, lower_bound, spec_text, torch_release
 from ._common import Context, interpreter_error, pip_install, satisfies, shortfall, source_lines, version_or_none
 
-__all__ = ["python_version", "torch_version", "torch_cuda_build", "new_venv", "venv_python", "VENV"]
+__all__ = ["python_version", "torch_version", "torch_cuda_build"]
 
 
 def python_version(ctx: Context) -> Finding:
@@ -80,8 +80,8 @@ def new_venv(wanted, pythons: tuple[tuple[str, str], ...]) -> tuple[str, tuple[t
                 ((path, "-m", "venv", VENV), then))
     floor = python_floor(wanted)
     return (f"An interpreter's version cannot be changed in place, and envcheck found no Python {spec_text(wanted)} on "
-            f"this machine: install Python {floor} or newer (your distribution's python{floor} package, or `uv python install "
-            f"{floor}`), make a virtual environment from it and point envcheck at it.",
+            f"this machine: install Python {floor} or newer (your distribution's python{floor} package, or "
+            f"`uv python install {floor}`), make a virtual environment from it and point envcheck at it.",
             ((f"python{floor}", "-m", "venv", VENV), then))
 
 
@@ -132,7 +132,8 @@ def torch_version(ctx: Context) -> Finding:
     if version is None:
         module = interpreter.module("torch")
         found = "not installed" if not (module and module.origin) else f"a torch module at {module.origin} without version.py or metadata"
-        return Finding("torch.version", title, Status.FAIL, found, wanted, policy.torch_why, _torch_remedy(ctx, shortfall("torch", None, policy.torch), False))
+        return Finding("torch.version", title, Status.FAIL, found, wanted, policy.torch_why,
+                       _torch_remedy(ctx, shortfall("torch", None, policy.torch), False))
     release = torch_release(version)
     if release is not None and policy.torch.contains(release):
         if policy.torch_verified.contains(release):

@@ -104,8 +104,8 @@ class Run:
     simulated: str = ""  # what was made to read otherwise than the hardware is, e.g. the capability
     note: str = ""  # how it ended, in a sentence (a failure's message)
     environment: tuple[tuple[str, str], ...] = ()  # variables the run had set that verdicts read: CUTE_DSL_ARCH
-    # Where the record of the run is, as a user can open it: the evidence file shipped in the package
-    # (envcheck/profile/evidence/<id>.toml) or the one given with --evidence, and the entry (runs[3]).
+    # Where the record of a built-in run is, as a user can open it: the evidence file shipped in the package and the
+    # entry ("envcheck/profile/evidence/<id>.toml runs[3]"); "" for a run read from a result file (its source).
     recorded_in: str = field(default="", compare=False)
 
     def version(self, name: str) -> Optional[str]:
