@@ -8,15 +8,16 @@ No `from __future__ import annotations` here: typer reads every command's annota
 evaluate each of them (hundreds, at every start; a measured part of doctor's start-up).
 """
 
-import math
 import sys
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 import typer
 
 from . import endings, helpstyle
 from .errors import UsageError
+from .options import (RECIPE, CutlassDirOpt, LayoutOpt, PolicyOpt, ProfileOpt, PythonOpt, StrictOpt, gpu_capabilities,
+                      gpu_capability_option, named_profile, output_file, output_option, profile_option, seconds)
 
 app = typer.Typer(
     cls=helpstyle.Group,
@@ -43,69 +44,6 @@ def _group(
     """Will TorchInductor's CuteDSL (NVGEMM) GEMM backend work here? Check, fix and prove it."""
 
 
-# Options shared by several commands.
-PythonOpt = typer.Option(None, "--python", metavar="PATH", help="Target interpreter (default: the one running envcheck).")
-ProfileOpt = typer.Option(
-    None, "--profile", metavar="ID|FILE",
-    help="The profile to judge by: a built-in id (one per upstream stack) or a profile file (TOML). Default: the one "
-         "covering the target's torch (the published recipe where there is none).",
-)
-PolicyOpt = typer.Option(None, "--policy", metavar="ID|FILE", hidden=True, help="The old name of --profile.")
-LayoutOpt = typer.Option(
-    "linear", "--layout", metavar="LAYOUT",
-    help="How B of each GEMM is stored: linear (nn.Linear's weight, x @ W.T: what LLM layers run), row-major "
-         "(B [K, N] row-major) or both.",
-)
-StrictOpt = typer.Option(False, "--strict", help="Deviations from the published recipe fail (they warn by default).")
-CutlassDirOpt = typer.Option(None, "--cutlass-dir", metavar="DIR", help="The CUTLASS checkout to check or fetch into.")
-
-MAX_SECONDS = 7 * 24 * 3600.0  # a week: a longer time limit is a typo, and inf or 1e309 would be none at all
-
-
-def gpu_capabilities(flag: str) -> Callable[[Optional[List[str]]], tuple[tuple[int, int], ...]]:
-    """The one reading of --gpu-capability (model.capability_of), run as the option is parsed: each value MAJOR.MINOR,
-    or a UsageError naming the flag and what was expected ('9', '9.0.1', 'abc', '-1.0', '100.0' are refused)."""
-
-    def check(values: Optional[List[str]]) -> tuple[tuple[int, int], ...]:
-        from .model import capability_of
-
-        parsed = []
-        for value in values or ():
-            try:
-                parsed.append(capability_of(value))
-            except ValueError:
-                raise UsageError(f"{flag} {value!r}: expected a compute capability MAJOR.MINOR such as 9.0 or "
-                                 "12.1") from None
-        return tuple(parsed)
-
-    return check
-
-
-def _gpu_capability_option(what: str = "Judge") -> typer.models.OptionInfo:
-    return typer.Option([], "--gpu-capability", metavar="X.Y", callback=gpu_capabilities("--gpu-capability"),
-                        help=f"{what} for a GPU of this compute capability, as if it were here (it wins over one seen; "
-                             "repeatable; with --no-gpu on a machine without one: an image build, CI).")
-
-
-def named_profile(profile: Optional[str], policy: Optional[str]) -> Optional[str]:
-    """The profile named by --profile or its hidden alias --policy (profile.named_profile: both is an error)."""
-    from .profile import named_profile as named
-
-    return named(profile, policy)
-
-
-def seconds(flag: str) -> Callable[[Optional[float]], Optional[float]]:
-    """The one check of every numeric flag (each is a time in seconds), run as its option is parsed: a finite number
-    above 0 and at most MAX_SECONDS, or a UsageError naming the flag and the range. nan fails every comparison."""
-
-    def check(value: Optional[float]) -> Optional[float]:
-        if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
-            raise UsageError(f"{flag} {value:g}: expected a number of seconds above 0 and at most {MAX_SECONDS:g} (a week)")
-        return value
-
-    return check
-
-
 @app.command()
 def doctor(
     python: Optional[str] = PythonOpt,
@@ -115,16 +53,17 @@ def doctor(
     cutlass_dir: Optional[str] = CutlassDirOpt,
     output_format: str = typer.Option("table", "--format", metavar="FORMAT", help="table, json, markdown, prom (node-exporter textfile) or npd (node-problem-detector plugin: one line, exit 0/1/2)."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of standard output."),
+    output: Optional[Path] = output_option("Write the report to FILE (atomically) instead of standard output."),
     anonymize: bool = typer.Option(False, "--anonymize", help="Put a hash of the hostname in the report's host object."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Show every finding's details."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU (CI builders, image builds)."),
-    gpu_capability: List[str] = _gpu_capability_option(),
+    gpu_capability: List[str] = gpu_capability_option(),
     evidence: List[Path] = typer.Option([], "--evidence", metavar="FILE",
                                         help="A run's `envcheck smoke --json` result to count as a recorded run "
                                              "of this stack (repeatable)."),
     smoke: bool = typer.Option(False, "--smoke", help="Also compile and run a real CuteDSL GEMM (needs a GPU)."),
-    junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE", help="Also write the checks as JUnit XML (one testcase per check)."),
+    junit: Optional[Path] = typer.Option(None, "--junit", metavar="FILE", callback=output_file("--junit"),
+                                         help="Also write the checks as JUnit XML (one testcase per check)."),
     bench: bool = typer.Option(False, "--bench", help="Also show the last `envcheck bench` result (saved under the cache)."),
 ) -> int:
     """Check every link of the stack and report what is missing."""
@@ -160,7 +99,7 @@ def smoke(
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: a cold compile."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     allow_skip: bool = typer.Option(False, "--allow-skip", help="Exit 0 when there is no GPU to run on (a skip proves nothing: exit 1 otherwise)."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the result to FILE (atomically) instead of standard output."),
+    output: Optional[Path] = output_option("Write the result to FILE (atomically) instead of standard output."),
     library: bool = typer.Option(
         False, "--library",
         help="Run one GEMM through the profile's kernel library directly (no Inductor), name the kernel and check it.",
@@ -178,15 +117,20 @@ def smoke(
 def explain(
     log: Optional[str] = typer.Argument(None, metavar="FILE|-", help="The log or traceback to read (default: standard input)."),
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="Also show what doctor sees in this interpreter."),
-    profile: Optional[str] = ProfileOpt,
+    profile: Optional[str] = profile_option("with --python the one covering its torch, else the one the log shows (the "
+                                             f"torch it names, the kernel library it goes through), else {RECIPE}"),
     policy: Optional[str] = PolicyOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the causes as JSON."),
-    gpu_capability: List[str] = _gpu_capability_option("With --python, judge"),
+    output: Optional[Path] = output_option("Write the causes to FILE (atomically) instead of standard output."),
+    gpu_capability: List[str] = gpu_capability_option(
+        help="The compute capability of the GPU the log ran on (the first given); with --python, judge for a GPU of "
+             "it as if it were here (it wins over one seen; repeatable)."),
 ) -> int:
     """Find known failures of the stack in a log or traceback: cause, evidence line, remedy, checks to run."""
     from .commands.explain import run_explain
 
-    return run_explain(log, python, named_profile(profile, policy), as_json, gpu_capabilities=gpu_capability)
+    return run_explain(log, python, named_profile(profile, policy), as_json, gpu_capabilities=gpu_capability,
+                       output=output)
 
 
 @app.command()
@@ -204,8 +148,8 @@ def bench(
                                             callback=seconds("--timeout")),
     output_format: str = typer.Option("table", "--format", metavar="FORMAT", help="table, json or markdown."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write the report (table, JSON or markdown) to FILE (atomically) instead of standard output."),
-    plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Also draw the speed relative to cuBLAS and TF/s by shape (with --compare: each result against its own cuBLAS); .png or .svg, needs matplotlib."),
+    output: Optional[Path] = output_option("Write the report (table, JSON or markdown) to FILE (atomically) instead of standard output."),
+    plot: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", callback=output_file("--plot"), help="Also draw the speed relative to cuBLAS and TF/s by shape (with --compare: each result against its own cuBLAS); .png or .svg, needs matplotlib."),
     fresh: bool = typer.Option(False, "--fresh", help="Empty envcheck's Inductor cache first: cold compiles."),
     library: bool = typer.Option(False, "--library", help="Time the profile's kernel library directly beside cuBLAS, without Inductor: nvMatmulHeuristics' best 5 candidates per shape (every one where it is not installed)."),
     all_candidates: bool = typer.Option(False, "--all-candidates", help="With --library: time every candidate kernel, not only nvMatmulHeuristics' best 5."),
@@ -232,8 +176,9 @@ def bench(
 
 @app.command()
 def lock(
-    output: Path = typer.Option(Path("pylock.toml"), "-o", "--output", metavar="FILE", help="Where to write the lock."),
-    profile: Optional[str] = ProfileOpt,
+    output: Path = output_option("Where to write the lock.", Path("pylock.toml")),
+    profile: Optional[str] = profile_option(f"with --from-env (or --python) the one covering its torch, else {RECIPE} "
+                                             "(the published recipe)"),
     policy: Optional[str] = PolicyOpt,
     python_version: Optional[str] = typer.Option(None, "--python-version", metavar="X.Y", help="Resolve for this CPython (default 3.12)."),
     platform: Optional[str] = typer.Option(None, "--platform", metavar="NAME", help="Resolve for this uv platform (default x86_64-manylinux_2_28)."),
@@ -274,24 +219,28 @@ def lock(
 def verify(
     lock_file: Path = typer.Option(..., "--lock", metavar="FILE", help="The pylock.toml to compare with."),
     python: Optional[str] = PythonOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the drift as JSON."),
+    output: Optional[Path] = output_option("Write the drift to FILE (atomically) instead of standard output."),
 ) -> int:
     """Compare the target's installed packages with a lock; list the drift per package (exit 1 on drift)."""
     from .commands.verify import run_verify
 
-    return run_verify(lock_file, python)
+    return run_verify(lock_file, python, as_json=as_json, output=output)
 
 
 @app.command()
 def bundle(
-    output: Path = typer.Option(..., "-o", "--output", metavar="DIR|FILE.tar", help="A new folder, or one tar file."),
-    profile: Optional[str] = ProfileOpt,
+    output: Path = output_option("A new folder, or one tar file.", ..., metavar="DIR|FILE.tar"),
+    profile: Optional[str] = profile_option("with --only-missing the one covering --python's torch, else "
+                                             f"{RECIPE} (the published recipe)"),
     policy: Optional[str] = PolicyOpt,
     lock_file: Optional[Path] = typer.Option(None, "--lock", metavar="FILE", help="The lock to bundle (default: the profile resolved for the target, as `envcheck lock --profile` does)."),
     python_version: Optional[str] = typer.Option(None, "--python-version", metavar="X.Y", help="CPython version of the target (default: --python's, else 3.12)."),
+    platform: Optional[str] = typer.Option(None, "--platform", metavar="NAME", help="Build for this uv platform, as `envcheck lock` resolves for it: a glibc Linux one (x86_64-manylinux_2_28, aarch64-manylinux_2_28, ...), its wheels only (default: --python's machine, else x86_64; wheels for glibc 2.17 to 2.39)."),
     without: List[str] = typer.Option([], "--without", metavar="NAME", help="Leave a package out, and what only it needs (--without torch); repeatable."),
     only_missing: bool = typer.Option(False, "--only-missing", help="Only what --python lacks (as doctor sees it)."),
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="With --only-missing: the target interpreter."),
-    gpu_capability: List[str] = _gpu_capability_option("With --only-missing, judge what is missing"),
+    gpu_capability: List[str] = gpu_capability_option("With --only-missing, judge what is missing", no_gpu=False),
     split: Optional[str] = typer.Option(None, "--split", metavar="SIZE", help="Cut FILE.tar into parts of at most SIZE (40M, 1G)."),
     index_url: Optional[str] = typer.Option(None, "--index-url", metavar="URL", help="The package index pip downloads from."),
     no_index: bool = typer.Option(False, "--no-index", help="Download from --find-links only."),
@@ -302,7 +251,8 @@ def bundle(
     from .commands.bundle import run_bundle
 
     return run_bundle(
-        output, profile=named_profile(profile, policy), lock=lock_file, python_version=python_version, without=without,
+        output, profile=named_profile(profile, policy), lock=lock_file, python_version=python_version, platform=platform,
+        without=without,
         only_missing=only_missing, python=python, split=split, index_url=index_url, no_index=no_index,
         find_links=find_links, cutlass_url=cutlass_url, gpu_capabilities=gpu_capability,
     )
@@ -310,8 +260,8 @@ def bundle(
 
 @app.command()
 def dockerfile(
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Where to write it (default: standard output)."),
-    profile: Optional[str] = ProfileOpt,
+    output: Optional[Path] = output_option("Where to write it (default: standard output)."),
+    profile: Optional[str] = profile_option(f"{RECIPE} (the published recipe)"),
     policy: Optional[str] = PolicyOpt,
     base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
     gpu_capability: List[str] = typer.Option([], "--gpu-capability", metavar="X.Y", callback=gpu_capabilities("--gpu-capability"),
@@ -343,7 +293,7 @@ def fix(
     toolkit: bool = typer.Option(False, "--toolkit", help="Also install the CUDA toolkit in a prefix of its own (otherwise only offered)."),
     toolkit_prefix: Optional[str] = typer.Option(None, "--toolkit-prefix", metavar="DIR", help="Where --toolkit installs it (default: a per-user cache folder)."),
     no_gpu: bool = typer.Option(False, "--no-gpu", help="Skip the checks that need a GPU."),
-    gpu_capability: List[str] = _gpu_capability_option("Plan"),
+    gpu_capability: List[str] = gpu_capability_option("Plan"),
     break_system_packages: bool = typer.Option(False, "--break-system-packages", help="Allow pip to change an interpreter the OS manages (PEP 668); used only where it is one."),
     remove: List[str] = typer.Option([], "--remove", metavar="NAME", help="Agree to remove a distribution the profile removes only with consent (e.g. cutlass-api left from the torch 2.11 recipe); repeatable."),
     bundle: Optional[str] = typer.Option(None, "--bundle", metavar="DIR|FILE", help="Install from an `envcheck bundle` (folder, FILE.tar or its parts) with no network."),
@@ -367,7 +317,7 @@ def diff(
     b: Path = typer.Argument(..., metavar="B", help="The environment to compare with it: a doctor --json report (or a lock)."),
     output_format: str = typer.Option("table", "--format", metavar="FORMAT", help="table, json or markdown."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
+    output: Optional[Path] = output_option("Write to FILE (atomically)."),
     all_packages: bool = typer.Option(False, "--all-packages", help="Also list changes of envcheck's own dependencies (typer, click, ...), left out by default."),
 ) -> int:
     """What changed from A to B, most important first; exit 1 when B regresses against A."""
@@ -381,7 +331,7 @@ def fleet(
     reports: List[Path] = typer.Argument(..., metavar="REPORT", help="doctor --json reports, or folders of them (one per node)."),
     output_format: str = typer.Option("table", "--format", metavar="FORMAT", help="table, json or markdown."),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", metavar="FILE", help="Write to FILE (atomically)."),
+    output: Optional[Path] = output_option("Write to FILE (atomically)."),
 ) -> int:
     """Many nodes' reports as one view: groups by outcome, per-check counts, outliers; exit 1 if any node fails."""
     from .commands.fleet import run_fleet

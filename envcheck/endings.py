@@ -3,7 +3,7 @@
 Exit codes (the same for every command): 0 every required check passed, 1 a required check failed,
 2 bad usage or bad input (and an output that cannot be written: a full disk), 3 envcheck itself failed (the log's
 path is printed), 130 interrupted, 141 standard output closed early (`envcheck ... | head`: quietly, as git does).
-A command asked for JSON answers with JSON however it ends (envcheck/jsonfailure.py). cli.main runs every command
+A command asked for JSON answers with JSON however it ends (envcheck/jsonanswer.py). cli.main runs every command
 through run().
 """
 
@@ -46,8 +46,8 @@ def run(app: typer.Typer, args: List[str]) -> int:
 
 def _run(app: typer.Typer, args: List[str], out: terminal.TerminalStream, err: terminal.TerminalStream) -> int:
     """The command's exit code. One asked for JSON that ends with an error, unanswered on standard output, answers
-    there with the error as JSON (envcheck/jsonfailure.py) besides saying it on standard error."""
-    from .jsonfailure import asked_for_json, failure_json
+    there with the error as JSON (envcheck/jsonanswer.py) besides saying it on standard error."""
+    from .jsonanswer import asked_for_json, failure_json
 
     code, message, more = _ended(app, args, out, err)
     if message is not None and asked_for_json(args) and not out.written:

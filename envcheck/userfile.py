@@ -17,7 +17,7 @@ from .errors import UsageError
 
 from .userdata import parse_json, parse_toml, tomllib
 
-__all__ = ["MAX_BYTES", "read_text", "read_open", "open_inside", "parse_json", "parse_toml", "read_json", "read_toml", "write_text", "emit", "progress", "kind_of",
+__all__ = ["MAX_BYTES", "read_text", "read_open", "open_inside", "parse_json", "parse_toml", "read_json", "read_toml", "write_text", "emit", "existing_folder", "progress", "kind_of",
            "type_name", "expect", "tomllib"]
 
 MAX_BYTES = 1 << 20  # 1 MiB: the largest profile or lock envcheck reads is a few dozen KiB
@@ -91,13 +91,29 @@ def read_open(fd: int, what: str, limit: int, expected: str) -> str:
         raise UsageError(f"{what}: not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x})") from None
 
 
+def existing_folder(path: Union[str, Path], what: str) -> None:
+    """A file the user named to write (-o, --junit, --plot) is in a folder that exists: envcheck makes no folder for
+    it (a typo in a path would otherwise become a tree of folders). Else a UsageError naming `what` and the folder."""
+    folder = Path(path).parent
+    try:
+        mode = os.stat(folder).st_mode
+    except OSError:
+        mode = None
+    if mode is None or not stat.S_ISDIR(mode):
+        found = "does not exist" if mode is None else f"is {kind_of(mode) if not stat.S_ISREG(mode) else 'a file'}"
+        raise UsageError(f"{what}: the folder {folder} {found}: expected a file in a folder that exists "
+                         "(envcheck makes none; create it first)")
+
+
 def write_text(path: Union[str, Path], text: str, what: str) -> None:
-    """Write a file the user named (-o, --junit), making its folder. A regular file (or a new one) is replaced
-    whole: written beside itself, then renamed over, so that a reader (node-exporter's textfile collector, a fleet
+    """Write a file the user named (-o, --junit), in a folder that exists (existing_folder: none is made). A regular
+    file (or a new one) is replaced whole: written beside itself, then renamed over, so that a reader (node-exporter's textfile collector, a fleet
     job) never sees half of it; it keeps its mode, and a link to it stays a link. A device or a FIFO (/dev/stdout, a
     pipe) is written as it is, and a FIFO nobody reads is refused at once rather than waited on. Any failure is a
     UsageError naming `what`, and leaves the file as it was."""
+    existing_folder(path, what)
     real = Path(os.path.realpath(path))
+    existing_folder(real, f"{what} (what the symbolic link names)")  # a dangling link's folder is made by no one
     try:
         mode = os.stat(real).st_mode
     except OSError:

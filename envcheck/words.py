@@ -15,7 +15,7 @@ import sys
 import textwrap
 from typing import Mapping, Optional, TextIO
 
-__all__ = ["counted", "columns", "wrap", "fit", "DEFAULT_COLUMNS", "NARROWEST"]
+__all__ = ["counted", "columns", "wrap", "fit", "write_wrapped", "DEFAULT_COLUMNS", "NARROWEST"]
 
 DEFAULT_COLUMNS = 80  # piped without COLUMNS
 NARROWEST = 40  # below this a hanging indent leaves too little room: lines run longer instead
@@ -82,3 +82,9 @@ def fit(text: str, width: int) -> str:
             rest = " " * (len(hang.group(1) if hang else "") + 2)
         out.extend(wrap(body, width, head, rest))
     return "\n".join(out)
+
+
+def write_wrapped(stream: TextIO, env: Optional[Mapping[str, str]], text: str) -> None:
+    """Text for people on `stream` (and a newline), fitted to the width it is read at (`columns`); nothing for ""."""
+    if text:
+        stream.write(fit(text, columns(stream, env)) + "\n")

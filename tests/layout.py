@@ -64,10 +64,12 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("domain", ("envcheck.smoke", "envcheck.smoke.*", "envcheck.bench", "envcheck.bench.*", "envcheck.fix",
                 "envcheck.fix.*", "envcheck.bundle", "envcheck.bundle.*", "envcheck.fleet", "envcheck.fleet.*",
                 "envcheck.own")),
-    # jsonfailure: the JSON a command asked for JSON answers with when it has no result (the CLI and bench write it)
-    ("render", ("envcheck.render", "envcheck.render.*", "envcheck.jsonfailure")),
+    # jsonanswer: the top of every command's JSON object (status, exit_code), and the object of a run with no answer
+    ("json-answer", ("envcheck.jsonanswer",)),
+    ("render", ("envcheck.render", "envcheck.render.*")),
     ("commands", ("envcheck.commands", "envcheck.commands.*")),
-    ("cli-parts", ("envcheck.helpstyle", "envcheck.endings")),  # what cli.py is made of: --help's style, how a run ends
+    # what cli.py is made of: the options commands share and their checks, --help's style, how a run ends
+    ("cli-parts", ("envcheck.options", "envcheck.helpstyle", "envcheck.endings")),
     ("cli", ("envcheck.cli",)),
     ("main", ("envcheck.__main__",)),
 )

@@ -63,8 +63,16 @@ class Stubs:
         return Pasted(argvs, done.returncode, done.stderr, sorted(os.listdir(self.cwd)))
 
     def expect(self, text: str, argv: Sequence[str]) -> None:
-        """Pasting text runs exactly argv, once, and nothing else: no error, no file left by a redirection."""
-        pasted = self.paste(text)
+        """Pasting text runs exactly argv, once, and nothing else: no error, no file left by a redirection. An
+        `export NAME=VALUE` (a builtin: no program runs) instead sets exactly that value, which a stub then shows."""
+        if argv[0] == "export":
+            name, value = argv[1].split("=", 1)
+            self.add("show-value")
+            pasted = self.paste(f'{text}\nshow-value "${{{name}}}"')
+            ran, argv = pasted.argvs, ["show-value", value]
+        else:
+            pasted = self.paste(text)
+            ran = pasted.argvs
         assert pasted.returncode == 0 and not pasted.stderr, f"$ {text}\n{pasted.stderr}"
-        assert pasted.argvs == [list(argv)], f"$ {text}\nran {pasted.argvs}\nexpected {list(argv)}"
+        assert ran == [list(argv)], f"$ {text}\nran {ran}\nexpected {list(argv)}"
         assert pasted.left == [], f"$ {text} left {pasted.left} in its folder (a redirection)"

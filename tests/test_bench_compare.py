@@ -240,6 +240,7 @@ def test_o_writes_the_report_and_plot_the_plot(tmp_path):
     """-o is the output file, as on every command; the plot has its own flag."""
     pytest.importorskip("matplotlib")
     report, plot = tmp_path / "out" / "compare.json", tmp_path / "compare.svg"
+    report.parent.mkdir()  # envcheck makes no folder for -o
     done = envcheck("bench", "--compare", str(RECIPE), str(OPERATORS), "--json", "-o", str(report), "--plot", str(plot))
     assert done.returncode == 0 and done.stdout == "", done.stderr
     assert json.loads(report.read_text(encoding="utf-8"))["kind"] == "bench-compare"
@@ -254,7 +255,7 @@ def test_o_writes_the_report_and_plot_the_plot(tmp_path):
     (["--compare", str(RECIPE), "missing.json"], "missing.json: cannot read it"),
     (["--compare", str(RECIPE), str(OPERATORS), "--plot", "plot.pdf"], "--plot plot.pdf: expected a file name ending in .png or .svg"),
     (["--compare", str(RECIPE), str(OPERATORS), "--format", "csv"], "--format 'csv': expected one of table, json, markdown"),
-    (["--compare", str(RECIPE), str(OPERATORS), "--plot", "/nonexistent/folder/p.png"], "--plot /nonexistent/folder/p.png: cannot write it"),
+    (["--compare", str(RECIPE), str(OPERATORS), "--plot", "/nonexistent/folder/p.png"], "--plot /nonexistent/folder/p.png: the folder /nonexistent/folder does not exist"),
 ])
 def test_compare_usage(tmp_path, argv, words):
     done = envcheck("bench", *argv, cwd=tmp_path) if "missing.json" in argv else envcheck("bench", *argv)

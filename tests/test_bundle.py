@@ -175,8 +175,10 @@ def route(tmp_path, wheelhouse, cutlass_repo, build_backend):
     profile = tmp_path / "profile.toml"
     profile.write_text(f'extends = "torch-2.11-nvgemm"\n\n[cutlass]\nurl = "{cutlass_repo.as_uri()}"\ncommit = "{commit}"\n')
     lock = tmp_path / "lock" / "pylock.toml"
+    lock.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     assert main(["lock", "--python", str(source), "--policy", str(profile), "--no-index", "--find-links", str(wheelhouse), "-o", str(lock)]) == 0
     out = tmp_path / "out" / "recipe.tar"
+    out.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     assert main(["bundle", "--profile", str(profile), "--lock", str(lock), "--without", "torch", "--no-index",
                  "--find-links", str(wheelhouse), "--find-links", str(build_backend), "-o", str(out), "--split", "64K"]) == 0
     return python, profile, lock, out
@@ -526,6 +528,7 @@ def test_bundle_writes_its_tar_parts_and_index_through_no_link_planted_beside_th
     those names beforehand (to the user's files) are replaced, and what they point to is untouched."""
     lock = _small_lock(tmp_path)
     out = tmp_path / "out" / "b.tar"
+    out.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     argv = ["bundle", "--profile", "torch-2.11-nvgemm", "--lock", str(lock), "--no-index", "-o", str(out), "--split", "2K"]
     assert main(argv) == 0
     names = sorted(p.name for p in out.parent.iterdir())
@@ -592,6 +595,89 @@ def test_only_missing_downloads_for_the_target_s_python_not_envcheck_s(tmp_path,
     assert main([*args, str(out)]) == 0, capsys.readouterr().err
     assert sorted(p.name for p in (out / "wheels").iterdir()) == [wheels[own].name]
     assert json.loads((out / "manifest.json").read_text())["platform"]["python_version"] == own
+
+
+@pytest.fixture
+def machine_lock(tmp_path) -> tuple[Path, dict]:
+    """A lock of one package with a wheel per machine and glibc (x86_64 2.28; aarch64 2.28 and 2.34), by tag."""
+    from envcheck.bundle.manifest import sha256_of
+
+    tags = ("py3-none-manylinux_2_28_x86_64", "py3-none-manylinux_2_28_aarch64", "py3-none-manylinux_2_34_aarch64")
+    wheels = {t: build_wheel(tmp_path / "lock" / "wh", "nvidia-matmul-heuristics", "0.1.0.27", {"m.py": ""}, tag=t)
+              for t in tags}
+    entries = ", ".join(f'{{ name = "{w.name}", path = "wh/{w.name}", hashes = {{ sha256 = "{sha256_of(w)}" }} }}'
+                        for w in wheels.values())
+    lock = tmp_path / "lock" / "pylock.toml"
+    lock.write_text('lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "nvidia-matmul-heuristics"\n'
+                    f'version = "0.1.0.27"\nwheels = [{entries}]\n\n[tool.envcheck]\nprofile = "torch-2.11-nvgemm"\n')
+    return lock, {tag.split("-", 2)[2]: wheel.name for tag, wheel in wheels.items()}
+
+
+@pytest.mark.parametrize("platform, wheel, machine", [
+    (None, "manylinux_2_28_x86_64", "x86_64"),  # as before: x86_64, any glibc
+    ("x86_64-manylinux_2_28", "manylinux_2_28_x86_64", "x86_64"),
+    ("aarch64-manylinux_2_28", "manylinux_2_28_aarch64", "aarch64"),  # not 2.34's: it would not run there
+    ("aarch64-unknown-linux-gnu", "manylinux_2_28_aarch64", "aarch64"),  # uv's name for the same
+    ("aarch64-manylinux_2_40", "manylinux_2_34_aarch64", "aarch64"),  # the newest that runs there
+])
+def test_bundle_platform_downloads_that_platform_s_wheels(machine_lock, tmp_path, platform, wheel, machine, capsys):
+    """bundle --platform NAME, as lock takes it (issue 26): pip downloads the wheel for that machine and glibc, and the
+    manifest names the platform, which fix --bundle holds a target against."""
+    lock, by_tag = machine_lock
+    out = tmp_path / "out"
+    argv = ["bundle", "--lock", str(lock), "--no-index", "-o", str(out)] + (["--platform", platform] if platform else [])
+    assert main(argv) == 0, capsys.readouterr().err
+    assert [p.name for p in (out / "wheels").iterdir()] == [by_tag[wheel]]
+    manifest = json.loads((out / "manifest.json").read_text())["platform"]
+    assert manifest["machine"] == machine and manifest["tags"][-1] == f"manylinux2014_{machine}"
+    assert manifest["tags"][0] == (f"manylinux_2_{platform.rsplit('_', 1)[-1]}_{machine}"
+                                   if platform and "manylinux_2_" in platform else
+                                   f"manylinux_2_28_{machine}" if platform else f"manylinux_2_39_{machine}")
+
+
+@pytest.mark.parametrize("platform, words", [
+    ("aarch64-apple-darwin", "a bundle is for glibc Linux"),
+    ("x86_64-pc-windows-msvc", "a bundle is for glibc Linux"),
+    ("x86_64-unknown-linux-musl", "a bundle is for glibc Linux"),
+    ("x86_64 manylinux", "expected a uv platform such as x86_64-manylinux_2_28"),  # lock's own words
+    ("--index-url=x", "expected a uv platform"),
+])
+def test_bundle_refuses_a_platform_it_cannot_build_for(machine_lock, tmp_path, platform, words, capsys):
+    out = tmp_path / "out"
+    assert main(["bundle", "--lock", str(machine_lock[0]), "--no-index", "-o", str(out), f"--platform={platform}"]) == 2
+    assert f"--platform {platform!r}: {words}" in capsys.readouterr().err and not out.exists()
+
+
+def test_bundle_platform_of_another_machine_than_the_target_s_is_refused(machine_lock, tmp_path, capsys):
+    import platform as host
+
+    other = "aarch64" if host.machine() != "aarch64" else "x86_64"
+    out = tmp_path / "out"
+    assert main(["bundle", "--only-missing", "--python", sys.executable, "--lock", str(machine_lock[0]), "--no-index",
+                 "-o", str(out), "--platform", f"{other}-manylinux_2_28"]) == 2
+    assert f"--platform {other}-manylinux_2_28: the target --python {sys.executable} runs on {host.machine()}" \
+        in capsys.readouterr().err and not out.exists()
+
+
+def test_bundle_platform_resolves_the_lock_for_it(wheelhouse, cutlass_repo, build_backend, tmp_path, capsys):
+    """Without --lock, the profile is resolved by uv for --platform, as `envcheck lock --platform` does: the bundle's
+    lock says so, and its environments marker holds on that machine."""
+    from envcheck.lock import read_lock
+
+    commit = git("rev-parse", "HEAD", cwd=cutlass_repo)
+    profile = tmp_path / "profile.toml"
+    profile.write_text(f'extends = "torch-2.11-nvgemm"\n\n[cutlass]\nurl = "{cutlass_repo.as_uri()}"\ncommit = "{commit}"\n')
+    out = tmp_path / "out"
+    assert main(["bundle", "--profile", str(profile), "--without", "torch", "--no-index", "--find-links", str(wheelhouse),
+                 "--find-links", str(build_backend), "--platform", "aarch64-manylinux_2_28", "-o", str(out)]) == 0, \
+        capsys.readouterr().err
+    assert "for CPython 3.12 on aarch64-manylinux_2_28" in capsys.readouterr().err
+    lock = read_lock(out / "pylock.toml")
+    assert lock.tool["envcheck"]["resolved"]["platform"] == "aarch64-manylinux_2_28"
+    aarch64 = {"sys_platform": "linux", "platform_machine": "aarch64", "implementation_name": "cpython", "python_version": "3.12"}
+    assert lock.environments[0].evaluate(aarch64)
+    assert not lock.environments[0].evaluate({**aarch64, "platform_machine": "x86_64"})
+    assert json.loads((out / "manifest.json").read_text())["platform"]["machine"] == "aarch64"
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -117,6 +117,7 @@ def test_an_empty_report_is_still_a_valid_suite():
 
 def test_write_junit_redacts_and_names_an_unwritable_file(tmp_path):
     path = tmp_path / "out" / "junit.xml"
+    path.parent.mkdir()  # envcheck makes no folder for it
     write_junit(REPORT, path, redact=lambda text: text.replace("/home/alice", "~"))
     assert "/home/alice" not in path.read_text() and "~/.venv" in path.read_text()
     blocker = tmp_path / "file"
@@ -246,18 +247,26 @@ def test_gitlab_job_runs_doctor_without_a_gpu_and_reports_the_junit():
 
 
 @pytest.mark.parametrize("name", ["github-actions.yml", "gitlab-ci.yml"])
-def test_every_envcheck_command_in_the_templates_parses(name):
-    commands = envcheck_commands(load(name))
-    assert {c[0] for c in commands} >= {"lock", "verify", "doctor", "dockerfile"}
-    wired = "--junit" in doctor_options()
+def test_every_envcheck_command_in_the_templates_parses(name, tmp_path, monkeypatch):
+    """Each job's lines in order, in a fresh folder (the job's checkout; the runner's own folders, ${RUNNER_TEMP},
+    exist): its `mkdir -p` lines make their folders, and every envcheck command parses there, a file it writes in a
+    folder that exists (envcheck makes none: `-o build/Dockerfile` needs the `mkdir -p build` before it)."""
+    data = load(name)
+    assert {c[0] for c in envcheck_commands(data)} >= {"lock", "verify", "doctor", "dockerfile"}
     group = typer.main.get_command(app)
-    for args in commands:
-        if args[0] == "doctor" and not wired:
-            continue
-        command = group.commands[args[0]]
-        command.make_context(args[0], list(args[1:]))  # raises on an unknown option or a missing value
-    if not wired:
-        pytest.skip("doctor --junit is not wired into the CLI yet: the other commands parse")
+    jobs = data["jobs"] if "jobs" in data else {k: v for k, v in data.items() if isinstance(v, dict) and "script" in v}
+    for job_name, job in jobs.items():
+        checkout = tmp_path / job_name
+        checkout.mkdir()
+        monkeypatch.chdir(checkout)
+        for line in scripts(job):
+            words = [re.sub(r"\$\{\w+\}", str(tmp_path), word) for word in shlex.split(line)]
+            if words[:2] == ["mkdir", "-p"]:
+                for folder in words[2:]:
+                    (checkout / folder).mkdir(parents=True, exist_ok=True)
+            elif words and Path(words[0]).name == "envcheck":
+                # raises on an unknown option, a missing value, or a file to write in a folder not made before
+                group.commands[words[1]].make_context(words[1], words[2:])
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -138,6 +138,7 @@ def test_doctor_junit_and_github_annotations(tmp_path):
     import xml.etree.ElementTree as ET
 
     junit, summary = tmp_path / "reports" / "doctor.xml", tmp_path / "summary.md"
+    junit.parent.mkdir()  # envcheck makes no folder for --junit
     done = run_cli("doctor", "--json", "--no-gpu", "--junit", str(junit),
                    env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
     data = json.loads(done.stdout)
@@ -234,3 +235,41 @@ def test_a_closed_stdout_is_said_and_a_closed_stderr_is_only_quiet():
     closed_err = subprocess.run(["bash", "-c", f"'{sys.executable}' -m envcheck doctor --no-gpu --json 2>&-"],
                                 capture_output=True, text=True, timeout=120)
     assert closed_err.returncode in (0, 1) and json.loads(closed_err.stdout)["schema_version"] == 2
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A file to write in a folder that does not exist (issue 26): exit 2 naming it, nothing made, on every command
+
+
+WRITES = ("-o", "--junit", "--plot")  # every option naming a file a command writes
+# What each command that writes a file needs besides (the check runs as the option is parsed: none of it is read).
+WRITER_ARGS = {"doctor": ["--no-gpu"], "smoke": [], "explain": ["some.log"], "bench": [], "lock": [],
+               "verify": ["--lock", "pylock.toml"], "bundle": ["--profile", "torch-2.11-nvgemm"], "dockerfile": [],
+               "diff": ["a.json", "b.json"], "fleet": ["reports"]}
+
+
+def _writers() -> list[tuple[str, str]]:
+    import typer
+
+    from envcheck.cli import app
+
+    group = typer.main.get_command(app)
+    return [(name, flag) for name, command in sorted(group.commands.items()) for param in command.params
+            for flag in WRITES if flag in param.opts]
+
+
+def test_every_command_that_writes_a_file_is_in_the_table():
+    """A command given -o later is checked below too: it must be named here first."""
+    assert {name for name, _ in _writers()} == set(WRITER_ARGS)
+    assert {"verify", "explain"} <= {name for name, flag in _writers() if flag == "-o"}
+
+
+@pytest.mark.parametrize("command, flag", _writers())
+def test_a_file_in_a_folder_that_does_not_exist_is_exit_2_naming_it_and_nothing_is_made(command, flag, tmp_path,
+                                                                                       capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "no" / "such" / "out.png"
+    assert main([command, *WRITER_ARGS[command], flag, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} {path}: the folder {path.parent} does not exist" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # not the folder, not a temporary, not a log

@@ -149,6 +149,7 @@ def test_an_unknown_placeholder_is_named_with_its_line():
 
 def test_cli_writes_the_dockerfile_and_a_dockerignore_beside_it(tmp_path, policy):
     out = tmp_path / "ctx" / "Dockerfile"
+    out.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     assert main(["dockerfile", "-o", str(out)]) == 0
     assert out.read_text() == render_dockerfile(policy)
     assert (tmp_path / "ctx" / ".dockerignore").read_text() == render_dockerignore(policy)
@@ -395,6 +396,7 @@ def test_the_dockerfiles_python_install_steps_build_the_locked_stack(
 
     # The build context: the Dockerfile and .dockerignore, pylock.toml, wheels/.
     context = tmp_path / "context"
+    context.mkdir()  # envcheck makes no folder for -o
     assert main(["dockerfile", "--policy", str(profile), "-o", str(context / "Dockerfile")]) == 0
     assert main(["lock", "--python", str(source), "--policy", str(profile), "--no-index", "--find-links", str(wheelhouse),
                  "-o", str(context / "pylock.toml")]) == 0
@@ -465,10 +467,11 @@ def profile_with(folder: Path, key: str, value: str) -> Path:
 def test_a_profile_value_that_could_run_or_break_a_line_is_refused_when_read(tmp_path, capsys, key, value):
     path = profile_with(tmp_path, key, value)
     out = tmp_path / "ctx" / "Dockerfile"
+    out.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     assert main(["dockerfile", "--policy", str(path), "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and f"key '{key}'" in err and "expected" in err and "Traceback" not in err, err
-    assert not out.parent.exists(), "nothing is written"
+    assert list(out.parent.iterdir()) == [], "nothing is written"
 
 
 SANDBOX_PATHS = ("ENVCHECK_HOME", "VIRTUAL_ENV", "CUTLASS_DIR")
@@ -532,6 +535,7 @@ INERT_TITLES = [
 @pytest.mark.parametrize("title", INERT_TITLES, ids=repr)
 def test_a_title_that_is_read_is_inert_in_the_dockerfile(tmp_path, policy, title):
     out = tmp_path / "ctx" / "Dockerfile"
+    out.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     assert main(["dockerfile", "--policy", str(profile_with(tmp_path, "title", title)), "-o", str(out)]) == 0
     text, default = out.read_text(), render_dockerfile(policy)
     assert [k for k, _ in instructions(text)] == [k for k, _ in instructions(default)], "no instruction added or lost"
@@ -547,6 +551,7 @@ def test_a_title_that_is_read_is_inert_in_the_dockerfile(tmp_path, policy, title
 @pytest.mark.parametrize("subdir", ["python/cutlass_api", "python/cutlass_api-2.0+local", "a_b/c.d/e"])
 def test_a_subdir_that_is_read_reaches_git_and_pip_as_one_argument(tmp_path, subdir):
     out = tmp_path / "ctx" / "Dockerfile"
+    out.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     assert main(["dockerfile", "--policy", str(profile_with(tmp_path, "cutlass.subdir", subdir)), "-o", str(out)]) == 0
     ran = run_steps(out.read_text(), tmp_path / "run")
     assert ["git", "-C", "<sandbox>/cutlass_dir", "sparse-checkout", "set", subdir] in ran

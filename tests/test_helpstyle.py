@@ -70,3 +70,55 @@ def test_the_readme_reader_sees_a_command_missing_from_the_table():
     """The comparison above can fail: a table without `verify` reads as one."""
     table = "# envcheck\n\n## Commands\n\n| command | what it does |\n|---|---|\n| `envcheck doctor` | check |\n| `envcheck lock` | lock |\n"
     assert readme_commands(table) == {"doctor", "lock"}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Help names only what exists (issue 26): every flag a command's help mentions is one it takes
+
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+QUOTED = re.compile(r"`envcheck (\w+)([^`]*)`")  # another command's line, quoted: its flags are that command's
+
+
+def flags_of(name: str) -> set[str]:
+    command = typer.main.get_command(app).commands[name]
+    return {opt for param in command.params for opt in (*param.opts, *param.secondary_opts) if opt.startswith("--")}
+
+
+def mentioned(text: str, own: str) -> set[tuple[str, str]]:
+    """(command, flag) for every flag the text names: a quoted `envcheck CMD ...` names CMD's, the rest `own`'s."""
+    found = {(cmd, flag) for cmd, rest in QUOTED.findall(text) for flag in FLAG.findall(rest)}
+    return found | {(own, flag) for flag in FLAG.findall(QUOTED.sub("", text))}
+
+
+def unknown_flags(name: str, text: str) -> list[str]:
+    commands = typer.main.get_command(app).commands
+    return sorted(f"{cmd} {flag}" for cmd, flag in mentioned(text, name)
+                  if cmd not in commands or flag not in flags_of(cmd) | {"--help"})
+
+
+@pytest.mark.parametrize("rich", [True, False], ids=["rich", "plain"])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_flag_a_command_s_help_names_is_one_it_takes(command, rich):
+    """explain and bundle named --no-gpu, which neither takes; every flag in every help, a command's own or one of a
+    command it quotes (`envcheck lock --profile`), is a flag of that command."""
+    text = re.sub(r"(--[a-z0-9-]*-)\n\s*", r"\1", help_text(command, rich=rich))  # click's 80 columns split a flag at a -
+    assert len(FLAG.findall(text)) >= 2  # the reader reads the help, not an empty page
+    assert unknown_flags(command, text) == []
+
+
+def test_the_reader_of_help_sees_a_flag_that_is_not_there():
+    assert unknown_flags("explain", "judge (with --no-gpu on a machine without one)") == ["explain --no-gpu"]
+    assert unknown_flags("bundle", "as `envcheck lock --profile --bogus` does") == ["lock --bogus"]
+    assert unknown_flags("lock", "with --from-env (or --python)") == []
+
+
+@pytest.mark.parametrize("command", ["lock", "dockerfile", "bundle", "explain"])
+def test_profile_s_default_is_the_command_s_own_where_there_is_no_target(command):
+    """lock, dockerfile and bundle have no target interpreter (explain without --python neither): --profile's help
+    says which profile they use without one, the published recipe by its id, and never "the target's torch"."""
+    from envcheck.profile import DEFAULT_PROFILE
+
+    text = " ".join(help_text(command, rich=False).split())
+    profile = text[text.index("--profile ID|FILE"):][:500]
+    assert "the target's torch" not in profile and f"else {DEFAULT_PROFILE}" in profile, profile

@@ -438,6 +438,7 @@ def test_a_fresh_venv_installed_from_the_lock_reproduces_it_and_verify_catches_a
 ):
     source, profile, python = stack_venv
     lock_path = tmp_path / "out" / "pylock.toml"
+    lock_path.parent.mkdir()  # envcheck makes no folder for -o
     assert main(["lock", "--python", str(source), "--policy", str(profile), "--no-index", "--find-links", str(wheelhouse), "-o", str(lock_path)]) == 0
     lock = read_lock(lock_path)
     locked = {p.name: str(p.version) for p in lock.packages}

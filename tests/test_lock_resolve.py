@@ -99,6 +99,7 @@ def test_torch_cuda_from_the_local_version(version, cuda):
 
 def test_lock_profile_resolves_offline_pins_within_the_profile_and_locks_cutlass_as_vcs(local_profile, wheelhouse, cutlass_repo, tmp_path, capsys):
     out = tmp_path / "lock" / "pylock.toml"
+    out.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
     assert main(["lock", "--profile", str(local_profile), "--no-index", "--find-links", str(wheelhouse), "-o", str(out)]) == 0
     lock = read_lock(out)
     versions = {p.name: str(p.version) for p in lock.packages}

@@ -17,6 +17,7 @@ import pytest
 import factsbuilder as fb
 from shellstubs import Stubs
 from test_explain_stack import EXACT
+from test_upstream_messages import MESSAGES
 from wheelfactory import build_wheel, install, make_venv
 
 from envcheck.judge import judge
@@ -182,6 +183,8 @@ SAMPLES = {  # one line of a log per signature of envcheck/causes/signatures.tom
     # the stack's messages, each as its source writes it (tests/test_explain_stack.py quotes them with file and line)
     **{cause: message for message, cause in reversed(EXACT)},
 }
+# and every other cause as upstream writes it (tests/data/upstream-messages.toml), its first entry
+SAMPLES |= {m["cause"]: m["text"].strip("\n") for m in reversed(MESSAGES) if m["cause"] not in SAMPLES}
 
 
 @pytest.fixture

@@ -131,6 +131,7 @@ def test_doctor_judges_a_made_up_stack_from_its_profile_alone(quux, capsys):
 def test_lock_and_dockerfile_of_a_made_up_stack(quux, wheelhouse, tmp_path):
     profile, wheels, python = quux
     lock_path = tmp_path / "out" / "pylock.toml"
+    lock_path.parent.mkdir()  # envcheck makes no folder for -o
     assert main(["lock", "--python", str(python), "--policy", str(profile), "--no-index",
                  "--find-links", str(wheelhouse), "--find-links", str(wheels), "-o", str(lock_path)]) == 0
     locked = {p.name: str(p.version) for p in read_lock(lock_path).packages}

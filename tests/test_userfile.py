@@ -89,7 +89,8 @@ def test_an_output_file_is_replaced_whole_keeping_its_mode_and_its_link(tmp_path
     from envcheck.userfile import write_text
 
     target = tmp_path / "reports" / "node1.json"
-    write_text(target, "first\n", "-o x")  # a new file in a new folder: the umask's mode
+    target.parent.mkdir()
+    write_text(target, "first\n", "-o x")  # a new file: the umask's mode
     umask = os.umask(0)
     os.umask(umask)
     assert target.read_text() == "first\n" and stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
@@ -108,9 +109,26 @@ def test_an_output_that_cannot_be_written_changes_nothing(tmp_path):
 
     blocker = tmp_path / "a-file"
     blocker.write_text("kept\n")
-    with pytest.raises(UsageError, match=r"^-o .*a-file/out.json: cannot write it: "):
+    with pytest.raises(UsageError, match=r"^-o .*a-file/out.json: the folder .*a-file is a file: "):
         write_text(blocker / "out.json", "x", f"-o {blocker / 'out.json'}")
     assert blocker.read_text() == "kept\n" and [p.name for p in tmp_path.iterdir()] == ["a-file"]
+
+
+@pytest.mark.parametrize("named, link", [("reports/node1.json", None), ("a/b/c/r.json", None),
+                                         ("latest.json", "gone/r.json")])
+def test_an_output_in_a_folder_that_does_not_exist_is_refused_and_nothing_is_made(tmp_path, named, link):
+    """A typo in -o's folder is said, naming the folder, not made into a tree of folders (issue 26); a link to a file
+    in a folder that is not there neither. Whatever the path, nothing appears."""
+    from envcheck.userfile import write_text
+
+    path = tmp_path / named
+    if link is not None:
+        path.symlink_to(tmp_path / link)
+    missing = (tmp_path / (link or named)).parent
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(UsageError, match=rf"the folder {missing} does not exist: expected a file in a folder that exists"):
+        write_text(path, "x", f"-o {path}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 def test_a_device_is_written_in_place():

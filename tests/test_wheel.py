@@ -146,6 +146,7 @@ def test_lock_bundle_and_fix_from_the_bundle_offline(run, tmp_path):
     install(stack, wheels, "torch==2.14.1+cu130", "nvidia-cutlass-dsl[cu13]==4.8.1", "apache-tvm-ffi==0.1.15.post2",
             "nvidia-cutlass-operators[torch,heuristics]==0.3.0")
     lock = tmp_path / "lock" / "pylock.toml"
+    lock.parent.mkdir()  # envcheck makes no folder for -o
     done = run("lock", "--from-env", "--python", str(stack), "--profile", "torch-2.14-operators", "--no-index",
                "--find-links", str(wheels), "-o", str(lock))
     assert done.returncode == 0 and lock.is_file(), done.stderr
@@ -166,6 +167,7 @@ def test_lock_bundle_and_fix_from_the_bundle_offline(run, tmp_path):
 
 
 def test_dockerfile_renders_the_shipped_template(run):
+    (run.cwd / "image").mkdir()  # envcheck makes no folder for -o
     done = run("dockerfile", "-o", "image/Dockerfile")
     assert done.returncode == 0, done.stderr
     assert (run.cwd / "image" / "Dockerfile").read_text() == (ROOT / "docker" / "Dockerfile").read_text()

@@ -26,6 +26,7 @@ from ..atomic import refuse_folder, replacing
 from ..errors import EXIT_FAILED, UsageError
 from ..lock.lockfile import applies
 from ..redact import without_credentials
+from ..userfile import existing_folder
 from .gitbundle import make_git_bundle
 from .manifest import MANIFEST, BundleFile, CutlassEntry, Manifest, Platform, sha256_of, write_manifest
 from .parts import split
@@ -141,7 +142,6 @@ def make_bundle(request: BundleRequest, *, say: Callable[[str], None] = lambda t
         say(f"left out {note}")
     output = check_output(request.output)
     as_tar = output.suffix == ".tar"
-    output.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
     try:
         files = _download_locked(stage, request, packages, say, runner) + [_add_lock(stage, request)]
@@ -180,8 +180,9 @@ def make_bundle(request: BundleRequest, *, say: Callable[[str], None] = lambda t
 def check_output(given: Path) -> Path:
     """-o as an absolute path, when the bundle can be written there: FILE.tar that is not a folder, or a folder that
     is new or empty; never a link (to a folder, the tar's rename would replace it; a folder bundle moved onto it
-    would land elsewhere). Else a UsageError naming -o."""
+    would land elsewhere), in a folder that exists (none is made). Else a UsageError naming -o."""
     output = Path(given).absolute()
+    existing_folder(output, f"-o {given}")
     if output.is_symlink():
         raise UsageError(f"-o {given}: a symbolic link: expected a new folder, or FILE.tar (name the place itself)")
     if output.suffix == ".tar":

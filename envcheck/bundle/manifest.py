@@ -42,6 +42,9 @@ class BundleError(UsageError):
     """A bundle that cannot be used: names the part or file, and what is wrong with it (exit 2)."""
 
 
+ANY_GLIBC = 39  # the newest glibc a bundle takes wheels for where no --platform names one
+
+
 @dataclass(frozen=True)
 class Platform:
     """The interpreter and machine a bundle's wheels are for."""
@@ -53,8 +56,9 @@ class Platform:
     tags: tuple[str, ...] = ()  # pip's --platform values
 
     @classmethod
-    def linux(cls, python_version: str = "3.12", machine: str = "x86_64") -> "Platform":
-        tags = tuple(f"manylinux_2_{n}_{machine}" for n in range(39, 16, -1)) + (f"manylinux2014_{machine}",)
+    def linux(cls, python_version: str = "3.12", machine: str = "x86_64", glibc: int = ANY_GLIBC) -> "Platform":
+        """CPython on glibc Linux: the wheels of every manylinux from 2.`glibc` down to 2.17 (manylinux2014)."""
+        tags = tuple(f"manylinux_2_{n}_{machine}" for n in range(glibc, 16, -1)) + (f"manylinux2014_{machine}",)
         return cls(python_version, "cp", "linux", machine, tags)
 
     @property

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import IO, Callable, Iterator, Optional
 
 from ..errors import UsageError
-from ..model import Report
+from ..model import Report, Status
 from ..terminal import clean
 
 __all__ = ["MAX_LINE", "LogLine", "Block", "LogReader", "Found", "Explained", "LogStack", "clean_line", "scan"]
@@ -130,9 +130,14 @@ class Explained:
     candidates: tuple = ()  # GemmCandidates: each GEMM with NVGEMM candidates the log shows Inductor autotuning
 
     @property
+    def status(self) -> Status:
+        """The worst status of the causes found; pass where none is."""
+        return max((f.cause.status for f in self.causes), key=lambda s: s.rank, default=Status.PASS)
+
+    @property
     def exit_code(self) -> int:
         """1 where a known failure is found; a cause that is only a warning (a deprecated setting) is not one."""
-        return 1 if any(f.cause.status.is_problem for f in self.causes) else 0
+        return 1 if self.status.is_problem else 0
 
 
 @dataclass(frozen=True)

@@ -80,8 +80,8 @@ def bench_command(
     if reason is not None:
         message = f"no GPU to measure on: {reason}"
         print(f"envcheck bench: {message}", file=err)
-        if output_format == "json":  # JSON on standard output whatever happens (envcheck/jsonfailure.py)
-            from ..jsonfailure import failure_json
+        if output_format == "json":  # JSON on standard output whatever happens (envcheck/jsonanswer.py)
+            from ..jsonanswer import failure_json
 
             emit(failure_json("bench", 1, message, status="skip", target=target), output, out)
         return 1
@@ -120,7 +120,7 @@ def _model_command(target, profile, spec, no_gpu, output_format, output, plot, c
     from ..bench.result import BenchOptions
     from ..bench.run import SCHEMA_VERSION, save_last
     from ..diagnose import run_facts
-    from ..jsonfailure import failure_json
+    from ..jsonanswer import failure_json
     from ..profile import candidates
     from ..redact import Redactor
     from ..render import bench as render

@@ -12,6 +12,7 @@ from ..bundle.make import BundleRequest, check_output, make_bundle
 from ..bundle.manifest import Platform
 from ..bundle.parts import parse_size
 from ..errors import UsageError
+from ..lock.resolve import Target
 from ..model import is_distribution_name
 
 __all__ = ["run_bundle"]
@@ -23,6 +24,7 @@ def run_bundle(
     profile: Optional[Path] = None,
     lock: Optional[Path] = None,
     python_version: Optional[str] = None,
+    platform: Optional[str] = None,
     without: Sequence[str] = (),
     only_missing: bool = False,
     python: Optional[str] = None,
@@ -66,6 +68,7 @@ def run_bundle(
     if python_version is not None and (not python_version.count(".") == 1
                                        or not all(p.isdigit() for p in python_version.split("."))):
         raise UsageError(f"--python-version {python_version!r}: expected MAJOR.MINOR such as 3.12")
+    named_platform = _named_platform(platform, python_version)
     check_output(Path(output))  # before any resolving or download
     if index_url is not None:
         checked_index_url(index_url, "--index-url")
@@ -81,13 +84,13 @@ def run_bundle(
             raise UsageError(f"--without {name!r}: expected a package name such as torch")
     named = candidates(profile)  # read first: a profile that cannot be used is refused before the target runs
     target = _target(python)  # --only-missing --python PY: its torch (as doctor reads it), its Python and machine
-    python_version, machine = _platform_of(target, python, python_version)
+    wheels_for, resolve_for = _platform_of(target, python, python_version, named_platform)
     policy, choice = named.select(target.torch_version if target else None, target=target is not None)
     err(f"envcheck bundle: {profile_line(choice)}")
     dropped = tuple(canonicalize_name(n) for n in without)
     with tempfile.TemporaryDirectory(prefix="envcheck-bundle-lock-") as scratch:
         pylock, lock_path = _lock_for(
-            policy, lock, Path(scratch), python_version=python_version, machine=machine, without=dropped,
+            policy, lock, Path(scratch), resolve_for, without=dropped,
             index_url=index_url, no_index=no_index, find_links=links, err=err,
         )
         locked_profile = ((pylock.tool or {}).get("envcheck") or {}).get("profile")
@@ -99,7 +102,7 @@ def run_bundle(
             present, skip_cutlass = _present(python, policy, err, gpu_capabilities)
         request = BundleRequest(
             lock=pylock, lock_text=lock_path.read_text(encoding="utf-8"), lock_dir=lock_path.parent.absolute(),
-            profile=policy.id, output=Path(output), platform=Platform.linux(python_version, machine),
+            profile=policy.id, output=Path(output), platform=wheels_for,
             without=dropped, present=present, skip_cutlass=skip_cutlass, split=part_size, index_url=index_url,
             no_index=no_index, find_links=tuple(links), cutlass_url=cutlass_url,
         )
@@ -115,22 +118,45 @@ def _target(python: Optional[str]):
     return read_target(python)
 
 
-def _platform_of(target, python: Optional[str], asked: Optional[str]) -> tuple[str, str]:
-    """The CPython version and machine the bundle's wheels are for: the target's own (a 3.11 target gets cp311
-    wheels, which fix then installs), else --python-version (default 3.12) on x86_64. A --python-version other than
-    the target's is refused: fix would refuse every wheel of it there."""
-    if target is None:
-        return asked or "3.12", "x86_64"
-    own = ".".join(target.version_text.split(".")[:2])
-    if asked is not None and asked != own:
-        raise UsageError(f"--python-version {asked}: the target --python {python} is Python {own}, and fix there "
-                         f"installs only wheels for {own}: leave --python-version out, or give it as {own}")
-    return own, dict(target.markers).get("platform_machine") or "x86_64"
+def _named_platform(platform: Optional[str], python_version: Optional[str]) -> Optional[Target]:
+    """--platform NAME, read as lock reads it (a uv platform: lock.Target.check), and one of glibc Linux, where
+    `envcheck fix --bundle` installs the bundle (lock.Target.manylinux); None where none is named."""
+    if platform is None:
+        return None
+    named = Target(python_version or Target.python_version, platform)
+    named.check()
+    if named.manylinux is None:
+        raise UsageError(f"--platform {platform!r}: a bundle is for glibc Linux, where `envcheck fix --bundle` installs "
+                         "it: expected x86_64-manylinux_2_28, aarch64-manylinux_2_28 or another of uv's "
+                         "MACHINE-manylinux_2_NN names")
+    return named
 
 
-def _lock_for(policy, lock: Optional[Path], scratch: Path, *, python_version: str, machine: str,
+def _platform_of(target, python: Optional[str], asked: Optional[str], named: Optional[Target]) -> tuple[Platform, Target]:
+    """(the platform the bundle's wheels are for, the one its lock is resolved for). The CPython version: the
+    target's own (a 3.11 target gets cp311 wheels, which fix then installs), else --python-version (default 3.12).
+    The machine and glibc: --platform's (its wheels only), else the target's machine, else x86_64, with the wheels
+    of any glibc up to ANY_GLIBC (the lock resolved for manylinux_2_28). A --python-version or a --platform's
+    machine other than the target's is refused: fix would refuse every wheel of it there."""
+    version, machine = asked or Target.python_version, "x86_64"
+    if target is not None:
+        own = ".".join(target.version_text.split(".")[:2])
+        if asked is not None and asked != own:
+            raise UsageError(f"--python-version {asked}: the target --python {python} is Python {own}, and fix there "
+                             f"installs only wheels for {own}: leave --python-version out, or give it as {own}")
+        version, machine = own, dict(target.markers).get("platform_machine") or "x86_64"
+    if named is None:
+        return Platform.linux(version, machine), Target(version, f"{machine}-manylinux_2_28")
+    wanted, glibc = named.manylinux
+    if target is not None and wanted != machine:
+        raise UsageError(f"--platform {named.platform}: the target --python {python} runs on {machine}, and fix there "
+                         f"installs only wheels for {machine}: leave --platform out, or name a {machine} one")
+    return Platform.linux(version, wanted, glibc), Target(version, named.platform)
+
+
+def _lock_for(policy, lock: Optional[Path], scratch: Path, resolve_for: Target, *,
               without: tuple[str, ...], index_url: Optional[str], no_index: bool, find_links: list[str], err) -> tuple:
-    """(the lock, its file): --lock FILE as given, or the profile resolved for the target the way `envcheck lock
+    """(the lock, its file): --lock FILE as given, or the profile resolved for `resolve_for` the way `envcheck lock
     --profile` does it (uv, no live stack), written to scratch. --without names that are the profile's own roots
     are left out of the resolution too; every --without is applied to what the bundle carries."""
     from packaging.utils import canonicalize_name
@@ -141,15 +167,16 @@ def _lock_for(policy, lock: Optional[Path], scratch: Path, *, python_version: st
         return read_lock(lock, "--lock"), Path(lock)
     from ..lock.build import build_resolved_lock
     from ..lock.lockfile import write_lock
-    from ..lock.resolve import Target, resolve as resolve_stack
+    from ..lock.resolve import resolve as resolve_stack
     from ..lock.sources import PYPI
     from ..lock.stack import stack_roots
 
     roots = {root.name for root in stack_roots(policy)}
     torch = canonicalize_name(policy.torch_requirement.name)
-    err(f"envcheck bundle: resolving profile {policy.id} for CPython {python_version} (no --lock given)")
+    err(f"envcheck bundle: resolving profile {policy.id} for CPython {resolve_for.python_version} on "
+        f"{resolve_for.platform} (no --lock given)")
     resolution = resolve_stack(
-        policy, Target(python_version=python_version, platform=f"{machine}-manylinux_2_28"),
+        policy, resolve_for,
         index_url=index_url or PYPI,
         torch_index_url="" if torch in without else None,  # torch left out: its own index is not asked
         find_links=[Path(f) for f in find_links], no_index=no_index, without=[n for n in without if n in roots],

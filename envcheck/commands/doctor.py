@@ -116,13 +116,14 @@ def run_doctor(options: DoctorOptions) -> int:
         color = options.output_format == "table" and options.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         fixable, fix_command = _fixable(report, policy, options) if options.output_format == "table" else ((), ())
         text = render(shown, options.output_format, options.verbose, color, fixable, redact.deep(fix_command))
-    emit(redact(text), options.output)
-    if options.junit is not None or os.environ.get("GITHUB_ACTIONS") == "true":
-        from ..render.github import emit_github
+    if options.junit is not None:  # first: one that cannot be written is exit 2, and the report says no other code
         from ..render.junit import write_junit
 
-        if options.junit is not None:
-            write_junit(shown, options.junit, redact)
+        write_junit(shown, options.junit, redact)
+    emit(redact(text), options.output)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        from ..render.github import emit_github
+
         # Workflow commands on stderr when stdout carries JSON, so that the JSON stays parseable.
         emit_github(shown, os.environ, sys.stderr if options.output_format in ("json", "prom") else sys.stdout, redact)
     return report.exit_code

@@ -8,17 +8,19 @@ than waited on; a directory or a device is refused before it is opened.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import stat
 import sys
+from pathlib import Path
 from typing import IO, Optional, TextIO
 
 from ..causes.candidates import CandidateReader
 from ..causes.log import STDIN, Explained, LogReader, scan, source_name
 from ..errors import UsageError
+from ..jsonanswer import answer
 from ..render.explain import render_text, to_dict
+from ..userfile import emit
 from ..words import columns, fit
 
 __all__ = ["FIFO_WAIT_S", "run_explain"]
@@ -29,14 +31,16 @@ FIFO_WAIT_S = 5.0  # how long a FIFO may go without a writer before it is refuse
 def run_explain(
     source: Optional[str], python: Optional[str], profile: Optional[str], as_json: bool,
     stdin: Optional[IO[bytes]] = None, out: Optional[TextIO] = None, gpu_capabilities: tuple[tuple[int, int], ...] = (),
+    output: Optional[Path] = None,
 ) -> int:
+    """`envcheck explain`: the causes found in the log, as text or JSON, on `out` (standard output) or in `output`
+    (-o FILE, replaced whole). 1 where a known failure is found."""
     from dataclasses import replace
 
     from ..causes import context_for_log, context_from
     from ..model import gpus_given
     from ..profile import candidates
 
-    out = out or sys.stdout
     report = None
     among = candidates(profile)
     chosen_by_log: list = []
@@ -77,11 +81,13 @@ def run_explain(
     # Redacted before it is rendered, as doctor's report is: a home path becomes ~/..., which a printed command then
     # leaves for the shell to expand.
     explained = redact.deep(Explained(name, causes, reader.lines_read, report, autotuned.end()))
+    code = explained.exit_code
     if as_json:
-        out.write(redact(json.dumps(to_dict(explained, choice), indent=2) + "\n"))
-    else:
-        out.write(fit(redact(render_text(explained, choice)), columns(out)))
-    return explained.exit_code
+        text = redact(answer(to_dict(explained, choice), code, explained.status.value))
+    else:  # wrapped once redacted: a home path shortened to ~ takes fewer columns
+        text = fit(redact(render_text(explained, choice)), columns(out or sys.stdout))
+    emit(text, output, out)
+    return code
 
 
 def _open(source: Optional[str], stdin: Optional[IO[bytes]]) -> tuple[str, IO[bytes]]:

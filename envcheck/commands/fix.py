@@ -7,7 +7,6 @@ runner, the gatherer, the judge, the confirmation prompt, the output streams) ca
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import sys
 from dataclasses import dataclass, field, replace
@@ -30,15 +29,18 @@ from ..fix.undo import undo_plan
 from ..gather.pythons import find_pythons
 from ..gather.target import require_interpreter, resolve_python
 from ..gitsafe import checked_url
+from ..jsonanswer import answer
 from ..model import Facts, Finding, Interpreter, ProfileChoice
 from ..paths import cache_dir, folder_origin, new_file, usable_folder
 from ..profile import Candidates, Policy
 from ..redact import RedactedStream, Redactor, has_credentials, redact_url, url_secrets
 from ..render.fix import render_origins, render_outcome, render_pip, render_plan, set_by, value_origins
 from ..render.text import profile_json, profile_line
-from ..words import columns, fit
+from ..words import write_wrapped
 
 __all__ = ["FixOptions", "Io", "run_fix"]
+
+SCHEMA_VERSION = 1  # of fix --json's object
 
 
 @dataclass(frozen=True)
@@ -76,12 +78,6 @@ class Io:
     confirm: Optional[Callable[[str], bool]] = None  # None: ask on the terminal when there is one
     gather: Optional[Callable[..., Facts]] = None  # (Sources) -> Facts; None: gather for real
     judge: Optional[Callable[..., tuple[Finding, ...]]] = None
-
-
-def _say(io: Io, text: str) -> None:
-    """Text for people on standard output, wrapped at word boundaries to the width it is read at (a command whole)."""
-    if text:
-        io.out.write(fit(text, columns(io.out, io.env)) + "\n")
 
 
 def _gather(io: Io, python: str, cutlass_dir: Optional[str], candidates: Candidates,
@@ -281,19 +277,19 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
     pip = pip_setup([(n, argv) for n, step in enumerate(plan.steps, 1) for argv in step.commands], pip_files)
     if options.as_json:
         document: dict = {
-            "profile": profile_json(choice),
+            "schema_version": SCHEMA_VERSION, "profile": profile_json(choice),
             "policy": {"id": policy.id, "source": policy.source, "reason": choice.reason, "verified": choice.verified,
                        "values": [o.to_json() for o in origins], "set_by": files},
             "pip": pip.to_json(), "plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None,
         }
     else:
-        _say(io, profile_line(choice, capital=True) + "\n" + render_origins(origins, files) + "\n"
-             + (render_pip(pip) + "\n" if plan.steps else "") + render_plan(plan, "envcheck fix"))
+        write_wrapped(io.out, io.env, profile_line(choice, capital=True) + "\n" + render_origins(origins, files) + "\n"
+                      + (render_pip(pip) + "\n" if plan.steps else "") + render_plan(plan, "envcheck fix"))
     problem = EXIT_FAILED if plan.failing else EXIT_OK
 
     if options.dry_run or not plan.runnable or (options.as_json and not options.yes):
         if options.as_json:
-            io.out.write(json.dumps(document, indent=2) + "\n")
+            io.out.write(answer(document, problem))
         elif options.dry_run and plan.runnable:
             io.out.write("--dry-run: nothing was changed.\n")
         if not plan.steps and not plan.blocked and held:
@@ -320,17 +316,18 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
                               Candidates((policy,), choice.reason), options.gpu_capabilities)
         after = _judge(io, again, policy, options.no_gpu)
     remaining = [f for f in after if f.status.is_problem]
+    code = EXIT_OK if outcome.ok and not remaining else EXIT_FAILED
     if options.as_json:
         document["outcome"] = outcome.to_json()
         document["log"] = str(log_path)
         document["remaining"] = [{"check": f.id, "status": f.status.value, "found": f.found} for f in remaining]
-        io.out.write(json.dumps(document, indent=2) + "\n")
+        io.out.write(answer(document, code))
     else:
-        _say(io, "\n".join(render_outcome(outcome)))
+        write_wrapped(io.out, io.env, "\n".join(render_outcome(outcome)))
         if remaining:
-            _say(io, "Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining))
+            write_wrapped(io.out, io.env, "Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining))
         io.out.write(f"Log: {log_path}\nUndo with: {shell.line(('envcheck', 'fix', '--undo', '--python', python))}\n")
-    return EXIT_OK if outcome.ok and not remaining else EXIT_FAILED
+    return code
 
 
 def _interrupted(options: FixOptions, io: Io, document: Optional[dict], outcome: Outcome, log_path: Path,
@@ -340,9 +337,9 @@ def _interrupted(options: FixOptions, io: Io, document: Optional[dict], outcome:
     again = undo if options.undo else shell.line(("envcheck", "fix", "--python", python))
     if document is not None:
         document.update(outcome=outcome.to_json(), log=str(log_path), undo=None if options.undo else undo)
-        io.out.write(json.dumps(document, indent=2) + "\n")
+        io.out.write(answer(document, EXIT_INTERRUPTED))
     else:
-        _say(io, "\n".join(render_outcome(outcome, again)))
+        write_wrapped(io.out, io.env, "\n".join(render_outcome(outcome, again)))
         io.out.write(f"Log: {log_path}\n" + ("" if options.undo else f"Undo with: {undo}\n"))
     io.out.flush()
     return EXIT_INTERRUPTED
@@ -354,22 +351,23 @@ def _undo(
     taken = snapshots.load(state, interpreter.prefix)
     if taken is None:
         nothing = f"Nothing to undo: envcheck fix has not changed {interpreter.executable} (no snapshot in {state})."
-        io.out.write(json.dumps({"plan": None, "snapshot": None, "outcome": None, "message": nothing}, indent=2) + "\n"
-                     if options.as_json else nothing + "\n")
+        io.out.write(answer({"schema_version": SCHEMA_VERSION, "plan": None, "snapshot": None, "outcome": None,
+                             "message": nothing}, EXIT_OK) if options.as_json else nothing + "\n")
         return EXIT_OK
     current_checkout = read_state(taken.checkout.path, taken.cutlass_branch) if taken.checkout else None
     plan = undo_plan(
         taken, interpreter, state / snapshots.SAVED_WHEELS, sources, current_checkout, pip=pip_for(interpreter)
     )
     if options.as_json:
-        document: dict = {"plan": plan.to_json(), "snapshot": str(state / "snapshot.json"), "outcome": None}
+        document: dict = {"schema_version": SCHEMA_VERSION, "plan": plan.to_json(), "snapshot": str(state / "snapshot.json"),
+                          "outcome": None}
     else:
-        _say(io, render_plan(plan, f"envcheck fix --undo (back to {taken.taken_at})"))
+        write_wrapped(io.out, io.env, render_plan(plan, f"envcheck fix --undo (back to {taken.taken_at})"))
     if options.dry_run or not plan.steps or (options.as_json and not options.yes):
         if not plan.steps and not options.dry_run:
             snapshots.retire(state)  # already as recorded: nothing left to undo
         if options.as_json:
-            io.out.write(json.dumps(document, indent=2) + "\n")
+            io.out.write(answer(document, EXIT_OK))
         return EXIT_OK
     if not _agreed(io, options, f"Undo: apply these {len(plan.steps)} steps to {interpreter.executable}?"):
         return EXIT_FAILED
@@ -387,14 +385,16 @@ def _undo(
     left = snapshots.differences(taken, gather_interpreter(interpreter.executable, 60.0))
     if outcome.ok and not left:
         snapshots.retire(state)
+    code = EXIT_OK if outcome.ok and not left else EXIT_FAILED
     if options.as_json:
         document["outcome"] = outcome.to_json()
         document["log"] = str(log_path)
         document["differences"] = [{"name": n, "recorded": a, "now": b} for n, a, b in left]
-        io.out.write(json.dumps(document, indent=2) + "\n")
+        io.out.write(answer(document, code))
     else:
-        _say(io, "\n".join(render_outcome(outcome)))
+        write_wrapped(io.out, io.env, "\n".join(render_outcome(outcome)))
         for name, was, now in left:
-            _say(io, f"Differs from the snapshot: {name}: recorded {was or '(absent)'}, now {now or '(absent)'}")
+            write_wrapped(io.out, io.env,
+                          f"Differs from the snapshot: {name}: recorded {was or '(absent)'}, now {now or '(absent)'}")
         io.out.write(f"Log: {log_path}\n")
-    return EXIT_OK if outcome.ok and not left else EXIT_FAILED
+    return code

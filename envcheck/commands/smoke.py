@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import datetime
-import json
 import sys
 from pathlib import Path
 from typing import Optional, TextIO
 
+from ..jsonanswer import answer
 from ..model import ProfileChoice, SmokeResult, Status
 from ..render.smoke import render_text
 from ..render.text import profile_json, profile_line
@@ -53,13 +53,12 @@ def smoke_command(
     say(profile_line(choice))
     result = run_smoke(target, facts, chosen, timeout=timeout, fresh=fresh, cache_dir=cache_dir, library=library,
                        shape=shape, progress=say)
+    code = 0 if allow_skip and result.status is Status.SKIP else result.exit_code
     if as_json:
-        emit(json.dumps(smoke_data(result, choice, target), indent=2) + "\n", output, out)
+        emit(answer(smoke_data(result, choice, target), code, result.status.value), output, out)
     else:
         emit(fit(render_text(result), columns(out or sys.stdout)) + "\n", output, out)
-    if allow_skip and result.status is Status.SKIP:
-        return 0
-    return result.exit_code
+    return code
 
 
 def smoke_data(result: SmokeResult, profile: ProfileChoice, target: str, today: Optional[datetime.date] = None) -> dict:

@@ -52,6 +52,10 @@ _PYTHON_VERSION = re.compile(r"^3\.\d{1,2}(\.\d{1,3})?$")
 _SYSTEMS = (("windows", "win32"), ("macos", "darwin"), ("apple-darwin", "darwin"), ("linux", "linux"))
 _MACHINES = ("x86_64", "aarch64", "arm64", "ppc64le", "s390x")
 _MACHINE_NAMES = {("darwin", "aarch64"): "arm64", ("win32", "x86_64"): "AMD64", ("win32", "aarch64"): "ARM64"}
+# uv's glibc Linux names (`uv help pip compile`, --python-platform): each alias as the manylinux name it stands for.
+_ALIASES = {"linux": "x86_64-manylinux_2_28", "x86_64-unknown-linux-gnu": "x86_64-manylinux_2_28",
+            "aarch64-unknown-linux-gnu": "aarch64-manylinux_2_28"}
+_MANYLINUX = re.compile(r"^(?P<machine>x86_64|aarch64)-manylinux(?:2014|_2_(?P<glibc>1[7-9]|[2-9]\d))$")
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,17 @@ class Target:
             raise UsageError(f"--python-version {self.python_version!r}: expected a CPython version such as 3.12")
         if not _PLATFORM.match(self.platform):
             raise UsageError(f"--platform {self.platform!r}: expected a uv platform such as x86_64-manylinux_2_28 or aarch64-manylinux_2_28")
+
+    @property
+    def manylinux(self) -> Optional[tuple[str, int]]:
+        """(machine, glibc minor) where this platform is glibc Linux, as uv reads its names: X-manylinux_2_NN,
+        X-manylinux2014 (2.17), X-unknown-linux-gnu and `linux` (x86_64) for 2.28; None for any other (macOS,
+        Windows, musl, Android: no manylinux wheel runs there)."""
+        found = _MANYLINUX.match(_ALIASES.get(self.platform, self.platform))
+        if found is None:
+            return None
+        machine, glibc = found["machine"], found["glibc"]
+        return machine, int(glibc) if glibc else 17
 
     @property
     def markers(self) -> dict[str, str]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ..errors import UsageError
+from ..jsonanswer import answer
 from .bench_autotune import autotune_lines
 from .bench_text import columns
 from ..model.candidates import lost_text
@@ -104,7 +104,7 @@ def _footer(result: "BenchResult") -> list[str]:
 
 def render(result: "BenchResult", data: dict, output_format: str) -> str:
     if output_format == "json":
-        return json.dumps(data, indent=2) + "\n"
+        return answer(data, result.exit_code, result.status.value)
     rows = table_rows(result)
     if output_format == "markdown":
         lines = [f"### envcheck bench: {result.status.value}", "", *(f"    {line}" for line in _header(result)), ""]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import string
 from typing import Optional
 
 from .. import __version__
+from ..jsonanswer import answer
 from ..bench.classes import CLASSES, describe
 from ..bench.compare import Comparison, Environment, Row, Speedup
 from .bench_autotune import autotune_lines
@@ -160,7 +160,7 @@ def to_dict(comparison: Comparison) -> dict:
 
 def render_comparison(comparison: Comparison, output_format: str) -> str:
     if output_format == "json":
-        return json.dumps(to_dict(comparison), indent=2) + "\n"
+        return answer(to_dict(comparison), 0)  # read and compared: an input that could not be is exit 2 before
     if output_format == "markdown":
         return _markdown(comparison)
     return _table(comparison)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 
 from ..fleet.diff import Diff
 from ..fleet.merge import Fleet
+from ..jsonanswer import answer
 from ..words import DEFAULT_COLUMNS, counted, wrap
 from .text import FORMATS, markdown_cell
 
@@ -72,11 +72,10 @@ def _left_out(result: Diff) -> str:
 def render_diff(result: Diff, fmt: str) -> str:
     a, b = result.a, result.b
     if fmt == "json":
-        return json.dumps({
+        return answer({
             "schema_version": SCHEMA_VERSION, "a": a.path, "b": b.path, "regressed": bool(result.regressions),
-            "exit_code": result.exit_code, "changes": [dataclasses.asdict(c) for c in result.changes],
-            "left_out": list(result.left_out),
-        }, indent=2) + "\n"
+            "changes": [dataclasses.asdict(c) for c in result.changes], "left_out": list(result.left_out),
+        }, result.exit_code)
     verdict = (f"B regresses against A: {counted(len(result.regressions), 'regression')}" if result.regressions
                else "B does not regress against A")
     if fmt == "markdown":
@@ -107,15 +106,15 @@ def render_fleet(fleet: Fleet, fmt: str, width: int = WIDTH) -> str:
     """width: the terminal's columns, which the table's lines keep to (node names wrap, then are counted)."""
     total = len(fleet.nodes)
     if fmt == "json":
-        return json.dumps({
-            "schema_version": SCHEMA_VERSION, "nodes": total, "failed": list(fleet.failed), "exit_code": fleet.exit_code,
+        return answer({
+            "schema_version": SCHEMA_VERSION, "nodes": total, "failed": list(fleet.failed),
             "groups": [{"outcome": g.outcome, "failed": g.failed, "count": len(g.nodes), "nodes": list(g.nodes)} for g in fleet.groups],
             "checks": {id_: dict(counts) for id_, counts in fleet.checks},
             "majority": dict(fleet.majority),
             "outliers": [dataclasses.asdict(o) for o in fleet.outliers],
             "smoke": dict(fleet.smoke),
             "unreadable": [{"node": n.name, "path": n.path, "problem": n.problem} for n in fleet.unreadable],
-        }, indent=2) + "\n"
+        }, fleet.exit_code)
     verdict = f"{len(fleet.failed)} of {total} nodes fail" if fleet.failed else f"all {total} nodes pass"
     if fleet.unreadable:
         verdict += f" ({len(fleet.unreadable)} unreadable)"

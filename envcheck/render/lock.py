@@ -1,12 +1,27 @@
-"""verify's drift as text: which locked packages of the target differ from the lock, and what it has besides."""
+"""verify's drift as text and JSON: which locked packages of the target differ from the lock, and what it has besides."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
+from .. import __version__
+from ..jsonanswer import answer
 from ..lock.verify import Drift
 
-__all__ = ["render_drift"]
+__all__ = ["SCHEMA_VERSION", "drift_json", "render_drift"]
+
+SCHEMA_VERSION = 1  # of verify --json's object
+
+
+def drift_json(drift: Sequence[Drift], lock_path: str, target: str, locked_count: int, exit_code: int) -> str:
+    """verify --json: the lock, the target, how many locked packages apply to it, each that differs (`drift`: name,
+    kind, locked, installed) and what it has that the lock does not know (`unlocked`: name, installed)."""
+    return answer({
+        "schema_version": SCHEMA_VERSION, "envcheck_version": __version__, "lock": lock_path, "target": target,
+        "locked": locked_count,
+        "drift": [{"name": d.name, "kind": d.kind, "locked": d.locked, "installed": d.installed} for d in drift if d.fails],
+        "unlocked": [{"name": d.name, "installed": d.installed} for d in drift if not d.fails],
+    }, exit_code)
 
 
 def render_drift(drift: Sequence[Drift], lock_path: str, target: str, locked_count: int) -> str:

@@ -5,10 +5,10 @@ Every format is made from the same Report; redaction is applied by the caller to
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Sequence
 
 from .. import __version__, shell
+from ..jsonanswer import answer
 from ..model import Report, Status, plain
 from ..terminal import paint
 from ..words import columns, fit, wrap
@@ -27,7 +27,7 @@ def render(report: Report, fmt: str, verbose: bool = False, color: bool = False,
     """fixable: the ids that `fix_command` (an `envcheck fix` argv) would fix (envcheck.fix.promise), named under the
     table."""
     if fmt == "json":
-        return json.dumps(to_json_data(report), indent=2) + "\n"
+        return answer(to_json_data(report), report.exit_code, report.worst.value)
     if fmt == "markdown":
         return markdown(report, verbose)
     return table(report, verbose, color, fixable, fix_command)
