@@ -6,7 +6,8 @@ Both commands run as a user would run them, alternately, so that machine noise h
 command's median wall time and the ratio (goal: doctor <= 1/10 of collect_env), the median time each of doctor's
 gatherers took to answer (from its JSON), and the typer in use. Also checks that doctor's run imported no torch,
 cutlass or triton in envcheck's own process, and prints how much of its modules' import time is envcheck's, typer's
-and pydantic's (typer 0.29 imports pydantic).
+and pydantic's (typer 0.29 converts options through pydantic; envcheck/optionvalues.py converts envcheck's own, so
+that pydantic's share is 0: benchmarks/startup_options.py measures what that and each other start-up option is worth).
 
 envcheck's own modules are byte-compiled first, as `pip install` compiles them: run from a source tree where
 PYTHONDONTWRITEBYTECODE is set, every run would otherwise compile them again, which no installed envcheck does.
@@ -73,7 +74,8 @@ def main() -> int:
     print(f"doctor's gatherers answered (median, from the start of gathering): {answered or 'not reported'}")
     typer_version = subprocess.run([sys.executable, "-c", "import typer; print(typer.__version__)"],
                                    capture_output=True, text=True).stdout.strip()
-    print(f"typer {typer_version or 'missing'} (0.29 and later build a pydantic adapter per option: slower start-up)")
+    print(f"typer {typer_version or 'missing'} (0.29 and later would build a pydantic adapter per option; "
+          "envcheck converts its options itself)")
     print(f"heavy modules imported by envcheck's own process: {', '.join(heavy) or 'none'}")
     owners: dict[str, float] = {}
     for line in imports.splitlines():

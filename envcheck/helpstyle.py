@@ -15,6 +15,8 @@ from typing import Any, List
 
 from typer.core import TyperCommand, TyperGroup
 
+from . import optionvalues
+
 __all__ = ["Command", "Group"]
 
 
@@ -31,14 +33,15 @@ def _metavar_only(params: List[Any]) -> List[Any]:
 
 
 class Command(TyperCommand):
-    """A command whose --help shows each parameter by its metavar (the module's docstring says why)."""
+    """A command whose --help shows each parameter by its metavar (the module's docstring says why), and whose
+    parameters convert their values without pydantic (envcheck/optionvalues.py)."""
 
     def get_params(self, ctx: Any) -> List[Any]:
-        return _metavar_only(super().get_params(ctx))
+        return optionvalues.plain(_metavar_only(super().get_params(ctx)))
 
 
 class Group(TyperGroup):
-    """The group of commands, whose own --help (--version, --help) shows its parameters the same way."""
+    """The group of commands, whose own parameters (--version, --help) are shown and converted the same way."""
 
     def get_params(self, ctx: Any) -> List[Any]:
-        return _metavar_only(super().get_params(ctx))
+        return optionvalues.plain(_metavar_only(super().get_params(ctx)))

@@ -27,11 +27,13 @@ def version_line() -> str:
 def own_dependencies(timeout: float = 60.0) -> frozenset[str]:
     """Canonical names of envcheck's distribution and of every distribution it requires here, recursively (with this
     interpreter's markers, no extras). Empty where envcheck runs from a source tree without installed metadata."""
-    from .gather.interpreter import gather_interpreter
+    from .gather.interpreter import Probe
+
+    probe = Probe(sys.executable)  # started now: the lock package is imported while it runs
     from .lock.stack import walk
 
     try:
-        interpreter = gather_interpreter(sys.executable, timeout)
+        interpreter = probe.result(timeout)
     except (RuntimeError, ValueError):  # the probe failed: nothing known, so nothing is left out
         return frozenset()
     return frozenset(walked.dist.name for walked in walk(interpreter, [(DISTRIBUTION, ())]).packages)

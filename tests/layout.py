@@ -68,6 +68,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("json-answer", ("envcheck.jsonanswer",)),
     ("render", ("envcheck.render", "envcheck.render.*")),
     ("commands", ("envcheck.commands", "envcheck.commands.*")),
+    ("cli-values", ("envcheck.optionvalues",)),  # how a command-line value becomes what a command takes
     # what cli.py is made of: the options commands share and their checks, --help's style, how a run ends
     ("cli-parts", ("envcheck.options", "envcheck.helpstyle", "envcheck.endings")),
     ("cli", ("envcheck.cli",)),

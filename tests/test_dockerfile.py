@@ -271,7 +271,7 @@ def envcheck_wheels(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("wheel-build")
     source = work / "src"
     source.mkdir()
-    for item in ("envcheck", "templates", "pyproject.toml", "README.md"):
+    for item in ("envcheck", "templates", "pyproject.toml", "README.md", "LICENSE"):
         if (REPO / item).is_dir():
             shutil.copytree(REPO / item, source / item, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         elif (REPO / item).exists():
@@ -290,6 +290,7 @@ def envcheck_wheels(tmp_path_factory) -> Path:
     return wheels
 
 
+@pytest.mark.slow  # builds envcheck's wheel and its dependencies' (as tests/test_wheel.py, also slow)
 def test_the_wheel_ships_the_templates(envcheck_wheels):
     (wheel,) = envcheck_wheels.glob("nvgemm_envcheck-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
@@ -303,6 +304,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # the built wheel installed into a fresh venv
 def test_installed_wheel_renders_the_dockerfile_in_a_fresh_venv(envcheck_wheels, tmp_path):
     python = make_venv(tmp_path / "venv")
     pip(python, "install", "--no-index", "--find-links", str(envcheck_wheels), f"{DISTRIBUTION}=={__version__}")

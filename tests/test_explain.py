@@ -393,6 +393,7 @@ def envcheck(*args: str, **kwargs) -> subprocess.CompletedProcess:
                           **kwargs)
 
 
+@pytest.mark.slow  # 65 MiB through the CLI: 13 s of CPU (the block reader's own test, above, is the quick one)
 def test_a_log_past_64_mib_is_read_to_its_last_line(tmp_path):
     """A 65 MiB log whose only error is on its last line: found (it said "no known failure" and exited 0)."""
     log = tmp_path / "big.log"

@@ -97,6 +97,8 @@ def test_nvidia_cutlass_beside_the_dsl(venv_factory, policy, other, status):
     assert finding.status == status, finding.found
 
 
+@pytest.mark.slow  # downloads a 4 MB wheel from PyPI and installs it into a fresh venv
+@pytest.mark.network
 def test_the_real_nvidia_cutlass_wheel_shadows_the_dsl(venv_factory, wheelhouse, tmp_path, policy):
     """The real nvidia-cutlass 3.5.1.0 from PyPI (4 MB), beside a DSL-shaped wheel: `import cutlass` is not the DSL's."""
     real = tmp_path / "real"

@@ -514,6 +514,7 @@ def test_doctor_says_a_folder_with_a_control_character_cannot_be_the_checkout(tm
     assert finding["status"] == "error" and "control character" in finding["found"] and "--cutlass-dir" in finding["found"]
 
 
+@pytest.mark.slow  # a real venv of Python 3.12 with the recipe installed (fetch's own refusal, below, is quick)
 @pytest.mark.skipif(python312() is None, reason="needs a Python >= 3.12 for cutlass_api")
 def test_fix_refuses_a_cutlass_dir_with_a_control_character_before_any_change(tmp_path, wheelhouse, cutlass_repo):
     from test_fix_apply import broken_env, freeze, profile

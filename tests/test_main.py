@@ -121,3 +121,28 @@ def test_the_last_python_gets_the_head_start_and_nothing_else_starts_early():
     done, starts = _watched("doctor", "--python", "/no/such/python")
     assert done.returncode == 2 and "--python /no/such/python: no executable interpreter there" in done.stderr
     assert starts == []  # nothing to start: typer's parse and doctor say it, as without a head start
+
+
+@pytest.mark.parametrize("project, refused", [
+    ("[tool.envcheck]\nschema = 'nine'\n", True),  # a profile that cannot be used
+    ("[tool.envcheck\n", True),  # a project file that is no TOML
+    ("[project]\nname = 'mine'\n", False),  # a project with no profile: envcheck's own are read
+    (None, False),
+])
+def test_a_refused_project_profile_has_not_run_the_target_interpreter(tmp_path, project, refused):
+    """The project's [tool.envcheck] (a profile the user wrote) is read before the target runs, as --profile FILE is;
+    only envcheck's own profiles are read while it runs (profile.builtin_only)."""
+    (tmp_path / ".git").mkdir()
+    if project is not None:
+        (tmp_path / "pyproject.toml").write_text(project)
+    marker = tmp_path / "the-target-ran"
+    target = tmp_path / "python"
+    target.write_text(f"#!/bin/sh\ntouch {marker}\nexec {sys.executable} \"$@\"\n")
+    target.chmod(0o755)
+    done = subprocess.run([sys.executable, "-m", "envcheck", "doctor", "--no-gpu", "--python", str(target)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    if refused:
+        assert done.returncode == 2 and "pyproject.toml" in done.stderr, done.stderr[-1000:]
+        assert not marker.exists(), "the target interpreter ran before the project's profile was refused"
+    else:
+        assert done.returncode in (0, 1) and marker.exists(), done.stderr[-1000:]

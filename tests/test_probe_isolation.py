@@ -311,14 +311,24 @@ COMMANDS = [
 ]
 
 
-def test_nothing_of_the_target_runs_and_doctor_judges_as_before(armed):
-    python, env, cwd, marks = armed
-    for args in COMMANDS:
+def _runs_nothing_of_the_target(commands: list[list[str]], python: Path, env: dict, cwd: Path, marks: Path) -> None:
+    for args in commands:
         done = envcheck([*args, "--python", str(python)], env, cwd)
         assert sorted(p.name for p in marks.iterdir()) == [], args
         assert "Traceback" not in done.stderr, (args, done.stderr[-2000:])
         assert done.returncode in (0, 1), (args, done.returncode, done.stderr[-2000:])
+
+
+@pytest.mark.slow  # nine commands, fix's two among them, each a whole run: 11 s of CPU (doctor's own is below, quick)
+def test_no_command_runs_anything_of_the_target(armed):
+    python, env, cwd, marks = armed
+    _runs_nothing_of_the_target(COMMANDS, python, env, cwd, marks)
+
+
+def test_nothing_of_the_target_runs_and_doctor_judges_as_before(armed):
+    python, env, cwd, marks = armed
     done = envcheck(["doctor", "--json", "--no-gpu", "--python", str(python)], env, cwd)
+    assert sorted(p.name for p in marks.iterdir()) == [] and "Traceback" not in done.stderr, done.stderr[-2000:]
     report = json.loads(done.stdout)
     by_id = {c["id"]: c for c in report["checks"]}
     assert by_id["cutedsl.importable"]["status"] == "pass", by_id["cutedsl.importable"]["found"]
@@ -332,6 +342,7 @@ def test_nothing_of_the_target_runs_and_doctor_judges_as_before(armed):
     assert report["facts"]["interpreter"]["pythonhome"] == env["PYTHONHOME"]
     verbose = envcheck(["doctor", "-v", "--no-gpu", "--python", str(python)], env, cwd)
     assert "armed.pth" in verbose.stdout and "not run by envcheck" in verbose.stdout
+    assert sorted(p.name for p in marks.iterdir()) == []
     # the bait works: the same interpreter started normally leaves its marks, from every place armed
     subprocess.run([str(python), "-c", "import json, ast, torch"], env=env, cwd=cwd.parent, input="", capture_output=True)
     assert {p.name for p in marks.iterdir()} >= {"pth", "sitecustomize", "usercustomize", "torch", "shadows-json", "shadows-ast"}

@@ -156,6 +156,11 @@ _TORCH = re.compile(r"\btorch(?:==| |-)(\d+\.\d+(?:\.\d+)?(?:\+\w+)?)\b")
 _NVGEMM = re.compile(r"\bnv_universal_gemm\b")
 
 
+# A block of at most this many lines (a traceback, a short log) is searched line by line: making the whole-block
+# patterns (90 more regular expressions) would cost more than it saves (benchmarks/startup_options.py, explain).
+FEW_LINES = 1000
+
+
 def _library_pattern(module: str) -> "re.Pattern[str]":
     """A module named as a module or as a path: cutlass.operators, cutlass/operators/arch.py."""
     return re.compile(r"\b" + re.escape(module).replace(r"\.", "[./]") + r"\b")
@@ -172,7 +177,7 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None,
     picks its profile from the log itself.
 
     A block of lines is searched whole first, and line by line only for a signature that may match in it: most
-    blocks of a big log hold no known failure."""
+    blocks of a big log hold no known failure. A block of FEW_LINES or fewer is searched line by line at once."""
     from .explanations import SIGNATURES, explain_said
 
     first: dict[str, tuple[str, str, int, bool]] = {}  # id -> (what it named, the evidence line, its number, raised)
@@ -189,7 +194,7 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None,
             seen = first.get(signature.id)
             if seen is not None and seen[3]:
                 continue
-            whole = _whole_block_patterns(signature.row)
+            whole = _whole_block_patterns(signature.row) if len(block.lines) > FEW_LINES else None
             if whole is not None and not any(pattern.search(block.text) for pattern in whole):
                 continue
             for number, text in enumerate(block.lines, block.first):

@@ -132,14 +132,16 @@ def run_doctor(options: DoctorOptions) -> int:
 def _start(options: DoctorOptions) -> tuple[str, Gatherers, Candidates]:
     """The target, the candidate profiles, and the gatherers running (NVML and nvcc perhaps since before the CLI was
     imported, by __main__). A bad --python, --format or profile is a usage error before the target interpreter
-    runs: the probe starts only once the command line and the profiles it names are read."""
+    runs: the probe starts only once the command line is parsed and the profiles it names are read, or, where they
+    are only envcheck's own (profile.builtin_only), while they are read."""
     python = resolve_python(options.python)
-    from ..profile import candidates
+    from ..profile import builtin_only, candidates
     from ..render.text import FORMATS
 
     check_choice("--format", options.output_format, FORMATS + NODE_FORMATS)
+    early = started(python) if builtin_only(options.profile) else None
     named = candidates(options.profile)
-    return python, started(python), named
+    return python, early if early is not None else started(python), named
 
 
 def _report(python: str, gatherers: Gatherers, candidates: Candidates, options: DoctorOptions) -> tuple[Policy, Report]:

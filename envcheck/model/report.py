@@ -69,6 +69,16 @@ class Report:
         return max(statuses, key=lambda s: s.rank, default=Status.PASS)
 
     @property
+    def status(self) -> Status:
+        """The run's outcome in one word: the worst of its checks, where a check skipped (no GPU to ask, say) counts
+        in the summary, not as the outcome, unless every check was skipped; a smoke that was asked for counts as it
+        ended."""
+        statuses = [f.status for f in self.findings if f.status is not Status.SKIP]
+        if self.smoke is not None:
+            statuses.append(self.smoke.status)
+        return max(statuses, key=lambda s: s.rank, default=Status.SKIP if self.findings else Status.PASS)
+
+    @property
     def exit_code(self) -> int:
         """0: every required check passed (warnings allowed); 1: a required check failed, or a smoke that was asked
         for proved nothing (skipped)."""

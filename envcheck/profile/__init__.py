@@ -23,7 +23,9 @@ from .schema import (
     CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec, StandIn, TargetRow, driver_floor_for,
     driver_text, on_capabilities, spec_text,
 )
-from .select import Candidates, candidates, choose, lower_bound, named_profile, resolve, select, torch_release
+from .select import (
+    Candidates, builtin_only, candidates, choose, lower_bound, named_profile, resolve, select, torch_release,
+)
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -41,6 +43,7 @@ __all__ = [
     "choose",
     "named_profile",
     "candidates",
+    "builtin_only",
     "Candidates",
     "torch_release",
     "lower_bound",

@@ -20,7 +20,8 @@ from .origins import PolicyError
 from .project import project_file
 from .schema import DEFAULT_PROFILE, Policy, spec_text
 
-__all__ = ["Candidates", "candidates", "choose", "lower_bound", "named_profile", "resolve", "select", "torch_release"]
+__all__ = ["Candidates", "candidates", "builtin_only", "choose", "lower_bound", "named_profile", "resolve", "select",
+           "torch_release"]
 
 FLAG = "--profile"  # the flag that names a profile on every command; --policy is its hidden alias
 NO_TARGET = "no target interpreter to read torch from"
@@ -115,16 +116,39 @@ def candidates(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = N
             raise UsageError(f"{FLAG} {text!r}: expected one of the built-in profiles {', '.join(sorted(profiles))} "
                              "or a profile file (TOML)")
         return Candidates((load(Path(text)),), f"named with {FLAG} {text}")
-    project = project_file(cwd)  # only the repository the user is in, only files nobody else can write
+    project = _project_profile(cwd)
     if project is not None:
-        tool = _read_toml(project).get("tool", {})
-        table = tool.get("envcheck") if isinstance(tool, dict) else None
-        if table is not None:
-            if not isinstance(table, dict):
-                raise PolicyError(str(project), "tool.envcheck", table, "a table")
-            source = f"{project} [tool.envcheck]"
-            return Candidates((build(*_read(table, source, project.parent)),), f"[tool.envcheck] in {project}")
+        path, table = project
+        source = f"{path} [tool.envcheck]"
+        return Candidates((build(*_read(table, source, path.parent)),), f"[tool.envcheck] in {path}")
     return Candidates(tuple(load_builtin(name) for name in builtin_profiles()))
+
+
+def _project_profile(cwd: Optional[Path]) -> Optional[tuple[Path, dict]]:
+    """The project's pyproject.toml and its [tool.envcheck] table, or None where there is no such table; a
+    PolicyError or UsageError where the file cannot be read as TOML or the table is no table."""
+    project = project_file(cwd)  # only the repository the user is in, only files nobody else can write
+    if project is None:
+        return None
+    tool = _read_toml(project).get("tool", {})
+    table = tool.get("envcheck") if isinstance(tool, dict) else None
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise PolicyError(str(project), "tool.envcheck", table, "a table")
+    return project, table
+
+
+def builtin_only(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None) -> bool:
+    """Whether candidates(named) reads only envcheck's own profiles, which no user input can make it refuse: a
+    built-in id named, or none named and no [tool.envcheck] in the project (a pyproject.toml is read to see; one
+    that cannot be read is a refusal to come: False). doctor then starts the target before they are read."""
+    if named is not None:
+        return str(named) in builtin_profiles()
+    try:
+        return _project_profile(cwd) is None
+    except UsageError:
+        return False
 
 
 def torch_release(text: Optional[str]) -> Optional[Version]:

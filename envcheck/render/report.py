@@ -27,7 +27,7 @@ def render(report: Report, fmt: str, verbose: bool = False, color: bool = False,
     """fixable: the ids that `fix_command` (an `envcheck fix` argv) would fix (envcheck.fix.promise), named under the
     table."""
     if fmt == "json":
-        return answer(to_json_data(report), report.exit_code, report.worst.value)
+        return answer(to_json_data(report), report.exit_code, report.status.value)
     if fmt == "markdown":
         return markdown(report, verbose)
     return table(report, verbose, color, fixable, fix_command)
@@ -47,7 +47,7 @@ def to_json_data(report: Report) -> dict:
         "profile": plain(report.profile),
         "policy_source": report.policy_source,
         "target": report.target,
-        "status": report.worst.value,
+        "status": report.status.value,
         "exit_code": report.exit_code,
         "summary": summary_counts(report),
         "checks": [plain(f) for f in report.findings],
@@ -134,7 +134,7 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
 def markdown(report: Report, verbose: bool = False) -> str:
     counts = summary_counts(report)
     lines = [
-        f"### envcheck doctor: {report.worst.value}",
+        f"### envcheck doctor: {report.status.value}",
         "",
         f"Profile `{report.profile.id}`{_from(report, '`')}, target `{report.target}`, envcheck {__version__}. "
         + ", ".join(f"{n} {s}" for s, n in counts.items() if n),
