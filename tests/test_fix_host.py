@@ -85,7 +85,7 @@ def _no_pip(prefix: str):
 
 @pytest.mark.parametrize("own_pip, environment, says, never", [
     # under uvx: the README's `uvx --with pip`, never a pip put into uv's cache, never "too old" for no pip at all
-    (None, "uvx", ["has none either", "`uvx --with pip --from nvgemm-envcheck envcheck fix ...`",
+    (None, "uvx", ["has none either", "`uvx --with pip --from ./envcheck envcheck fix ...`", "or nvgemm-envcheck",
                    "`/work/target/bin/python -m ensurepip`"], ["too old", "uvcache"]),
     (None, "uv tool", ["`uv tool install --with pip nvgemm-envcheck`"], ["too old", "uvx"]),
     (None, "uv venv", [f"`uv pip install --python {sys.executable} pip`"], ["too old", "uvx"]),

@@ -44,8 +44,9 @@ def no_pip(interpreter: Interpreter, own_pip: Optional[str], environment: str) -
                f"envcheck's own pip {own_pip} is too old to drive it (pip --python needs {DRIVES[0]}.{DRIVES[1]})"))
     own = os.path.realpath(interpreter.prefix) == os.path.realpath(sys.prefix)
     if environment == UVX:
-        said += (f": envcheck runs in an environment uvx made in uv's cache. Run it with pip beside it: "
-                 f"`uvx --with pip --from {DISTRIBUTION} envcheck fix ...`")
+        said += (f": envcheck runs in an environment uvx made in uv's cache. Run it with pip beside it, as the README "
+                 f"says: `uvx --with pip --from ./envcheck envcheck fix ...` (`--from` what you ran it from: a clone, "
+                 f"or {DISTRIBUTION})")
     elif environment == UV_TOOL:
         said += (f": envcheck was installed with `uv tool install`. Install it with pip beside it: "
                  f"`{shell.line(('uv', 'tool', 'install', '--with', 'pip', DISTRIBUTION))}`")
