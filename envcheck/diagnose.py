@@ -7,16 +7,16 @@ torch found is chosen, then the judges run under it. Nothing here renders or dec
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 from .gather.target import resolve_python
 
 if TYPE_CHECKING:
     from .gather import Gatherers, Sources
-    from .model import Facts, ProfileChoice, Report, Run
+    from .model import Facts, Finding, ProfileChoice, Report, Run
     from .profile import Candidates, Policy
 
-__all__ = ["diagnose", "diagnose_selected", "gather_selected", "run_facts"]
+__all__ = ["diagnose", "diagnose_selected", "gather_selected", "run_facts", "with_pythons"]
 
 
 def diagnose(
@@ -49,8 +49,31 @@ def diagnose_selected(
                                             gpu_capabilities=gpu_capabilities)
     target = getattr(facts.interpreter, "executable", resolve_python(python))
     others = tuple(p for p in candidates.policies if p.id != policy.id)
-    findings = judge(facts, policy, no_gpu=no_gpu, strict=strict, runs=runs, others=others)
+
+    def judged(facts: Facts):
+        return judge(facts, policy, no_gpu=no_gpu, strict=strict, runs=runs, others=others)
+
+    facts, findings = with_pythons(facts, judged(facts), judged, (gatherers or _gatherers()).pythons)
     return policy, Report(profile=choice, target=target, findings=findings, facts=facts)
+
+
+def with_pythons(facts: Facts, findings: Sequence[Finding], judged: Callable[[Facts], Sequence[Finding]],
+                 find: Callable[[Mapping[str, str]], tuple], env: Optional[Mapping[str, str]] = None):
+    """(facts, findings) as they are, or, where the target's Python is too old for the stack (python.version fails),
+    with the other interpreters on this machine found and judged again, so that the advice names one of them: the
+    same one in doctor's remedy and in fix's plan. `find`: (env) -> ((path, version), ...)."""
+    import os
+
+    if facts.pythons or not any(f.id == "python.version" and f.status.is_problem for f in findings):
+        return facts, tuple(findings)
+    facts = replace(facts, pythons=tuple(find(os.environ if env is None else env)))
+    return facts, tuple(judged(facts)) if facts.pythons else tuple(findings)
+
+
+def _gatherers() -> Gatherers:
+    from .gather import Gatherers
+
+    return Gatherers()
 
 
 def gather_selected(

@@ -179,3 +179,8 @@ def pypi_reachable(project: str = "uv") -> bool:
     except OSError:
         return False
     return True
+
+
+def flat(text: str) -> str:
+    """Text as one line of single spaces: what an output says, whatever width it was wrapped at (envcheck/words.py)."""
+    return " ".join(text.split())

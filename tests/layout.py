@@ -46,8 +46,9 @@ MAX_LINES_IN = {"envcheck.profile": 300}  # a room with a tighter cap (issue 19:
 
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("inside", ("envcheck.inside", "envcheck.inside.*")),  # runs in the target interpreter: standard library only
+    # words: counts and wrapping for every renderer and command; uvenv: how uv made envcheck's own environment
     ("basics", ("envcheck", "envcheck.redact", "envcheck.proc", "envcheck.atomic", "envcheck.shell", "envcheck.terminal",
-                "envcheck.gitsettings")),
+                "envcheck.gitsettings", "envcheck.words", "envcheck.uvenv")),
     ("pip", ("envcheck.piprun",)),  # how every pip starts: in a folder of its own (proc), a secret in a file (redact)
     ("errors", ("envcheck.errors",)),
     ("user-data", ("envcheck.userdata",)),  # TOML and JSON into values envcheck can compute with, or a named error

@@ -68,10 +68,10 @@ def paths_finding(*folders, torch="2.14.1+cu130"):
 
 @pytest.mark.parametrize("folders, status, words", [
     ((), Status.PASS, "no CUDA folder on PATH or LD_LIBRARY_PATH"),
-    ((folder("/usr/local/cuda-13.0/bin", "PATH", nvcc=True),), Status.PASS, "1 CUDA toolkit(s) on PATH"),
+    ((folder("/usr/local/cuda-13.0/bin", "PATH", nvcc=True),), Status.PASS, "1 CUDA toolkit on PATH"),
     # two toolkits of one release: nothing differs
     ((folder("/usr/local/cuda/bin", "PATH", nvcc=True), folder("/usr/local/cuda-13.0/bin", "PATH", nvcc=True, position=1)),
-     Status.PASS, "2 CUDA toolkit(s) on PATH"),
+     Status.PASS, "2 CUDA toolkits on PATH"),
     ((folder("/usr/local/cuda-13.0/bin", "PATH", nvcc=True),
       folder("/usr/local/cuda-12.4/bin", "PATH", version="12.4", nvcc=True, position=1)),
      Status.WARN, "PATH holds 2 CUDA toolkits: /usr/local/cuda-13.0/bin (CUDA 13.0), then /usr/local/cuda-12.4/bin"),

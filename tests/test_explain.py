@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import flat
 
 from envcheck.cli import main
 from envcheck.causes.log import LogReader, clean_line, scan
@@ -493,9 +494,9 @@ S4 = Path(__file__).parent / "data" / "h200-s4"
 
 def test_a_models_log_says_how_many_candidates_each_gemm_lost_and_why(capsys):
     assert main(["explain", str(S4 / "m3-l-2048-X.log")]) == 1
-    out = capsys.readouterr().out
-    assert "cause  dsl-arch-mismatch:" in out
-    assert ("lost   8 of 30 NVGEMM candidates failed to compile: dsl-arch-mismatch (error: expects arch to be sm_90a, "
+    out = flat(capsys.readouterr().out)  # the words, whatever the width they were wrapped at
+    assert "cause dsl-arch-mismatch:" in out
+    assert ("lost 8 of 30 NVGEMM candidates failed to compile: dsl-arch-mismatch (error: expects arch to be sm_90a, "
             "but got sm_100a)") in out
     assert "mm(2048x14336, 14336x4096) [14336, 1], [1, 14336]: 4 of 10 failed to compile (dsl-arch-mismatch x4), 6 left" in out
     main(["explain", str(S4 / "m3-l-2048-X.log"), "--json"])
@@ -523,3 +524,37 @@ def test_candidates_are_read_across_blocks_as_they_are_whole(policy):
         scan(LogReader(io.BytesIO(text.encode()), block=block), Context(python="p", policy=policy, known=False),
              lambda b: autotuned.block(b.first, b.lines, b.text))
         assert autotuned.end() == read_log_candidates(text)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The words: counts, standard input, lines wrapped at word boundaries
+
+
+NOT_CUTLASS_API = "ModuleNotFoundError: No module named 'cutlass_api'\n"
+PROXYKIND = "AttributeError: module 'cutlass.cute.arch' has no attribute 'ProxyKind'\n"
+
+
+@pytest.mark.parametrize("log, header", [
+    (NOT_CUTLASS_API, "explain  1 known failure in standard input (1 line)"),
+    ("x\n" + NOT_CUTLASS_API + PROXYKIND, "explain  2 known failures in standard input (3 lines); the first explains it"),
+    ("all good\n", "explain  no known failure of the stack in standard input (1 line)"),
+    ("a\nb\n", "explain  no known failure of the stack in standard input (2 lines)"),
+])
+def test_the_header_counts_in_the_right_number_and_names_standard_input(log, header):
+    done = envcheck("explain", input=log, env={**os.environ, "COLUMNS": "300"})
+    assert done.stdout.splitlines()[0] == header, done.stdout
+    assert " in - " not in done.stdout and "(s)" not in done.stdout
+
+
+@pytest.mark.parametrize("width", [50, 80])
+def test_explain_wraps_at_columns_between_words_and_keeps_commands_whole(tmp_path, width):
+    log = tmp_path / "two.log"
+    log.write_text("x\n" + NOT_CUTLASS_API + PROXYKIND)
+    wide = envcheck("explain", str(log), env={**os.environ, "COLUMNS": "1000"}).stdout.splitlines()
+    lines = envcheck("explain", str(log), env={**os.environ, "COLUMNS": str(width)}).stdout.splitlines()
+    commands = [line for line in wide if "$ " in line]
+    assert commands and [line for line in lines if "$ " in line] == commands  # each command whole, on one line
+    for line in lines:
+        assert len(line) <= width or "$ " in line or " " not in line.strip(), line
+    assert max(len(line) for line in wide if "$ " not in line) > width  # there was something to wrap
+    assert " ".join(" ".join(lines).split()) == " ".join(" ".join(wide).split())  # no word broken, none lost

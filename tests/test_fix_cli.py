@@ -212,3 +212,63 @@ def test_a_snapshot_that_is_not_one_is_exit_2_naming_it_for_undo_and_fix(tmp_pat
         assert "Move it away to start over" in err and "Traceback" not in err
         assert (snapshot.read_bytes() if snapshot.is_file() else None) == before  # left as it was: it is evidence
     assert [p.name for p in state.iterdir() if p.name.startswith("snapshot")] == ["snapshot.json"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The words of a plan: the same advice as doctor's, in doctor's terms, wrapped at word boundaries
+
+
+def _run(*args: str, env: dict, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "envcheck", *args], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=120)
+
+
+def _fake_python(root: Path, version: str) -> Path:
+    """An interpreter where pyenv keeps its own, answering the version question as Python does."""
+    python = root / "versions" / version / "bin" / "python3"
+    python.parent.mkdir(parents=True)
+    python.write_text(f"#!/bin/sh\necho {version}\n")
+    python.chmod(0o755)
+    return python
+
+
+def test_doctor_and_fix_name_the_same_interpreter_for_a_python_too_old(tmp_path):
+    """The target's Python is too old for the profile (>=9.9); a 9.9.0 is where pyenv keeps its interpreters: doctor's
+    remedy and fix's plan name it, in the same words and commands (they named python3.12 and a pyenv 3.13)."""
+    found = _fake_python(tmp_path / "pyenv", "9.9.0")
+    profile = tmp_path / "p.toml"
+    profile.write_text('extends = "torch-2.11-nvgemm"\n[python]\nversion = ">=9.9"\n')
+    env = {**os.environ, "PYENV_ROOT": str(tmp_path / "pyenv"), "HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin",
+           "ENVCHECK_CACHE_DIR": str(tmp_path / "cache"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    doctor = _run("doctor", "--json", "--no-gpu", "--policy", str(profile), env=env, cwd=tmp_path)
+    fix = _run("fix", "--dry-run", "--json", "--no-gpu", "--policy", str(profile), env=env, cwd=tmp_path)
+    assert doctor.returncode == 1 and fix.returncode == 1, doctor.stderr + fix.stderr
+    remedy = next(c for c in json.loads(doctor.stdout)["checks"] if c["id"] == "python.version")["remedy"]
+    advice = next(m for m in json.loads(fix.stdout)["plan"]["manual"] if m["check"] == "python.version")
+    assert (advice["text"], advice["commands"]) == (remedy["text"], remedy["commands"])
+    assert [str(found), "-m", "venv", "nvgemm-venv"] in advice["commands"]
+    assert f"Python 9.9.0 is on this machine at {found}" in advice["text"]
+
+
+def test_fix_says_the_nvcc_found_is_too_old_and_wraps_its_plan_at_columns(tmp_path):
+    """nvcc 13.0.88 on PATH against the recipe's >=13.1, <14: too old (it said missing). The text plan keeps to
+    COLUMNS, breaking between words only, each command whole on its line."""
+    from envcheck.profile import load_builtin, spec_text
+
+    nvcc = tmp_path / "bin" / "nvcc"
+    nvcc.parent.mkdir()
+    nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n")
+    nvcc.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
+    env.update(PATH=f"{nvcc.parent}:/usr/bin:/bin", HOME=str(tmp_path / "home"),  # no interpreter shims to ask
+               ENVCHECK_CACHE_DIR=str(tmp_path / "cache"), XDG_STATE_HOME=str(tmp_path / "state"))
+    done = _run("fix", "--dry-run", "--json", "--no-gpu", "--profile", "torch-2.11-nvgemm", env=env, cwd=tmp_path)
+    toolkit = next(s for s in json.loads(done.stdout)["plan"]["offered"] if s["kind"] == "toolkit-install")
+    wanted = spec_text(load_builtin("torch-2.11-nvgemm").toolkit)
+    assert toolkit["why"] == f"nvcc is too old (found 13.0.88, needs {wanted})", toolkit
+    wide = _run("fix", "--dry-run", "--no-gpu", env={**env, "COLUMNS": "1000"}, cwd=tmp_path).stdout.splitlines()
+    lines = _run("fix", "--dry-run", "--no-gpu", env={**env, "COLUMNS": "60"}, cwd=tmp_path).stdout.splitlines()
+    assert f"why: nvcc is too old (found 13.0.88, needs {wanted})" in " ".join(" ".join(lines).split())
+    assert [line for line in lines if "$ " in line] == [line for line in wide if "$ " in line]
+    assert all(len(line) <= 60 or "$ " in line or " " not in line.strip() for line in lines), lines
+    assert " ".join(" ".join(lines).split()) == " ".join(" ".join(wide).split())

@@ -135,7 +135,7 @@ def broken_facts():
 
 def fix_io(runner, facts) -> Io:
     return Io(out=io.StringIO(), err=io.StringIO(), runner=runner, confirm=lambda q: True,
-              gather=lambda sources: facts, judge=lambda f, p, no_gpu=False: judge(f, p, no_gpu=True))
+              gather=lambda sources: facts, judge=lambda f, p, no_gpu=False, **kw: judge(f, p, no_gpu=True, **kw))
 
 
 def test_a_cutlass_dir_that_is_a_file_stops_fix_before_any_pip_call(tmp_path):
@@ -150,6 +150,7 @@ def test_a_cutlass_dir_that_is_a_file_stops_fix_before_any_pip_call(tmp_path):
 
 def test_ctrl_c_during_fix_prints_done_not_done_and_the_undo_command(tmp_path):
     fix = fix_io(ctrl_c_at_second_command(), broken_facts())
+    fix = replace(fix, env={**fix.env, "COLUMNS": "1000"})  # each account on one line, to be read by its label
     code = run_fix(FixOptions(python=sys.executable, cutlass_dir=str(tmp_path / "cutlass"), yes=True), fix)
     out = fix.out.getvalue()
     assert code == 130

@@ -197,16 +197,29 @@ def test_torch_is_installed_first_from_its_index_and_then_rides_along(tmp_path, 
     assert not any(a.startswith("--index-url") for a in offline.steps[0].commands[0])
 
 
-def test_an_old_interpreter_blocks_the_plan_with_instructions(tmp_path, policy):
-    old = interpreter(("torch", "2.11.0+cu130"), version=(3, 11, 7))
-    findings = (finding("python.version", Status.FAIL, text="needs 3.12"),) + broken_findings()[:1]
-    plan = make_plan(findings, facts(old), policy,
-                     opts(tmp_path, interpreters=(("/usr/bin/python3.13", "3.13.1"), ("/usr/bin/python3.11", "3.11.7"))))
+@pytest.mark.parametrize("pythons, chosen", [
+    ((("/usr/bin/python3.13", "3.13.1"), ("/usr/bin/python3.11", "3.11.7")), "/usr/bin/python3.13"),
+    ((("/opt/py312/bin/python3", "3.12.0"),), "/opt/py312/bin/python3"),  # the lowest the range takes
+    ((("/usr/bin/python3.11", "3.11.9"),), "python3.12"),  # none the stack takes: the floor, to be installed
+    ((), "python3.12"),
+])
+def test_an_old_interpreter_blocks_the_plan_with_doctors_advice(tmp_path, policy, pythons, chosen):
+    """doctor's remedy and fix's plan name the same interpreter: the plan's advice is the finding's, made once."""
+    from envcheck.judge import judge
+
+    old = facts(interpreter(("torch", "2.11.0+cu130"), version=(3, 11, 7)))
+    old = replace(old, pythons=pythons)
+    findings = judge(old, policy, no_gpu=True)
+    python = next(f for f in findings if f.id == "python.version")
+    plan = make_plan(findings, old, policy, opts(tmp_path))
     assert plan.blocked and not plan.runnable
-    advice = plan.manual[0]
-    assert advice.check_id == "python.version" and "/usr/bin/python3.13" in advice.text
-    assert advice.commands[0][:3] == ("/usr/bin/python3.13", "-m", "venv")
+    advice = next(m for m in plan.manual if m.check_id == "python.version")
+    assert advice.text == python.remedy.text and advice.commands == python.remedy.commands
+    venv = next(c for c in advice.commands if c[1:3] == ("-m", "venv"))
+    assert venv[0] == chosen
     assert advice.commands[-1][:3] == ("envcheck", "fix", "--python")
+    assert advice.text.startswith("Python is too old (found 3.11.7, needs >=3.12)")
+    assert ("is on this machine at " + chosen in advice.text) == chosen.startswith("/")
 
 
 def test_a_dirty_checkout_that_must_move_stops_the_plan_before_any_change(tmp_path, policy):

@@ -456,3 +456,76 @@ def test_a_check_that_raises_becomes_an_error_finding(policy, monkeypatch):
     by_id = {f.id: f for f in judge_module.judge(facts(), policy)}
     assert by_id["nvgemm.deps"].status == Status.ERROR and "ZeroDivisionError" in by_id["nvgemm.deps"].found
     assert by_id["cutedsl.version"].status == Status.PASS
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Why a step is in fix's plan: in doctor's terms, missing, too old or too new
+
+
+@pytest.mark.parametrize("version, specifier, said", [
+    (None, ">=13.1,<14", "nvcc is missing (needs >=13.1, <14)"),
+    (None, "", "nvcc is missing"),
+    ("13.0.88", ">=13.1,<14", "nvcc is too old (found 13.0.88, needs >=13.1, <14)"),
+    ("13.1.0", ">=13.1,<14", "nvcc 13.1.0 meets >=13.1, <14"),  # the boundary: no shortfall
+    ("14.0.10", ">=13.1,<14", "nvcc is too new (found 14.0.10, needs >=13.1, <14)"),
+    ("4.4.0", ">=4.3.0,<=4.3.5", "nvcc is too new (found 4.4.0, needs >=4.3.0, <=4.3.5)"),
+    ("4.2.9", ">=4.3.0,<=4.3.5", "nvcc is too old (found 4.2.9, needs >=4.3.0, <=4.3.5)"),
+    ("0.1.6", "==0.1.7", "nvcc is too old (found 0.1.6, needs ==0.1.7)"),
+    ("0.1.8", "==0.1.7", "nvcc is too new (found 0.1.8, needs ==0.1.7)"),
+    ("13.2.1", "==13.1.*", "nvcc is too new (found 13.2.1, needs ==13.1.*)"),
+    ("13.0.9", "==13.1.*", "nvcc is too old (found 13.0.9, needs ==13.1.*)"),
+    ("2.3.0", "!=2.3.0", "nvcc is excluded (found 2.3.0, needs !=2.3.0)"),
+    ("2.14.0+cu130", "<2.14,>=2.11", "nvcc is too new (found 2.14.0+cu130, needs >=2.11, <2.14)"),
+    ("4.3.0rc1", ">=4.3.0", "nvcc is too old (found 4.3.0rc1, needs >=4.3.0)"),
+    ("banana", ">=1", "nvcc banana is not a version envcheck can read (needs >=1)"),
+])
+def test_shortfall_says_missing_too_old_or_too_new(version, specifier, said):
+    from packaging.specifiers import SpecifierSet
+
+    from envcheck.judge._common import shortfall
+
+    assert shortfall("nvcc", version, SpecifierSet(specifier)) == said
+
+
+def _step_why(finding, kind="pip-install"):
+    return [s.why for s in finding.remedy.steps if s.kind == kind]
+
+
+def test_the_toolkit_step_says_the_nvcc_found_is_too_old_not_missing(policy):
+    from envcheck.profile import spec_text
+
+    wanted = spec_text(policy.toolkit)
+    assert _step_why(verdict(policy, "cuda.toolkit", toolkit=toolkit("13.0.88")), "toolkit-install") == [
+        f"nvcc is too old (found 13.0.88, needs {wanted})"]
+    assert _step_why(verdict(policy, "cuda.toolkit", toolkit=toolkit("14.0.10")), "toolkit-install") == [
+        f"nvcc is too new (found 14.0.10, needs {wanted})"]
+    from envcheck.model import Toolkit
+    assert _step_why(verdict(policy, "cuda.toolkit", toolkit=Toolkit(())), "toolkit-install") == [
+        f"nvcc is missing (needs {wanted})"]
+    unusable = verdict(policy, "cuda.toolkit", toolkit=toolkit(None))  # an nvcc that says no version is none
+    assert _step_why(unusable, "toolkit-install") == [f"nvcc is missing (needs {wanted})"]
+
+
+def test_the_torch_dsl_and_companion_steps_say_what_is_wrong_with_each(policy):
+    from envcheck.profile import spec_text
+
+    torch = spec_text(policy.torch)
+    dsl = spec_text(policy.cutedsl.specifier)
+    no_torch = verdict(policy, "torch.version", interpreter=interpreter(dists={**_good_without("torch")}, torch=None))
+    assert _step_why(no_torch) == [f"torch is missing (needs {torch})"]
+    newer = verdict(policy, "torch.version", interpreter=interpreter(dists={**_good_without(), "torch": "2.14.1+cu130"},
+                                                                      torch=TorchBuild("2.14.1+cu130", "13.0", None)))
+    assert _step_why(newer) == [f"torch is too new (found 2.14.1+cu130, needs {torch})"]
+    dsl_new = verdict(policy, "cutedsl.version", interpreter=interpreter(dists={**_good_without(), "nvidia-cutlass-dsl": "4.4.0"}))
+    assert _step_why(dsl_new) == [f"nvidia-cutlass-dsl is too new (found 4.4.0, needs {dsl})"]
+    deps = verdict(policy, "nvgemm.deps", interpreter=interpreter(dists={**_good_without("nvidia-matmul-heuristics"),
+                                                                          "apache-tvm-ffi": "0.1.6"}))
+    assert _step_why(deps) == ["apache-tvm-ffi is too old (found 0.1.6, needs ==0.1.7)",
+                               "nvidia-matmul-heuristics is missing"]
+
+
+def _good_without(*names):
+    """The good machine's distributions, but these."""
+    from factsbuilder import GOOD_DISTS
+
+    return {k: v for k, v in GOOD_DISTS.items() if k not in names}

@@ -266,6 +266,9 @@ def test_lock_from_a_file_index_records_the_index_and_urls(policy, stack_wheels,
     assert packages["torch"].index == torch_index.as_uri()
     assert packages["numpy"].index == pypi.as_uri()
     assert packages["torch"].wheels[0].url.startswith("file://")
+    assert result.data["tool"]["envcheck"]["torch-index"] == torch_index.as_uri()  # torch came from it
+    from_wheels = build_lock(interpreter(*STACK), policy, wheelhouse=Wheelhouse([stack_wheels]), lock_dir=tmp_path)
+    assert "torch-index" not in from_wheels.data["tool"]["envcheck"]  # no index searched: none named
 
 
 def test_an_unreachable_index_is_a_usage_error_naming_it(policy):
@@ -678,3 +681,12 @@ def test_a_lock_is_never_written_with_a_line_break_in_a_value(policy, stack_whee
     stack = [d for d in STACK if d.name != "numpy"] + [dist("numpy", "2.3.0", editable="/src/num\n--index-url x/py")]
     with pytest.raises(UsageError, match=r"key 'packages\[\d+\]\.directory\.path' holds U\+000A"):
         build_lock(interpreter(*stack), policy, wheelhouse=Wheelhouse([stack_wheels]), lock_dir=tmp_path)
+
+
+def test_a_torch_index_the_lock_names_keeps_no_secret(policy):
+    """Where torch came from the torch index, the lock names it without user info or query (a lock is shared)."""
+    from envcheck.lock.build import _tool_table
+
+    tool = _tool_table(policy, "3.12", "13.0", "https://me:hunter2@h.example/simple?private_token=hunter2")
+    assert tool["torch-index"] == "https://h.example/simple"
+    assert "torch-index" not in _tool_table(policy, "3.12", "13.0")

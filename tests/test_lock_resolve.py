@@ -7,6 +7,7 @@ stack from PyPI (skipped where PyPI cannot be reached).
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 
@@ -188,3 +189,39 @@ def test_the_real_stack_resolves_from_pypi_with_hashes_for_every_wheel(policy, t
     wheels = [w for p in lock.packages for w in (p.wheels or ())]
     assert len(wheels) > 20 and all(w.url.startswith("https://") and w.hashes.get("sha256") and w.size for w in wheels)
     assert any(p.vcs is not None and p.vcs.commit_id == policy.cutlass.commit for p in lock.packages)
+
+
+def _file_index(root: Path, wheels: list[Path]) -> str:
+    """A PEP 503 index on disk holding `wheels`: its file:// URL."""
+    for wheel in wheels:
+        project = root / wheel.name.split("-")[0].replace("_", "-").lower()
+        project.mkdir(parents=True, exist_ok=True)
+        page = project / "index.html"
+        previous = page.read_text() if page.exists() else ""
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        page.write_text(previous + f'<a href="{wheel.as_uri()}#sha256={digest}">{wheel.name}</a>\n')
+    return root.as_uri()
+
+
+@pytest.mark.parametrize("torch_flag, recorded", [("torch", True), ("", False), (None, False)])
+def test_the_lock_records_the_torch_index_only_where_torch_came_from_it(local_profile, wheelhouse, tmp_path, capsys,
+                                                                       torch_flag, recorded):
+    """--torch-index-url URL: torch is taken from it and the lock says so; '' (torch from the default index) or
+    --no-index: the lock names no torch index (it said the profile's, which nothing had searched)."""
+    wheels = sorted(wheelhouse.glob("*.whl"))
+    everything = _file_index(tmp_path / "pypi", wheels)
+    torch_only = _file_index(tmp_path / "torch-index", [w for w in wheels if w.name.startswith("torch-")])
+    out = tmp_path / "pylock.toml"
+    args = ["lock", "--profile", str(local_profile), "-o", str(out)]
+    if torch_flag is None:
+        args += ["--no-index", "--find-links", str(wheelhouse)]
+    else:
+        args += ["--index-url", everything, "--torch-index-url", torch_only if torch_flag else ""]
+    assert main(args) == 0, capsys.readouterr().err
+    tool = tomllib.loads(out.read_text())["tool"]["envcheck"]
+    torch = next(p for p in read_lock(out).packages if p.name == "torch")
+    if recorded:
+        assert tool["torch-index"] == torch_only and torch.index == torch_only
+    else:
+        assert "torch-index" not in tool, tool
+        assert torch.index in (everything, None)

@@ -59,13 +59,17 @@ def test_started_takes_the_head_start_once_and_only_for_its_target(tmp_path):
         assert gatherers.interpreter(python, 30.0, None).executable
 
 
-# Run envcheck as `python -m envcheck` does, recording each start of the probe (its `-I -S` interpreter) and
+# Run envcheck as `python -m envcheck` does, recording each start of the probe (its `-I -S` interpreter, running the
+# probe's source: where the target's Python is too old, other interpreters are asked their version the same way) and
 # whether typer had been imported by then.
 WATCH = """
 import runpy, sys
 starts = []
 def hook(event, args):
-    if event == "subprocess.Popen" and "-I" in list(args[1]) and "-S" in list(args[1]):
+    if event != "subprocess.Popen":
+        return
+    argv = list(args[1])
+    if "-I" in argv and "-S" in argv and any("class SearchPath" in a for a in argv):
         starts.append("typer" in sys.modules)
 sys.addaudithook(hook)
 sys.argv = ["envcheck", *sys.argv[1:]]

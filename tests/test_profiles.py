@@ -161,7 +161,7 @@ def test_a_stale_recipe_dsl_is_removed_before_the_new_one_goes_in(operators):
     found = _verdicts(operators, stale)
     assert found["cutedsl.version"].status == Status.FAIL and "4.3.5" in found["cutedsl.version"].found
     finding = found["cutedsl.importable"]
-    assert finding.status == Status.FAIL and "sglang#21182" in finding.found
+    assert finding.status == Status.FAIL and "https://github.com/sgl-project/sglang/issues/21182" in finding.found
     assert [(s.kind, s.args) for s in finding.remedy.steps] == [
         ("pip-uninstall", ("nvidia-cutlass-dsl",)), ("pip-install", ("nvidia-cutlass-dsl[cu13]>=4.8.0",))]
 

@@ -12,7 +12,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import flat, git
 
 from envcheck.cutlass_fetch import fetch, read_state
 from envcheck.fix.byproducts import record_byproducts
@@ -330,8 +330,8 @@ def test_doctor_and_fix_plan_name_the_policy_a_parent_pyproject_supplied(tmp_pat
     assert data["policy_source"].endswith("pyproject.toml [tool.envcheck]")
     table = subprocess.run([sys.executable, "-m", "envcheck", "doctor", "--no-gpu"], cwd=project / "sub",
                            capture_output=True, text=True, timeout=120, env=env, check=False)
-    assert "pyproject.toml [tool.envcheck]" in table.stdout
+    assert "pyproject.toml [tool.envcheck]" in flat(table.stdout)
     plan = subprocess.run([sys.executable, "-m", "envcheck", "fix", "--dry-run", "--no-gpu"], cwd=project / "sub",
                           capture_output=True, text=True, timeout=120, env=env, check=False)
-    assert "pyproject.toml [tool.envcheck]" in plan.stdout, plan.stdout + plan.stderr
+    assert "pyproject.toml [tool.envcheck]" in flat(plan.stdout), plan.stdout + plan.stderr
 

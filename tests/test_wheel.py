@@ -185,3 +185,28 @@ def test_smoke_and_bench_without_a_gpu_exit_1_with_one_line(run):
     as_json = run("bench", "--json")
     document = json.loads(as_json.stdout)
     assert as_json.returncode == document["exit_code"] == 1 and document["status"] == "skip"
+
+
+def test_under_uvx_fix_says_the_readmes_uvx_with_pip(wheel, tmp_path):
+    """The README's first run under uv: uvx makes envcheck an environment in uv's cache, without pip. fix names the
+    README's command that brings one (`uvx --with pip ...`), not envcheck's pip as "too old", not an ensurepip into
+    uv's cache; with --with pip it plans."""
+    from uv import find_uv_bin
+
+    said = re.search(r"`(uvx --with pip [^`]*)`", (ROOT / "README.md").read_text())
+    assert said, "the README says how to run fix under uvx"
+    uv = find_uv_bin()
+    env = clean_env(UV_CACHE_DIR=str(tmp_path / "cache"), UV_TOOL_DIR=str(tmp_path / "tools"),
+                    UV_TOOL_BIN_DIR=str(tmp_path / "bin"), UV_NO_CONFIG="1", UV_PYTHON_DOWNLOADS="never")
+    target = tmp_path / "target"
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(target)], env=env, check=True, timeout=120)
+    uvx = [uv, "tool", "run", "--python", sys.executable, "--from", str(wheel)]
+    fix = ["envcheck", "fix", "--dry-run", "--no-gpu", "--python", str(target / "bin" / "python")]
+    done = subprocess.run([*uvx, *fix], capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert said.group(1) in done.stderr and "too old" not in done.stderr, done.stderr
+    assert f"{tmp_path / 'cache'}" not in done.stderr.split("uvx --with pip")[1]  # nothing to run inside uv's cache
+    done = subprocess.run([*uvx[:-2], "--with", "pip", *uvx[-2:], *fix], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode in (0, 1) and "has no pip" not in done.stderr, done.stderr
+    assert "envcheck fix:" in done.stdout or "Needs you" in done.stdout, done.stdout

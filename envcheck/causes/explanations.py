@@ -68,7 +68,8 @@ def dsl_too_new(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
                   if satisfies(ctx.cutedsl_version, rule.specifier) else
                   f"one that still exports it ({spec_text(keeps)}: the SM100 kernels run there)")
         return (
-            f"The log's DSL has no cute.arch.ProxyKind (removed in DSL 4.6.0; pytorch/pytorch#188477 dated it to 4.4, "
+            f"The log's DSL has no cute.arch.ProxyKind (removed in DSL 4.6.0; "
+            f"https://github.com/pytorch/pytorch/issues/188477 dated it to 4.4, "
             f"whose wheels still have it), but nvidia-cutlass-dsl {ctx.cutedsl_version} here is {within}: the log "
             "comes from another environment, or another `cutlass` is imported before this DSL's (see "
             "cutedsl.importable).",
@@ -79,7 +80,8 @@ def dsl_too_new(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         f"{found} is too new for cutlass_api: DSL 4.6.0 removed cute.arch.ProxyKind and SharedSpace, which the "
         "cutlass_api branch's SM100 kernels (compute capability 10.x and 11.0) still pass to fence_proxy "
-        f"(pytorch/pytorch#188477; 4.4.x and 4.5.x still export both). The policy wants {rule.requirement}.",
+        f"(https://github.com/pytorch/pytorch/issues/188477; 4.4.x and 4.5.x still export both). "
+        f"The policy wants {rule.requirement}.",
         _dsl_remedy(ctx, f"Install the DSL the policy names ({rule.requirement})."),
     )
 

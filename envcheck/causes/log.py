@@ -113,9 +113,17 @@ class Found:
 _RAISED = re.compile(r"^\s*(?:\w+\.)*(?:\w*(?:Error|Exception|Warning)|Smoke\w+): ")
 
 
+STDIN = "-"  # the source that is standard input
+
+
+def source_name(source: str) -> str:
+    """A log's source as people read it: a path, or "standard input" for `-`."""
+    return "standard input" if source == STDIN else source
+
+
 @dataclass(frozen=True)
 class Explained:
-    source: str
+    source: str  # a path, or STDIN
     causes: tuple[Found, ...]  # the table's order: the first is the main cause
     lines_read: int
     doctor: Optional[Report] = None

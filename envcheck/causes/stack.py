@@ -62,7 +62,8 @@ def operators_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         f"`import {said}` fails: {OPERATORS} (torch >= 2.14's NVGEMM kernel library) is not installed{part}, or the "
         "DSL is older than 4.6, whose `cutlass` does not admit it. cutlass_api (the torch 2.11 recipe's library) is a "
-        "different package, not an old name of it (pytorch/pytorch#191130); Inductor only looks for it and, without "
+        "different package, not an old name of it (https://github.com/pytorch/pytorch/issues/191130); "
+        "Inductor only looks for it and, without "
         "it, leaves NVGEMM out silently.",
         remedy,
     )
@@ -72,7 +73,8 @@ def common_efc(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         f"torch 2.14.x imports {said} when it reloads an SM100 fused-epilogue (EFC) kernel from Inductor's disk cache "
         f"(a warm run, or the subprocess precompile), and {OPERATORS} 0.2.0 and later call that module evt.efc.",
-        Remedy(text="Use torch 2.15, which imports either name (pytorch/pytorch#193940); with torch 2.14.x, clear "
+        Remedy(text="Use torch 2.15, which imports either name "
+             "(https://github.com/pytorch/pytorch/issues/193940); with torch 2.14.x, clear "
                     "Inductor's CuteDSL cache ($TORCHINDUCTOR_CACHE_DIR/cutedsl_compile_cache) when a warm run fails so."),
     )
 
@@ -146,7 +148,8 @@ def cutlass_mlir_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]
     return (
         f"`import cutlass` found the DSL's Python part without its compiler ({said}): from DSL 4.6 cutlass/_mlir ships "
         "in nvidia-cutlass-dsl-libs-base and cutlass/__init__.py in -libs-core, so -libs-base is missing or of "
-        "another version; or a CuTeDSL source tree or editable install was not prepared (NVIDIA/cutlass#3416).",
+        "another version; or a CuTeDSL source tree or editable install was not prepared "
+        "(https://github.com/NVIDIA/cutlass/issues/3416).",
         dsl_remedy(ctx, "Reinstall the DSL the policy names, every -libs-* package of one version."),
     )
 
@@ -154,7 +157,7 @@ def cutlass_mlir_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]
 def dsl_driver_dependency(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         "DSL 4.4.x starts CUDA while `import cutlass` imports its jax support (when jax is installed): without an "
-        "NVIDIA driver that fails (NVIDIA/cutlass#3083). DSL 4.5 and later no longer do.",
+        "NVIDIA driver that fails (https://github.com/NVIDIA/cutlass/issues/3083). DSL 4.5 and later no longer do.",
         dsl_remedy(ctx, "Install the DSL the policy names (not 4.4.x), uninstall jax, or import cutlass where a "
                    "driver is."),
     )
@@ -164,7 +167,7 @@ def no_libcuda(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         "The NVIDIA driver's library libcuda.so.1 is not here: a machine or container without the driver (a "
         "container needs --gpus all and the NVIDIA container toolkit); on aarch64 a DSL <= 4.5 needs it even for "
-        "`import cutlass` (NVIDIA/cutlass#3110).",
+        "`import cutlass` (https://github.com/NVIDIA/cutlass/issues/3110).",
         Remedy(text="Run on a GPU node with the driver mounted; for a CPU-only aarch64 build, do not import cutlass.",
                commands=(("nvidia-smi",),)),
     )

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import IO, Optional, TextIO
 
 from ..causes.candidates import CandidateReader
-from ..causes.log import Explained, LogReader, scan
+from ..causes.log import STDIN, Explained, LogReader, scan, source_name
 from ..errors import UsageError
 from ..jsonanswer import answer
 from ..render.explain import render_text, to_dict
 from ..userfile import emit
+from ..words import columns, fit
 
 __all__ = ["FIFO_WAIT_S", "run_explain"]
 
@@ -70,9 +71,9 @@ def run_explain(
                       libraries=among.libraries, choose=choose)
         choice = chosen_by_log[0] if chosen_by_log else choice
     except UsageError as exc:  # binary: named here, where the name is known
-        raise UsageError(f"{'standard input' if name == '-' else name}: {exc}") from None
+        raise UsageError(f"{source_name(name)}: {exc}") from None
     finally:
-        if name != "-":  # ours to close; standard input is not
+        if name != STDIN:  # ours to close; standard input is not
             stream.close()
     from ..redact import Redactor
 
@@ -81,8 +82,11 @@ def run_explain(
     # leaves for the shell to expand.
     explained = redact.deep(Explained(name, causes, reader.lines_read, report, autotuned.end()))
     code = explained.exit_code
-    text = answer(to_dict(explained, choice), code, explained.status.value) if as_json else render_text(explained, choice)
-    emit(redact(text), output, out)
+    if as_json:
+        text = redact(answer(to_dict(explained, choice), code, explained.status.value))
+    else:  # wrapped once redacted: a home path shortened to ~ takes fewer columns
+        text = fit(redact(render_text(explained, choice)), columns(out or sys.stdout))
+    emit(text, output, out)
     return code
 
 
@@ -92,12 +96,12 @@ def _open(source: Optional[str], stdin: Optional[IO[bytes]]) -> tuple[str, IO[by
     from ..userfile import kind_of
 
     expected = "expected a log file, a pipe, or - for standard input"
-    if source in (None, "-"):
+    if source in (None, STDIN):
         stream = stdin or sys.stdin.buffer
         try:
             mode = os.fstat(stream.fileno()).st_mode
         except (AttributeError, OSError, ValueError):  # not a file (a test's bytes): nothing to refuse
-            return "-", stream
+            return STDIN, stream
         if stat.S_ISCHR(mode) and not stream.isatty() or stat.S_ISDIR(mode) or stat.S_ISBLK(mode):
             raise UsageError(f"standard input: {kind_of(mode)}, not a log: {expected}")
         if stream.isatty():  # a person at a terminal, who may not know that envcheck now waits for them
@@ -105,8 +109,8 @@ def _open(source: Optional[str], stdin: Optional[IO[bytes]]) -> tuple[str, IO[by
                   file=sys.stderr, flush=True)
             # Unbuffered: a line at a time, and the first Ctrl-D ends it (a buffered read of a block returns at the
             # first Ctrl-D, and the next read would wait for a second one).
-            return "-", getattr(stream, "raw", stream)
-        return "-", stream
+            return STDIN, getattr(stream, "raw", stream)
+        return STDIN, stream
     try:
         mode = os.stat(source).st_mode
         if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):

@@ -36,6 +36,7 @@ from ..profile import Candidates, Policy
 from ..redact import RedactedStream, Redactor, has_credentials, redact_url, url_secrets
 from ..render.fix import render_origins, render_outcome, render_pip, render_plan, set_by, value_origins
 from ..render.text import profile_json, profile_line
+from ..words import write_wrapped
 
 __all__ = ["FixOptions", "Io", "run_fix"]
 
@@ -88,12 +89,13 @@ def _gather(io: Io, python: str, cutlass_dir: Optional[str], candidates: Candida
     return gather_selected(python, cutlass_dir, candidates, env=io.env, collect=io.gather, gpu_capabilities=gpus)
 
 
-def _judge(io: Io, facts: Facts, policy, no_gpu: bool) -> tuple[Finding, ...]:
+def _judge(io: Io, facts: Facts, policy, no_gpu: bool, others: tuple[Policy, ...] = ()) -> tuple[Finding, ...]:
+    """The findings as doctor makes them (others: the profiles the target could have been judged by)."""
     if io.judge is not None:
-        return io.judge(facts, policy, no_gpu=no_gpu)
+        return io.judge(facts, policy, no_gpu=no_gpu, others=others)
     from ..judge import judge
 
-    return judge(facts, policy, no_gpu=no_gpu)
+    return judge(facts, policy, no_gpu=no_gpu, others=others)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -199,21 +201,21 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         if holder is not None:
             io.err.write(f"Note: {holder} is changing {interpreter.executable} now: what follows is the environment "
                          "as it is at this moment.\n")
-        return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=False)
+        return _proceed(options, io, python, gathered, named, state, state_what, sources, flag_url, held=False)
     with statelock.hold(state, "undo" if options.undo else "fix", target=interpreter.executable,
                         timeout=statelock.DEFAULT_TIMEOUT if options.lock_timeout is None else options.lock_timeout,
                         say=lambda line: io.err.write(line + "\n")):
         # The environment as it is now that no other run changes it: one may have finished while this one waited.
         gathered = _gather(io, python, options.cutlass_dir, named, options.gpu_capabilities)
-        return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=True)
+        return _proceed(options, io, python, gathered, named, state, state_what, sources, flag_url, held=True)
 
 
 def _can_ask(io: Io) -> bool:
     return io.confirm is not None or bool(sys.stdin and sys.stdin.isatty())
 
 
-def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, ProfileChoice, Facts], state: Path,
-             state_what: str, sources: PipSources, flag_url: Optional[str], *, held: bool) -> int:
+def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, ProfileChoice, Facts], named: Candidates,
+             state: Path, state_what: str, sources: PipSources, flag_url: Optional[str], *, held: bool) -> int:
     """Plan and apply (or undo), with the target's lock held when `held` (a dry run holds none)."""
     policy, choice, facts = gathered
     interpreter = require_interpreter(python, facts.interpreter)
@@ -239,8 +241,12 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
         cutlass_url = offline.cutlass_url
     cutlass_dir = cutlass_folder(options.cutlass_dir, facts, io.env)
     toolkit_prefix = options.toolkit_prefix or str(cache_dir(io.env) / f"cuda-{policy.driver_cuda}")
-    findings = _judge(io, facts, policy, options.no_gpu)
-    needs_python = any(f.id == "python.version" and f.status.is_problem for f in findings)
+    from ..diagnose import with_pythons
+
+    # a Python too old for the stack: the interpreter to use instead, found as doctor finds it
+    others = tuple(p for p in named.policies if p.id != policy.id)
+    facts, findings = with_pythons(facts, _judge(io, facts, policy, options.no_gpu, others),
+                                   lambda again: _judge(io, again, policy, options.no_gpu, others), find_pythons, io.env)
     plan_options = PlanOptions(
         python=python,
         pip=pip_for(interpreter),
@@ -251,7 +257,6 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
         no_deps=options.no_deps,
         toolkit=options.toolkit,
         toolkit_prefix=str(Path(toolkit_prefix).expanduser().absolute()),
-        interpreters=find_pythons(io.env) if needs_python else (),
         remove=options.remove,
         locked=offline.locked if offline is not None else (),
     )
@@ -278,8 +283,8 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
             "pip": pip.to_json(), "plan": plan.to_json(), "dry_run": options.dry_run or not options.yes, "outcome": None,
         }
     else:
-        io.out.write(profile_line(choice, capital=True) + "\n" + render_origins(origins, files) + "\n"
-                     + (render_pip(pip) + "\n" if plan.steps else "") + render_plan(plan, "envcheck fix") + "\n")
+        write_wrapped(io.out, io.env, profile_line(choice, capital=True) + "\n" + render_origins(origins, files) + "\n"
+                      + (render_pip(pip) + "\n" if plan.steps else "") + render_plan(plan, "envcheck fix"))
     problem = EXIT_FAILED if plan.failing else EXIT_OK
 
     if options.dry_run or not plan.runnable or (options.as_json and not options.yes):
@@ -318,10 +323,9 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
         document["remaining"] = [{"check": f.id, "status": f.status.value, "found": f.found} for f in remaining]
         io.out.write(answer(document, code))
     else:
-        for line in render_outcome(outcome):
-            io.out.write(line + "\n")
+        write_wrapped(io.out, io.env, "\n".join(render_outcome(outcome)))
         if remaining:
-            io.out.write("Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining) + "\n")
+            write_wrapped(io.out, io.env, "Still failing: " + ", ".join(f"{f.id} ({f.found})" for f in remaining))
         io.out.write(f"Log: {log_path}\nUndo with: {shell.line(('envcheck', 'fix', '--undo', '--python', python))}\n")
     return code
 
@@ -335,8 +339,7 @@ def _interrupted(options: FixOptions, io: Io, document: Optional[dict], outcome:
         document.update(outcome=outcome.to_json(), log=str(log_path), undo=None if options.undo else undo)
         io.out.write(answer(document, EXIT_INTERRUPTED))
     else:
-        for line in render_outcome(outcome, again):
-            io.out.write(line + "\n")
+        write_wrapped(io.out, io.env, "\n".join(render_outcome(outcome, again)))
         io.out.write(f"Log: {log_path}\n" + ("" if options.undo else f"Undo with: {undo}\n"))
     io.out.flush()
     return EXIT_INTERRUPTED
@@ -359,7 +362,7 @@ def _undo(
         document: dict = {"schema_version": SCHEMA_VERSION, "plan": plan.to_json(), "snapshot": str(state / "snapshot.json"),
                           "outcome": None}
     else:
-        io.out.write(render_plan(plan, f"envcheck fix --undo (back to {taken.taken_at})") + "\n")
+        write_wrapped(io.out, io.env, render_plan(plan, f"envcheck fix --undo (back to {taken.taken_at})"))
     if options.dry_run or not plan.steps or (options.as_json and not options.yes):
         if not plan.steps and not options.dry_run:
             snapshots.retire(state)  # already as recorded: nothing left to undo
@@ -389,9 +392,9 @@ def _undo(
         document["differences"] = [{"name": n, "recorded": a, "now": b} for n, a, b in left]
         io.out.write(answer(document, code))
     else:
-        for line in render_outcome(outcome):
-            io.out.write(line + "\n")
+        write_wrapped(io.out, io.env, "\n".join(render_outcome(outcome)))
         for name, was, now in left:
-            io.out.write(f"Differs from the snapshot: {name}: recorded {was or '(absent)'}, now {now or '(absent)'}\n")
+            write_wrapped(io.out, io.env,
+                          f"Differs from the snapshot: {name}: recorded {was or '(absent)'}, now {now or '(absent)'}")
         io.out.write(f"Log: {log_path}\n")
     return code

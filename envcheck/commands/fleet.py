@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ..errors import UsageError, check_choice
 from ..fleet.merge import merge
 from ..fleet.node import read_nodes
-from ..render.fleet import FORMATS, WIDTH, render_fleet
+from ..render.fleet import FORMATS, render_fleet
 from ..userfile import emit
+from ..words import columns
 
 __all__ = ["run_fleet"]
 
@@ -22,5 +22,5 @@ def run_fleet(reports: Sequence[Path], *, output_format: str = "table", as_json:
         more = f" (and {len(nodes) - 1} more unreadable)" if len(nodes) > 1 else ""
         raise UsageError(f"no report could be read: {nodes[0].problem}{more}")
     fleet = merge(nodes)
-    emit(render_fleet(fleet, fmt, shutil.get_terminal_size((WIDTH, 24)).columns), output)
+    emit(render_fleet(fleet, fmt, columns()), output)
     return fleet.exit_code

@@ -13,6 +13,7 @@ from ..render.smoke import render_text
 from ..render.text import profile_json, profile_line
 from ..smoke.run import DEFAULT_TIMEOUT, SCHEMA_VERSION, run_smoke
 from ..userfile import emit, progress
+from ..words import columns, fit
 
 __all__ = ["smoke_command", "smoke_data"]
 
@@ -56,7 +57,7 @@ def smoke_command(
     if as_json:
         emit(answer(smoke_data(result, choice, target), code, result.status.value), output, out)
     else:
-        emit(render_text(result) + "\n", output, out)
+        emit(fit(render_text(result), columns(out or sys.stdout)) + "\n", output, out)
     return code
 
 

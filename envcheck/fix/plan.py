@@ -9,11 +9,8 @@ warns. plan_blockers says, before any plan is made, why none could run: doctor a
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
-
-from packaging.version import InvalidVersion, Version
 
 from ..model import Facts, Finding, Interpreter, Status
 from ..paths import default_cutlass_dir
@@ -26,7 +23,7 @@ __all__ = ["make_plan", "plan_blockers", "cutlass_folder"]
 def make_plan(findings: Sequence[Finding], facts: Facts, policy: Policy, options: PlanOptions) -> Plan:
     failing = [f for f in findings if f.status.is_problem]
     failing_ids = tuple(f.id for f in failing)
-    manual = tuple(_manual(f, policy, options) for f in findings if _needs_you(f))
+    manual = tuple(_manual(f) for f in findings if _needs_you(f))
     blocked = plan_blockers(findings, facts, policy)
     interpreter = facts.interpreter if isinstance(facts.interpreter, Interpreter) else None
     if interpreter is None:
@@ -55,41 +52,6 @@ def plan_blockers(findings: Sequence[Finding], facts: Facts, policy: Policy) -> 
     return ()
 
 
-def _python_instruction(finding: Finding, policy: Policy, options: PlanOptions) -> Instruction:
-    good = [(path, v) for path, v in options.interpreters if _version_ok(v, policy)]
-    venv = os.path.join(os.path.expanduser("~"), ".venvs", "nvgemm")
-    new_python = os.path.join(venv, "bin", "python")
-    if good:
-        path, version = good[0]
-        text = (
-            f"This interpreter cannot run cutlass_api (it needs Python {policy.python}); envcheck does not replace an "
-            f"interpreter. Python {version} is on this machine at {path}: make a virtual environment from it, put "
-            f"torch in it, and point envcheck at it."
-        )
-        commands = (
-            (path, "-m", "venv", venv),
-            (new_python, "-m", "pip", "install", str(policy.torch_requirement), "--index-url", policy.torch_index_url)
-            if policy.torch_index_url
-            else (new_python, "-m", "pip", "install", str(policy.torch_requirement)),
-            ("envcheck", "fix", "--python", new_python),
-        )
-    else:
-        text = (
-            f"This interpreter cannot run cutlass_api (it needs Python {policy.python}) and envcheck found no such "
-            "interpreter on this machine. Install one (your distribution's python3.12 package, or "
-            "`uv python install 3.12`), make a virtual environment from it, then run envcheck fix with it."
-        )
-        commands = (("python3.12", "-m", "venv", venv), ("envcheck", "fix", "--python", new_python))
-    return Instruction(finding.id, finding.title, text, commands)
-
-
-def _version_ok(text: str, policy: Policy) -> bool:
-    try:
-        return policy.python.contains(Version(text), prereleases=True)
-    except InvalidVersion:
-        return False
-
-
 def _needs_you(finding: Finding) -> bool:
     """A person's to do: a failure the fixer has no step for, and any finding (a warning's too) whose remedy is a
     variable to set where the job starts (fix never writes a job's environment)."""
@@ -99,9 +61,8 @@ def _needs_you(finding: Finding) -> bool:
     return finding.status is not Status.PASS and remedy is not None and bool(remedy.environment)
 
 
-def _manual(finding: Finding, policy: Policy, options: PlanOptions) -> Instruction:
-    if finding.id == "python.version":
-        return _python_instruction(finding, policy, options)
+def _manual(finding: Finding) -> Instruction:
+    """What a person must do, as doctor's remedy says it (python.version's names the same interpreter in both)."""
     remedy = finding.remedy
     text = remedy.text if remedy is not None else f"{finding.found}" + (f" (wanted: {finding.wanted})" if finding.wanted else "")
     return Instruction(finding.id, finding.title, text, remedy.commands if remedy is not None else ())

@@ -31,7 +31,6 @@ class PlanOptions:
     no_deps: bool = False
     toolkit: bool = False  # apply the toolkit step instead of only offering it
     toolkit_prefix: str = ""
-    interpreters: tuple[tuple[str, str], ...] = ()  # (path, version) of other interpreters found on this machine
     remove: tuple[str, ...] = ()  # distributions the user agreed to remove where the profile asks consent (--remove)
     locked: tuple[str, ...] = ()  # `name==version` of a bundle's packages: installed exactly, wherever they differ
 

@@ -18,6 +18,7 @@ from ..cutlass_fetch import (CheckoutRefused, CheckoutState, install_byproduct, 
 from ..gather.checkout import status_entries
 from ..gitsafe import is_commit_id, is_plain_name, open_repo
 from ..model import Interpreter
+from ..words import counted
 from .byproducts import unrecorded_byproducts
 from .pip import PipSources, install_argv, uninstall_argv
 from .snapshot import Snapshot, differences
@@ -171,7 +172,7 @@ def untouched_since_fetch(folder: Path, branch: str) -> Optional[str]:
             return f"HEAD is no longer on branch {branch}"
         reachable = set(repo.git.rev_list("--all", "--reflog").split())
         if reachable != set(refs.values()):
-            return f"it holds {len(reachable) - 1} commit(s) beyond the one envcheck fetched (new commits or a stash)"
+            return f"it holds {counted(len(reachable) - 1, 'commit')} beyond the one envcheck fetched (new commits or a stash)"
         if (Path(repo.git_dir) / "worktrees").is_dir() and any((Path(repo.git_dir) / "worktrees").iterdir()):
             return "it has other worktrees"
         status = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--ignored=traditional",

@@ -22,6 +22,7 @@ from .checkout import locate_checkout, read_checkout
 from .driver import gather_driver
 from .interpreter import Probe, gather_interpreter
 from .paths import read_search_paths
+from .pythons import find_pythons
 from .system import gather_system
 from .toolkit import early_nvcc, gather_toolkit
 
@@ -76,6 +77,7 @@ class Gatherers:
     toolkit: Callable[..., object] = gather_toolkit
     checkout: Callable[..., object] = read_checkout
     system: Callable[..., object] = gather_system  # (env): the bug-report facts
+    pythons: Callable[..., tuple] = find_pythons  # (env): other interpreters; run by diagnose only when needed
 
 
 @dataclass(frozen=True)

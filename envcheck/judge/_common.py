@@ -9,10 +9,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..model import Driver, Facts, Failure, Finding, Gpu, Interpreter, Remedy, Run, Status, Step
-from ..profile import RUNTIME, Policy, torch_release
+from ..profile import RUNTIME, Policy, spec_text, torch_release
 
 __all__ = ["Context", "basis_text", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies",
-           "version_or_none", "source_lines"]
+           "shortfall", "version_or_none", "source_lines"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,35 @@ def satisfies(version: Optional[str], specifier: SpecifierSet) -> bool:
     """A version meets a specifier; pre-releases and local builds (2.12.0.dev+cu130) count."""
     parsed = version_or_none(version)
     return parsed is not None and specifier.contains(parsed, prereleases=True)
+
+
+def shortfall(name: str, version: Optional[str], specifier: SpecifierSet) -> str:
+    """Why what is installed does not meet a requirement, as a plan's step says it: `nvcc is missing (needs >=13.1,
+    <14)`, `nvcc is too old (found 13.0.88, needs >=13.1, <14)`, `... is too new (...)`, `... is excluded (...)`; a
+    version that is not one: `... is not a version envcheck can read (...)`."""
+    needs = spec_text(specifier) or "any version"
+    if version is None:
+        return f"{name} is missing" + (f" (needs {needs})" if str(specifier) else "")
+    found = version_or_none(version)
+    if found is None:
+        return f"{name} {version} is not a version envcheck can read (needs {needs})"
+    if specifier.contains(found, prereleases=True):
+        return f"{name} {version} meets {needs}"
+    said = "outside the range"
+    for spec in specifier:
+        if spec.contains(found, prereleases=True):
+            continue
+        bound = version_or_none(spec.version.rstrip(".*"))
+        if spec.operator in (">=", ">", "~="):
+            said = "too old"
+        elif spec.operator in ("<", "<="):
+            said = "too new"
+        elif spec.operator == "!=":
+            said = "excluded"
+        elif bound is not None:  # == and ===: below or above the one version
+            said = "too old" if found < bound else "too new"
+        break
+    return f"{name} is {said} (found {version}, needs {needs})"
 
 
 def pip_command(python: str, *args: str) -> tuple[str, ...]:

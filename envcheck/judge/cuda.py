@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..model import Failure, Finding, Remedy, Status, Step
 from ..profile import RECIPE, driver_floor_for, driver_text, spec_text
-from ._common import Context, basis_text, fix_command, satisfies, version_or_none
+from ._common import Context, basis_text, fix_command, satisfies, shortfall, version_or_none
 
 __all__ = ["cuda_driver", "cuda_toolkit", "driver_remedy", "is_consumer_gpu"]
 
@@ -106,6 +106,7 @@ def cuda_toolkit(ctx: Context) -> Finding:
             f"torch pins its own cuda-toolkit) and source the environment file `envcheck fix` writes; or install it "
             f"system-wide from NVIDIA's packages.",
             commands=(fix_command(ctx.python),),
-            steps=(Step("toolkit-install", (str(policy.toolkit_requirement),), f"nvcc {spec_text(policy.toolkit)} is missing"),),
+            steps=(Step("toolkit-install", (str(policy.toolkit_requirement),),
+                        shortfall("nvcc", chosen.version if chosen else None, policy.toolkit)),),
         )
     return Finding(check, title, miss_status, found, wanted, why, remedy, details)

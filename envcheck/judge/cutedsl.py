@@ -10,10 +10,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ..model import Distribution, Finding, Interpreter, PthImport, Remedy, Status, canonical_name
 from ..profile import RECIPE, RUNTIME, Conflict, PackageRule, Policy, on_capabilities, spec_text
-from ._common import Context, basis_text, interpreter_error, pip_install, pip_uninstall, satisfies, source_lines, worst
+from ._common import (Context, basis_text, interpreter_error, pip_install, pip_uninstall, satisfies, shortfall, source_lines,
+                      worst)
 from .evidence import DSL_BUILD, recorded
 
-__all__ = ["cutedsl_version", "cutedsl_importable", "conflicting", "rule_deviation", "unverified"]
+__all__ = ["cutedsl_version", "cutedsl_importable", "conflicting", "rule_deviation", "unverified", "requirement_shortfall"]
 
 
 def cutedsl_version(ctx: Context) -> Finding:
@@ -24,7 +25,7 @@ def cutedsl_version(ctx: Context) -> Finding:
     rule = ctx.policy.cutedsl
     wanted = f"{rule.name}{'[' + ','.join(rule.extras) + ']' if rule.extras else ''} {spec_text(rule.specifier)}"
     dist = ctx.interpreter.dist(rule.name)
-    install = pip_install(ctx.python, [rule.requirement], f"{rule.name} {spec_text(rule.specifier)}")
+    install = pip_install(ctx.python, [rule.requirement], requirement_shortfall(ctx, rule, dist.version if dist else None))
     details = source_lines((rule.name, rule.source))
     if dist is None:
         return Finding(check, title, Status.FAIL, "not installed", wanted, rule.why, install, details)
@@ -83,17 +84,37 @@ def rule_deviation(ctx: Context, rule: PackageRule, version: str) -> tuple[Statu
                                    f"{bound} {where} it is recipe.{note}")
 
 
-def runtime_floor_broken(ctx: Context, rule: PackageRule, version: str) -> Optional[str]:
-    """What breaks, where a floor that holds beside another installed distribution is not met; None where none is."""
+def broken_floor(ctx: Context, rule: PackageRule, version: str):
+    """The rule's floor that holds beside another installed distribution and that `version` does not meet, with that
+    distribution: (beside, other); None where every such floor is met."""
     for beside in rule.runtime_beside:
         other = ctx.interpreter.dist(beside.when.name)
         met = other is not None and satisfies(other.version, beside.when.specifier)
         if met and not satisfies(version, beside.version):
-            return (f"beside {other.name} {other.version} ({beside.when.specifier}) it needs "
-                    f"{spec_text(beside.version)} ({basis_text(RUNTIME, ctx.strict)}): either "
-                    f"{rule.name}{beside.version}, or the profile's {rule.requirement} with what the profile pins "
-                    "beside it")
+            return beside, other
     return None
+
+
+def runtime_floor_broken(ctx: Context, rule: PackageRule, version: str) -> Optional[str]:
+    """What breaks, where a floor that holds beside another installed distribution is not met; None where none is."""
+    broken = broken_floor(ctx, rule, version)
+    if broken is None:
+        return None
+    beside, other = broken
+    return (f"beside {other.name} {other.version} ({beside.when.specifier}) it needs "
+            f"{spec_text(beside.version)} ({basis_text(RUNTIME, ctx.strict)}): either "
+            f"{rule.name}{beside.version}, or the profile's {rule.requirement} with what the profile pins "
+            "beside it")
+
+
+def requirement_shortfall(ctx: Context, rule: PackageRule, version: Optional[str]) -> str:
+    """Why a rule's package is in a plan: missing, or too old or too new for the rule's range, or for a floor that
+    holds beside another installed distribution (`shortfall`'s words)."""
+    broken = broken_floor(ctx, rule, version) if version is not None and satisfies(version, rule.specifier) else None
+    if broken is not None:
+        beside, other = broken
+        return shortfall(rule.name, version, beside.version) + f" beside {other.name} {other.version}"
+    return shortfall(rule.name, version, rule.specifier)
 
 
 def conflicting(policy: Policy, interpreter: Interpreter) -> tuple[tuple[Distribution, Conflict], ...]:

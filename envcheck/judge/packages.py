@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Optional
 
 from packaging.markers import InvalidMarker, UndefinedEnvironmentName
@@ -12,7 +13,7 @@ from packaging.specifiers import SpecifierSet
 from ..profile import RUNTIME, spec_text
 from ..model import Distribution, Finding, Interpreter, Remedy, Status, canonical_name
 from ._common import Context, interpreter_error, pip_command, pip_install, satisfies, source_lines, worst
-from .cutedsl import rule_deviation, runtime_floor_broken, unverified
+from .cutedsl import requirement_shortfall, rule_deviation, runtime_floor_broken, unverified
 from .evidence import recorded
 
 __all__ = ["nvgemm_deps", "packages_consistency", "broken_requirements", "cuda_majors"]
@@ -24,7 +25,7 @@ def nvgemm_deps(ctx: Context) -> Finding:
     if error:
         return error
     interpreter = ctx.interpreter
-    results, missing = [], []
+    results, missing, whys = [], [], []
     for rule in ctx.policy.packages:
         dist = interpreter.dist(rule.name)
         if dist is None:
@@ -34,11 +35,13 @@ def nvgemm_deps(ctx: Context) -> Finding:
             bad = Status.FAIL if rule.level == "required" else Status.WARN
             results.append((bad, f"{rule.name} missing ({rule.level})"))
             missing.append(rule.requirement)
+            whys.append(requirement_shortfall(ctx, rule, None))
         elif (rule.specifier and not satisfies(dist.version, rule.specifier)
               or runtime_floor_broken(ctx, rule, dist.version)):
             status, said = rule_deviation(ctx, rule, dist.version)
             results.append((status if rule.level == "required" else Status.WARN, f"{rule.name} {dist.version}: {said}"))
             missing.append(rule.requirement)
+            whys.append(requirement_shortfall(ctx, rule, dist.version))
         else:
             newer = unverified(rule, dist.version) if rule.level != "optional" else ""
             results.append((Status.WARN if newer else Status.PASS, f"{rule.name} {dist.version}{newer}"))
@@ -46,7 +49,11 @@ def nvgemm_deps(ctx: Context) -> Finding:
     wanted = ", ".join(f"{r.name}" + (f" {spec_text(r.specifier)}" if r.specifier else "")
                        + ("" if r.level == "required" else f" ({r.level})") for r in ctx.policy.packages)
     found = "; ".join(text for _, text in results)
-    remedy = pip_install(ctx.python, missing, "the backend's companion packages") if missing else None
+    remedy = None
+    if missing:  # one step per package, each with its own why (fix puts recommended ones in a transaction apart)
+        remedy = pip_install(ctx.python, missing, "; ".join(whys))
+        remedy = replace(remedy, steps=tuple(replace(remedy.steps[0], args=(requirement,), why=why)
+                                             for requirement, why in zip(missing, whys)))
     # the combination of the recorded runs: the packages whose version is runtime somewhere count too
     versioned = tuple(r.name for r in ctx.policy.packages if (r.basis == RUNTIME and r.specifier) or r.runtime_beside)
     evidence = recorded(ctx, *versioned)

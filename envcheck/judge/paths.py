@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from ..model import CudaFolder, Finding, Remedy, Status
+from ..words import counted
 from ._common import Context, worst
 
 __all__ = ["cuda_paths"]
@@ -17,7 +18,9 @@ WANTED = ("one CUDA toolkit on PATH; on LD_LIBRARY_PATH CUDA libraries of one re
 WHY = ("nvcc, and every build that runs it (torch's C++ extensions, the CUTLASS C++ backend), takes the first toolkit on "
        "PATH. The dynamic loader searches LD_LIBRARY_PATH before a library's RUNPATH: cuda-bindings, through which the "
        "DSL and cutlass.operators reach the driver, dlopens libcuda.so.1 by name, and cusparse and cudnn load "
-       "nvJitLink and nvrtc by name (pytorch/pytorch#138460, #145580). torch itself loads its own wheels' CUDA "
+       "nvJitLink and nvrtc by name "
+       "(https://github.com/pytorch/pytorch/issues/138460, https://github.com/pytorch/pytorch/issues/145580). "
+       "torch itself loads its own wheels' CUDA "
        "libraries (an RPATH to them, torch/lib/libtorch_global_deps.so, and its preloads, torch/__init__.py "
        "_load_global_deps), and the DSL carries its compiler statically (_cutlass_ir.cuN.so: RPATH $ORIGIN only).")
 
@@ -69,7 +72,7 @@ def cuda_paths(ctx: Context) -> Finding:
     if not paths.folders:
         return Finding("cuda.paths", TITLE, Status.PASS, "no CUDA folder on PATH or LD_LIBRARY_PATH", WANTED, WHY)
     found = "; ".join(text for s, text in said if s is not Status.PASS) or (
-        f"{len(toolkits)} CUDA toolkit(s) on PATH, {len(libraries)} CUDA library folder(s) on LD_LIBRARY_PATH"
+        f"{counted(len(toolkits), 'CUDA toolkit')} on PATH, {counted(len(libraries), 'CUDA library folder')} on LD_LIBRARY_PATH"
         + "".join(f"; {text}" for s, text in said))
     remedy = None
     if status is not Status.PASS:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..model import Finding, Remedy, Status
 from ..profile import driver_text, lower_bound, spec_text, torch_release
-from ._common import Context, interpreter_error, pip_install, satisfies, source_lines, version_or_none
+from ._common import Context, interpreter_error, pip_install, satisfies, shortfall, source_lines, version_or_none
 
 __all__ = ["python_version", "torch_version", "torch_cuda_build"]
 
@@ -37,11 +39,8 @@ def python_version(ctx: Context) -> Finding:
                              f"pip installs an older torch of the profile's range ({policy.torch_requirement})"
                              for r in narrower)
         return Finding("python.version", title, Status.PASS, found + stacks, wanted, why, None, details)
-    floor = python_floor(wanted_range)
-    text = (f"An interpreter's version cannot be changed in place: create a virtual environment from a Python {floor} "
-            f"or newer and point envcheck at it (`envcheck fix` lists the interpreters it finds).")
-    commands: tuple[tuple[str, ...], ...] = ((f"python{floor}", "-m", "venv", "nvgemm-venv"),
-                                             ("envcheck", "fix", "--python", "nvgemm-venv/bin/python"))
+    text, commands = new_venv(wanted_range, ctx.facts.pythons)
+    text = f"{shortfall('Python', version, wanted_range)}. {text}"
     if ranges and satisfies(version, policy.python):
         text += (f" Or keep Python {version} with a torch of the profile's range ({policy.torch_requirement}) outside "
                  + ", ".join(spec_text(r.torch) for r in ranges) + ".")
@@ -49,8 +48,7 @@ def python_version(ctx: Context) -> Finding:
     if fits:  # a new user's empty venv: keep it, with the stack that takes this Python
         other = fits[0]
         text = (f"Keep Python {version}: profile {other.id} (torch {spec_text(other.torch)}) takes it; "
-                f"`envcheck fix --profile {other.id}` installs that stack here. Or, for profile {policy.id}: "
-                + text[0].lower() + text[1:])
+                f"`envcheck fix --profile {other.id}` installs that stack here. Or, for profile {policy.id}: {text}")
         commands = (("envcheck", "fix", "--python", ctx.python, "--profile", other.id),) + commands
     return Finding(
         "python.version", title, Status.FAIL,
@@ -58,6 +56,33 @@ def python_version(ctx: Context) -> Finding:
         + stacks,
         wanted, why, Remedy(text=text, commands=commands), details,
     )
+
+
+VENV = "nvgemm-venv"  # the virtual environment the advice makes, in the folder it is run from
+
+
+def venv_python(wanted, pythons: tuple[tuple[str, str], ...]) -> Optional[tuple[str, str]]:
+    """The interpreter to make the new virtual environment from: the newest of those found on this machine
+    (Facts.pythons, (path, version)) that the stack takes; None where none does."""
+    return next(((path, v) for path, v in pythons if satisfies(v, wanted)), None)
+
+
+def new_venv(wanted, pythons: tuple[tuple[str, str], ...]) -> tuple[str, tuple[tuple[str, ...], ...]]:
+    """The advice for a target whose Python the stack does not take, doctor's and fix's alike: a virtual environment
+    from an interpreter on this machine that it takes (venv_python), or, where none was found, from the oldest
+    Python it takes, once installed. (text, commands)."""
+    then = ("envcheck", "fix", "--python", f"{VENV}/bin/python")
+    chosen = venv_python(wanted, pythons)
+    if chosen is not None:
+        path, found = chosen
+        return (f"An interpreter's version cannot be changed in place: Python {found} is on this machine at {path}; "
+                f"make a virtual environment from it and point envcheck at it.",
+                ((path, "-m", "venv", VENV), then))
+    floor = python_floor(wanted)
+    return (f"An interpreter's version cannot be changed in place, and envcheck found no Python {spec_text(wanted)} on "
+            f"this machine: install Python {floor} or newer (your distribution's python{floor} package, or "
+            f"`uv python install {floor}`), make a virtual environment from it and point envcheck at it.",
+            ((f"python{floor}", "-m", "venv", VENV), then))
 
 
 def python_floor(specifier) -> str:
@@ -107,7 +132,8 @@ def torch_version(ctx: Context) -> Finding:
     if version is None:
         module = interpreter.module("torch")
         found = "not installed" if not (module and module.origin) else f"a torch module at {module.origin} without version.py or metadata"
-        return Finding("torch.version", title, Status.FAIL, found, wanted, policy.torch_why, _torch_remedy(ctx, "torch is missing", False))
+        return Finding("torch.version", title, Status.FAIL, found, wanted, policy.torch_why,
+                       _torch_remedy(ctx, shortfall("torch", None, policy.torch), False))
     release = torch_release(version)
     if release is not None and policy.torch.contains(release):
         if policy.torch_verified.contains(release):
@@ -123,7 +149,7 @@ def torch_version(ctx: Context) -> Finding:
         f"torch {version} is outside this profile's range ({spec_text(policy.torch)})")
     return Finding(
         "torch.version", title, Status.FAIL, f"torch {version}: {why}", wanted, policy.torch_why,
-        _torch_remedy(ctx, why, True),
+        _torch_remedy(ctx, shortfall("torch", version, policy.torch), True),
     )
 
 

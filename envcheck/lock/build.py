@@ -67,7 +67,9 @@ def environment_marker(interpreter: Interpreter) -> str:
     return " and ".join(f'{key} == "{markers[key]}"' for key in keys if markers.get(key))
 
 
-def _tool_table(policy: Policy, python: str, torch_cuda: str) -> dict:
+def _tool_table(policy: Policy, python: str, torch_cuda: str, torch_index: str = "") -> dict:
+    """[tool.envcheck]: the profile's stack as the lock was made for it; `torch-index` only where torch came from
+    the torch index searched first (not with --no-index, --torch-index-url '' or where that index had no torch)."""
     supported = [f"{g.capability[0]}.{g.capability[1]}" for g in policy.gpus if g.status.value != "fail"]
     return {
         "profile": policy.id,
@@ -90,9 +92,18 @@ def _tool_table(policy: Policy, python: str, torch_cuda: str) -> dict:
             "distribution": canonical_name(policy.cutlass.distribution),
             "extras": list(policy.cutlass.extras),
         }} if policy.cutlass else {}),
-        "torch-index": without_credentials(policy.torch_index_url),
+        **({"torch-index": without_credentials(torch_index)} if torch_index else {}),
         "python": python,
     }
+
+
+def _torch_index_used(policy: Policy, packages: Sequence[dict], torch_index: str) -> str:
+    """The torch index, where the lock's torch came from it; "" where none was searched or torch came from another."""
+    if not torch_index:
+        return ""
+    name = canonical_name(policy.torch_requirement.name)
+    torch = next((p for p in packages if canonical_name(p.get("name", "")) == name), None)
+    return torch_index if torch is not None and torch.get("index") == without_credentials(torch_index) else ""
 
 
 def cutlass_vcs(policy: Policy) -> dict:
@@ -210,7 +221,8 @@ def build_lock(
         "requires-python": str(policy.python),
         "created-by": f"envcheck {__version__}",
         "packages": packages,
-        "tool": {"envcheck": _tool_table(policy, interpreter.version_text, (interpreter.torch.cuda or "") if interpreter.torch else "")},
+        "tool": {"envcheck": _tool_table(policy, interpreter.version_text, (interpreter.torch.cuda or "") if interpreter.torch else "",
+                                         _torch_index_used(policy, packages, torch_index.url if torch_index else ""))},
     }
     return LockResult(data, validate(data, "the new lock"), tuple(notes))
 
@@ -241,7 +253,8 @@ def build_resolved_lock(policy: Policy, resolution: "Resolution", without: Seque
             notes.append(f"{package['name']} {package.get('version', '')} has no wheel for the target: locked from its sdist")
     torch_name = canonical_name(policy.torch_requirement.name)
     target = resolution.target
-    tool = _tool_table(policy, target.python_version, torch_cuda(resolution.version_of(torch_name)))
+    tool = _tool_table(policy, target.python_version, torch_cuda(resolution.version_of(torch_name)),
+                       _torch_index_used(policy, packages, resolution.torch_index))
     tool["resolved"] = {
         "python-version": target.python_version,
         "platform": target.platform,

@@ -126,6 +126,7 @@ class Resolution:
     packages: tuple[dict, ...]
     resolver: str  # "uv 0.13.9"
     indexes: tuple[str, ...] = ()  # the indexes asked, first first
+    torch_index: str = ""  # the one of them searched first for torch (--torch-index-url, the profile's); "": none
 
     @property
     def wheels(self) -> tuple[Wheel, ...]:
@@ -278,7 +279,7 @@ def resolve(
             raise RuntimeError(f"uv wrote a lock packaging.pylock cannot read: {exc}") from exc
     packages = tuple(_public(p) for p in data.get("packages", []))
     indexes = () if no_index else tuple(filter(None, [torch_index, index_url]))
-    return Resolution(target, requirements, packages, _uv_version(uv), indexes)
+    return Resolution(target, requirements, packages, _uv_version(uv), indexes, "" if no_index else torch_index)
 
 
 def _public(package: dict) -> dict:

@@ -292,6 +292,9 @@ class Facts:
     environment: tuple[tuple[str, str], ...] = ()
     paths: Optional[SearchPaths] = None  # the CUDA folders on PATH and LD_LIBRARY_PATH; None: not read
     system: Union[System, Failure, None] = None  # the bug-report facts; None: not gathered
+    # Other Python interpreters on this machine, (path, version), newest first: gathered only where the target's
+    # Python is too old for the stack (the advice names one); () where none was found or none was looked for.
+    pythons: tuple[tuple[str, str], ...] = ()
 
     def variable(self, name: str) -> Optional[str]:
         """A variable of the environment envcheck ran in, as gathered; None: not set (or not gathered)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 __all__ = ["Status", "Step", "Remedy", "Run", "Evidence", "Finding"]
@@ -104,6 +104,9 @@ class Run:
     simulated: str = ""  # what was made to read otherwise than the hardware is, e.g. the capability
     note: str = ""  # how it ended, in a sentence (a failure's message)
     environment: tuple[tuple[str, str], ...] = ()  # variables the run had set that verdicts read: CUTE_DSL_ARCH
+    # Where the record of a built-in run is, as a user can open it: the evidence file shipped in the package and the
+    # entry ("envcheck/profile/evidence/<id>.toml runs[3]"); "" for a run read from a result file (its source).
+    recorded_in: str = field(default="", compare=False)
 
     def version(self, name: str) -> Optional[str]:
         return next((v for n, v in self.versions if n == name), None)
@@ -135,7 +138,7 @@ class Evidence:
         fields = ", ".join(f"{name} {value or '(one only)'}" for name, value in self.combination)
         if not self.runs:
             return f"no recorded run of this combination ({fields}): the verdict rests on the sources"
-        runs = "; ".join(f"{r.said} ({r.source})" for r in self.runs)
+        runs = "; ".join(f"{r.said} ({r.recorded_in or r.source})" for r in self.runs)
         return f"recorded runs of this combination ({fields}): {runs}"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import UsageError
@@ -32,16 +33,18 @@ def builtin_runs(profile_id: str) -> tuple[Run, ...]:
     if not path.is_file():
         return ()
     what = f"evidence of built-in profile {profile_id}"
-    return runs_from_toml(read_toml(path, what), what)
+    return runs_from_toml(read_toml(path, what), what, f"envcheck/profile/evidence/{profile_id}.toml")
 
 
-def runs_from_toml(data: dict, what: str) -> tuple[Run, ...]:
-    """The `[[runs]]` of an evidence file, every key known and of its type."""
+def runs_from_toml(data: dict, what: str, where: str = "") -> tuple[Run, ...]:
+    """The `[[runs]]` of an evidence file, every key known and of its type. where: the file as a user opens it (the
+    record of each run is `where runs[i]`)."""
     unknown = sorted(set(data) - {"runs"})
     if unknown:
         raise UsageError(f"{what}: key {unknown[0]} is not an evidence key (expected only [[runs]])")
     entries = expect(data.get("runs", []), list, what, "runs", toml=True)
-    return tuple(_entry(expect(item, dict, what, f"runs[{i}]", toml=True), what, f"runs[{i}]")
+    return tuple(replace(_entry(expect(item, dict, what, f"runs[{i}]", toml=True), what, f"runs[{i}]"),
+                         recorded_in=f"{where} runs[{i}]" if where else "")
                  for i, item in enumerate(entries))
 
 

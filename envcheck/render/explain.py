@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import shell
-from ..causes.log import Explained
+from ..causes.log import Explained, source_name
 from ..model import Finding, ProfileChoice, Report, plain
 from ..model.candidates import lost_text
+from ..words import counted
 from .candidates import candidate_lines
 from .text import profile_json, profile_line, remedy_lines
 
@@ -57,10 +58,11 @@ def to_dict(explained: Explained, profile: Optional[ProfileChoice] = None) -> di
 
 
 def render_text(explained: Explained, profile: Optional[ProfileChoice] = None) -> str:
-    read = f"{explained.lines_read} lines"
+    read, where = counted(explained.lines_read, "line"), source_name(explained.source)
     if not explained.causes:
-        return f"explain  no known failure of the stack in {explained.source} ({read})\n"
-    lines = [f"explain  {len(explained.causes)} known failure(s) in {explained.source} ({read}); the first explains it"]
+        return f"explain  no known failure of the stack in {where} ({read})\n"
+    first = "; the first explains it" if len(explained.causes) > 1 else ""
+    lines = [f"explain  {counted(len(explained.causes), 'known failure')} in {where} ({read}){first}"]
     if profile is not None:  # the remedies are the profile's
         lines.append(f"  {profile_line(profile)}")
     for index, found in enumerate(explained.causes):

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-import textwrap
 
 from ..fleet.diff import Diff
 from ..fleet.merge import Fleet
 from ..jsonanswer import answer
+from ..words import DEFAULT_COLUMNS, counted, wrap
 from .text import FORMATS, markdown_cell
 
 __all__ = ["FORMATS", "render_diff", "render_fleet"]
 
 SCHEMA_VERSION = 1
-WIDTH = 100  # columns of the table's lines where the terminal's width is unknown
+WIDTH = DEFAULT_COLUMNS  # columns of the table's lines where the terminal's width is unknown
 NODE_LINES = 3  # lines of node names per group; the rest are counted
 INDENT = " " * 8
 # What a smoke status of "none" means (the JSON keeps the key): the report has no smoke result.
@@ -31,8 +31,7 @@ def _nodes(names: tuple[str, ...], limit: int = 8) -> str:
 
 def _wrap(text: str, width: int, first: str = "  ", rest: str = INDENT) -> list[str]:
     """Lines of at most `width` columns, broken between words (a word longer than a line keeps a line of its own)."""
-    return textwrap.wrap(text, max(width, 40), initial_indent=first, subsequent_indent=rest, break_long_words=False,
-                         break_on_hyphens=False) or [first.rstrip()]
+    return wrap(text, width, first, rest)
 
 
 def _node_lines(names: tuple[str, ...], width: int) -> list[str]:
@@ -77,7 +76,7 @@ def render_diff(result: Diff, fmt: str) -> str:
             "schema_version": SCHEMA_VERSION, "a": a.path, "b": b.path, "regressed": bool(result.regressions),
             "changes": [dataclasses.asdict(c) for c in result.changes], "left_out": list(result.left_out),
         }, result.exit_code)
-    verdict = (f"B regresses against A: {len(result.regressions)} regression(s)" if result.regressions
+    verdict = (f"B regresses against A: {counted(len(result.regressions), 'regression')}" if result.regressions
                else "B does not regress against A")
     if fmt == "markdown":
         lines = [f"### envcheck diff: {verdict}", "", f"A `{a.path}` ({a.kind}), B `{b.path}` ({b.kind}).", ""]

@@ -5,14 +5,13 @@ Every format is made from the same Report; redaction is applied by the caller to
 
 from __future__ import annotations
 
-import shutil
-import textwrap
 from typing import TYPE_CHECKING, Sequence
 
 from .. import __version__, shell
 from ..jsonanswer import answer
 from ..model import Report, Status, plain
 from ..terminal import paint
+from ..words import columns, fit, wrap
 from .text import COLOR, FORMATS, LABEL, MARK, markdown_cell, profile_from, profile_line
 
 if TYPE_CHECKING:
@@ -84,13 +83,12 @@ def _from(report: Report, quote: str = "") -> str:
 
 def table(report: Report, verbose: bool = False, color: bool = False, fixable: Sequence[str] = (),
           fix_command: Sequence[str] = ()) -> str:
-    width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
+    width = columns()
     id_width = max(len(f.id) for f in report.findings) if report.findings else 10
     indent = " " * (2 + 6 + 1 + id_width + 2)
     lines = [f"envcheck {__version__} doctor — profile {report.profile.id}{_from(report)}, target {report.target}"]
     if report.profile.reason:
-        lines.extend(textwrap.wrap(profile_line(report.profile), width, initial_indent="  ", subsequent_indent="    ",
-                                   break_long_words=False))
+        lines.extend(wrap(profile_line(report.profile), width, "  ", "    "))
     given = report.facts.given_gpus if report.facts is not None else ()
     if given:  # --gpu-capability: the verdicts are for GPUs that are not here
         shown = ", ".join(g.capability_text for g in given)
@@ -98,15 +96,11 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
     lines.append("")
 
     def block(label: str, text: str) -> None:
-        lines.extend(textwrap.wrap(f"{label}{text}", width, initial_indent=indent, subsequent_indent=indent + "  ",
-                                   break_on_hyphens=False, break_long_words=False))
+        lines.extend(wrap(f"{label}{text}", width, indent, indent + "  "))
 
     for finding in report.findings:
         head = f"  {_paint(LABEL[finding.status].ljust(5), finding.status, color)} {finding.id.ljust(id_width)}  "
-        found = textwrap.wrap(finding.found, max(20, width - len(indent)), break_on_hyphens=False,
-                              break_long_words=False) or [""]
-        lines.append(head + found[0])
-        lines.extend(indent + line for line in found[1:])
+        lines.extend(wrap(finding.found, width, head, indent))
         problem = finding.status not in (Status.PASS, Status.SKIP)
         if problem or verbose:
             if finding.wanted and (problem or verbose):
@@ -122,7 +116,7 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
                     block("· ", detail)
     if report.smoke is not None:
         lines.append("")
-        lines.extend(smoke_lines(report.smoke))
+        lines.extend(fit("\n".join(smoke_lines(report.smoke)), width).split("\n"))
     if report.bench is not None:
         lines += ["", bench_line(report.bench)]
     counts = summary_counts(report)
