@@ -55,6 +55,7 @@ def reports(node_venv, wheelhouse, tmp_path):
     """Five nodes: three identical good ones, one with an older tvm-ffi, one with DSL 4.4.0 (and its split libs)."""
     target, profile = node_venv
     folder = tmp_path / "reports"
+    folder.mkdir()  # -o writes into a folder that exists
     assert doctor(target, profile, folder / "node1.json") == 0
     shutil.copy(folder / "node1.json", folder / "node2.json")
     shutil.copy(folder / "node1.json", folder / "node3.json")
