@@ -6,6 +6,7 @@ torch found is chosen, then the judges run under it. Nothing here renders or dec
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
@@ -62,8 +63,6 @@ def with_pythons(facts: Facts, findings: Sequence[Finding], judged: Callable[[Fa
     """(facts, findings) as they are, or, where the target's Python is too old for the stack (python.version fails),
     with the other interpreters on this machine found and judged again, so that the advice names one of them: the
     same one in doctor's remedy and in fix's plan. `find`: (env) -> ((path, version), ...)."""
-    import os
-
     if facts.pythons or not any(f.id == "python.version" and f.status.is_problem for f in findings):
         return facts, tuple(findings)
     facts = replace(facts, pythons=tuple(find(os.environ if env is None else env)))

@@ -139,9 +139,11 @@ def _start(options: DoctorOptions) -> tuple[str, Gatherers, Candidates]:
     from ..render.text import FORMATS
 
     check_choice("--format", options.output_format, FORMATS + NODE_FORMATS)
-    early = started(python) if builtin_only(options.profile) else None
+    if builtin_only(options.profile):  # nothing of the user's to refuse: the target runs while they are read
+        gatherers = started(python)
+        return python, gatherers, candidates(options.profile)
     named = candidates(options.profile)
-    return python, early if early is not None else started(python), named
+    return python, started(python), named
 
 
 def _report(python: str, gatherers: Gatherers, candidates: Candidates, options: DoctorOptions) -> tuple[Policy, Report]:

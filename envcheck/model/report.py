@@ -61,22 +61,22 @@ class Report:
         """The file (or built-in profile) the verdicts came from: a parent pyproject.toml is no secret."""
         return self.profile.source
 
+    def _outcomes(self, skipped: bool) -> list[Status]:
+        """Every check's status (a skipped one only where `skipped`), then the smoke's where it ran."""
+        statuses = [f.status for f in self.findings if skipped or f.status is not Status.SKIP]
+        return statuses + ([self.smoke.status] if self.smoke is not None else [])
+
     @property
     def worst(self) -> Status:
-        statuses = [f.status for f in self.findings]
-        if self.smoke is not None:
-            statuses.append(self.smoke.status)
-        return max(statuses, key=lambda s: s.rank, default=Status.PASS)
+        return max(self._outcomes(skipped=True), key=lambda s: s.rank, default=Status.PASS)
 
     @property
     def status(self) -> Status:
         """The run's outcome in one word: the worst of its checks, where a check skipped (no GPU to ask, say) counts
         in the summary, not as the outcome, unless every check was skipped; a smoke that was asked for counts as it
         ended."""
-        statuses = [f.status for f in self.findings if f.status is not Status.SKIP]
-        if self.smoke is not None:
-            statuses.append(self.smoke.status)
-        return max(statuses, key=lambda s: s.rank, default=Status.SKIP if self.findings else Status.PASS)
+        return max(self._outcomes(skipped=False), key=lambda s: s.rank,
+                   default=Status.SKIP if self.findings else Status.PASS)
 
     @property
     def exit_code(self) -> int:
