@@ -20,8 +20,8 @@ from .load import MAX_ENTRIES, builtin_profiles, load, load_builtin
 from .origins import PolicyError
 from .schema import (
     DEFAULT_PROFILE, LEVELS, RECIPE, RUN, RUNTIME, SCHEMA, SOURCES, Beside, Caveat, CompileTarget, Conflict,
-    CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec, StandIn, TargetRow, driver_floor_for,
-    driver_text, on_capabilities, spec_text,
+    CutlassSource, GpuRule, MoreChoices, PackageRule, Policy, PythonRange, SmokeSpec, StandIn, TargetRow, TorchChoices,
+    driver_floor_for, driver_text, on_capabilities, spec_text,
 )
 from .select import (
     Candidates, builtin_only, candidates, choose, lower_bound, named_profile, resolve, select, torch_release,
@@ -36,6 +36,8 @@ __all__ = [
     "SOURCES",
     "CompileTarget",
     "TargetRow",
+    "TorchChoices",
+    "MoreChoices",
     "MAX_ENTRIES",
     "ProfileChoice",
     "SmokeSpec",

@@ -79,11 +79,13 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..model import Run
-from .rules import (RECIPE, RUN, RUNTIME, SOURCES, Beside, Caveat, CompileTarget, Conflict, GpuRule, PackageRule,
-                    PythonRange, StandIn, TargetRow, driver_floor_for, driver_text, on_capabilities, spec_text)
+from .rules import (RECIPE, RUN, RUNTIME, SOURCES, Beside, Caveat, CompileTarget, Conflict, GpuRule, MoreChoices,
+                    PackageRule, PythonRange, StandIn, TargetRow, TorchChoices, driver_floor_for, driver_text,
+                    on_capabilities, spec_text)
 
 __all__ = ["DEFAULT_PROFILE", "SCHEMA", "RUNTIME", "RECIPE", "RUN", "SOURCES", "LEVELS", "Beside", "PackageRule",
-           "Conflict", "StandIn", "GpuRule", "Caveat", "PythonRange", "CompileTarget", "TargetRow", "CutlassSource",
+           "Conflict", "StandIn", "GpuRule", "Caveat", "PythonRange", "CompileTarget", "TargetRow", "TorchChoices",
+           "MoreChoices", "CutlassSource",
            "SmokeSpec", "Policy", "spec_text", "driver_text", "driver_floor_for", "on_capabilities"]
 
 DEFAULT_PROFILE = "torch-2.11-nvgemm"  # the published recipe: the profile without torch, and below every range
@@ -201,7 +203,14 @@ class Policy:
     @property
     def variables(self) -> tuple[str, ...]:
         """The environment variables its verdicts read (gathered as facts: the job's environment)."""
-        return (self.compile_target.variable,) if self.compile_target is not None else ()
+        rule = self.compile_target
+        return (rule.variable, *(m.variable for m in rule.more_choices)) if rule is not None else ()
+
+    @property
+    def torch_values(self) -> tuple[tuple[str, str], ...]:
+        """The numbers of torch's own sources its verdicts read ((file, name): the probe reads them as text)."""
+        rule = self.compile_target
+        return (rule.threshold_value,) if rule is not None and rule.threshold_value is not None else ()
 
     @property
     def probe_modules(self) -> tuple[str, ...]:
