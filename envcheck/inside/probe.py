@@ -229,12 +229,17 @@ def torch_value(folder, file, name):
     if len(data) > SOURCE_LIMIT:
         found["why"] = "%s is larger than %d MiB: not read" % (file, SOURCE_LIMIT >> 20)
         return found
-    pattern = re.compile(r"^[ \t]*" + name + r"[ \t]*(?::[ \t]*int[ \t]*)?=[ \t]*([0-9]+)[ \t]*(?:#.*)?$")
+    pattern = re.compile(r"[ \t]*" + name + r"[ \t]*(?::[ \t]*int[ \t]*)?=[ \t]*([0-9]+)[ \t\r]*(?:#.*)?$")
+    text = data.decode("utf-8", "replace")
     lines = {}
-    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-        match = pattern.match(line)
+    at = text.find(name)
+    while at >= 0:  # only the lines that name it are matched: the file is large
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        match = pattern.match(text, start, len(text) if end < 0 else end)
         if match:
-            lines.setdefault(int(match.group(1)), number)
+            lines.setdefault(int(match.group(1)), text.count("\n", 0, start) + 1)
+        at = text.find(name, at + len(name))
     if not lines:
         found["why"] = "no line of %s assigns %s a number" % (file, name)
     elif len(lines) > 1:
