@@ -313,6 +313,50 @@ def test_the_evidence_logs_show_what_the_runs_say():
         assert sum(g.count for gemm in gemms for g in gemm.lost if g.cause_id == "dsl-arch-mismatch") == lost, name
 
 
+def _offered(run) -> list[int]:
+    """The NVGEMM choices each GEMM of a recorded run got, read from its capture as smoke and bench read them (a log's
+    autotuning tables; a result's candidates); [] where the capture counts none."""
+    from envcheck.causes.candidates import read_log_candidates
+
+    path = Path(__file__).parent.parent / run.source.split(" ")[0]
+    if path.suffix == ".json":
+        data = json.loads(path.read_text())
+        if "smoke" in data:
+            return [g["offered"] for g in ((data["smoke"].get("candidates") or {}).get("gemms") or [])]
+        return [c["offered"] for v in data.get("bench", data).get("verdicts", []) for c in v.get("candidates") or []]
+    if path.suffix == ".log":
+        return [g.offered for g in read_log_candidates(path.read_text(errors="replace"))]
+    return []
+
+
+@pytest.mark.parametrize("row", OPERATORS.compile_target.by_torch, ids=lambda r: str(r.torch))
+def test_each_torchs_count_is_the_most_its_recorded_runs_got(row):
+    """A by-torch row's choices are the runs': the most NVGEMM choices one GEMM got in the profile's recorded runs of
+    that torch on that GPU with Inductor's defaults (no TORCHINDUCTOR_NVGEMM_ setting), read from their captures."""
+    for capability, most in row.choices:
+        runs = [r for r in OPERATORS.runs if r.capability == capability and row.torch.contains(r.version("torch"))
+                and not any(name.startswith("TORCHINDUCTOR_NVGEMM_") for name, _ in r.environment)]
+        counts = [n for r in runs for n in _offered(r)]
+        assert counts and max(counts) == most, (row.torch, counts)
+
+
+def test_torch_2_15_lost_nothing_without_the_variable_in_its_recorded_runs():
+    """The runs the 2.15 pass cites: smoke, the MLP by default and with every config, with CUTE_DSL_ARCH unset, no
+    candidate lost and fewer than 8 choices each; doctor names them as this combination's evidence."""
+    from envcheck.causes.candidates import read_log_candidates
+
+    data = Path(__file__).parent / "data" / "h200-s5"
+    for name, offered in (("a6-X.log", 4), ("a6-CUTE_DSL_ARCH.log", 4), ("d1-all-configs-arch-unset.log", 7)):
+        gemms = read_log_candidates((data / name).read_text(errors="replace"))
+        assert [(g.offered, g.failed, g.lost) for g in gemms] == [(offered, 0, ())] * 2, name
+        assert "expects arch" not in (data / name).read_text()
+    finding = arch(((9, 0),), torch="2.15.0", threshold=read(8))
+    cited = {r.source for r in finding.evidence.runs}
+    assert {"tests/data/h200-s5/a4-smoke-unset.json", "tests/data/h200-s5/a6-X.log",
+            "tests/data/h200-s5/d1-all-configs-arch-unset.log"} <= cited
+    assert all(r.version("torch") == "2.15.0" and r.variable(VAR) is None for r in finding.evidence.runs)
+
+
 def test_one_remedy_and_its_python_lines():
     remedy = target_remedy(VAR, "sm_90a")
     assert "`export CUTE_DSL_ARCH=sm_90a`" in remedy.text and "`ENV CUTE_DSL_ARCH=sm_90a`" in remedy.text
