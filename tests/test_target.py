@@ -133,13 +133,13 @@ def test_the_torch_range_decides_whether_the_workers_need_it(torch, status):
 
 @pytest.mark.parametrize("torch, threshold, status, said", [
     ("2.14.1", None, Status.WARN, "its source not read: the profile's number for torch >=2.14, <2.15"),
-    ("2.14.1", read(8, 4753), Status.WARN, "read from its torch/_inductor/select_algorithm.py:4753"),
+    ("2.14.1", read(8, 4753), Status.WARN, "as its torch/_inductor/select_algorithm.py:4753 says"),
     ("2.14.1", read(10), Status.WARN, "from 10"),  # 10 choices reach a threshold of 10
     ("2.14.1", read(11), Status.PASS, "only from 11"),  # a torch that raised it: judged by what it says
     ("2.14.1", read(20), Status.PASS, "only from 20"),
     ("2.14.0", read(), Status.WARN, "no line of _inductor/select_algorithm.py assigns it a number: the profile's"),
     ("2.15.0", None, Status.PASS, "its source not read: the profile's number for torch >=2.15, <2.16"),
-    ("2.15.0", read(8), Status.PASS, "only from 8 (read from its torch/_inductor/select_algorithm.py:4924)"),
+    ("2.15.0", read(8), Status.PASS, "only from 8 (as its torch/_inductor/select_algorithm.py:4924 says)"),
     ("2.15.0", read(6), Status.PASS, "only from 6"),
     ("2.15.0", read(5), Status.WARN, "from 5"),  # 5 choices reach a threshold of 5
     ("2.15.0", read(0), Status.WARN, "from 0"),

@@ -110,11 +110,11 @@ def _doctor(python: Path, env: dict, tmp_path: Path) -> dict:
 
 
 @pytest.mark.parametrize("version, settings, status, said", [
-    ("2.15.0+cu132", {}, "pass", "only from 8 (read from its torch/_inductor/select_algorithm.py:4)"),
+    ("2.15.0+cu132", {}, "pass", "only from 8 (as its torch/_inductor/select_algorithm.py:4 says)"),
     ("2.15.0+cu132", {"TORCHINDUCTOR_NVGEMM_SUPPLEMENT_CONFIGS": "1"}, "warn", "a GEMM can reach 8 NVGEMM choices"),
     ("2.15.0+cu132", {"TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "all"}, "warn", "MAX_PROFILING_CONFIGS=all raises"),
     ("2.14.1+cu130", {}, "warn", "Inductor's compile workers build each Hopper (Sm90) operator for sm_100a"),
-    ("2.14.2+cu130", {}, "pass", "only from 20 (read from its torch/_inductor/select_algorithm.py:4)"),
+    ("2.14.2+cu130", {}, "pass", "only from 20 (as its torch/_inductor/select_algorithm.py:4 says)"),
     ("2.14.3+cu130", {}, "warn", "Inductor's compile workers build"),
 ])
 def test_doctor_for_an_h200_judges_the_installed_torch(venvs, tmp_path, version, settings, status, said):

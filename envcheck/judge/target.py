@@ -136,7 +136,7 @@ def unset_verdict(rule: CompileTarget, capability: tuple[int, int], torch: Optio
         return replace(rows, details=(f"no record of how many NVGEMM choices torch {torch} offers per GEMM{says}: "
                                       "judged as if it sent them to its compile workers",))
     threshold = read.value if said else by.threshold
-    said = (f"read from its {said}" if said else f"{read.why if read is not None else 'its source not read'}: the "
+    said = (f"as its {said} says" if said else f"{read.why if read is not None else 'its source not read'}: the "
             f"profile's number for torch {spec_text(by.torch)}")
     most = by.most(capability)
     seen = (f"torch {torch} sends a GEMM's NVGEMM choices to its compile workers from {threshold} ({said}); "
@@ -158,8 +158,8 @@ def unset_verdict(rule: CompileTarget, capability: tuple[int, int], torch: Optio
     bite = (f"it would take {variable}={row.target} from {threshold} NVGEMM choices for one GEMM, which a setting of "
             "the job's environment can bring (none is set here): " + "; ".join(map(_setting_text, rule.more_choices)))
     return Verdict(Status.PASS, f"compute capability {cc}: {variable} is not set, and torch {torch} compiles NVGEMM in "
-                   f"the process that holds the GPU, for its own target {row.target}: it sends a GEMM's choices to its "
-                   f"compile workers only from {threshold} ({said}), and one GEMM got at most {most} on {cc}",
+                   f"the process that holds the GPU, for its own target {row.target}: one GEMM got at most {most} "
+                   f"NVGEMM choices on {cc}, and it sends them to its compile workers only from {threshold} ({said})",
                    "", row.target, (by.text, *seen[1:], bite))
 
 
