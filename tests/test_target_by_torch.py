@@ -180,3 +180,19 @@ def test_a_torch_that_is_no_version_is_refused(capsys):
 
     assert main(["dockerfile", "--torch", "two", "--gpu-capability", "9.0"]) == 2
     assert "--torch 'two': expected a torch version such as 2.15.0" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------------------
+# explain: a torch 2.15.0 log without the variable holds no failure of it, so no "set it"
+
+
+@pytest.mark.parametrize("log", ["a6-X.log", "d1-all-configs-arch-unset.log"])
+def test_explain_finds_nothing_to_set_in_torch_2_15s_logs_without_the_variable(log, capsys):
+    """The H200's MLP logs of torch 2.15.0 with CUTE_DSL_ARCH unset (4 and 7 choices per GEMM, compiled in the
+    process): explain names no failure and no remedy; its remedy comes only with the DSL's 'expects arch' error."""
+    from envcheck.cli import main
+
+    path = Path(__file__).parent / "data" / "h200-s5" / log
+    assert main(["explain", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["causes"] == [] and VAR not in json.dumps(data)

@@ -79,9 +79,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..model import Run
-from .rules import (RECIPE, RUN, RUNTIME, SOURCES, Beside, Caveat, CompileTarget, Conflict, GpuRule, MoreChoices,
-                    PackageRule, PythonRange, StandIn, TargetRow, TorchChoices, driver_floor_for, driver_text,
-                    on_capabilities, spec_text)
+from .rules import (RECIPE, RUN, RUNTIME, SOURCES, Beside, Caveat, Conflict, GpuRule, PackageRule, PythonRange, StandIn,
+                    driver_floor_for, driver_text, on_capabilities, spec_text)
+from .targetrules import CompileTarget, MoreChoices, TargetRow, TorchChoices
 
 __all__ = ["DEFAULT_PROFILE", "SCHEMA", "RUNTIME", "RECIPE", "RUN", "SOURCES", "LEVELS", "Beside", "PackageRule",
            "Conflict", "StandIn", "GpuRule", "Caveat", "PythonRange", "CompileTarget", "TargetRow", "TorchChoices",

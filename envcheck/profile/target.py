@@ -12,7 +12,8 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from .fields import _Table, _capability, _matching, _specifier, _status
-from .rules import RUN, SOURCES, CompileTarget, MoreChoices, TargetRow, TorchChoices
+from .rules import RUN, SOURCES
+from .targetrules import CompileTarget, MoreChoices, TargetRow, TorchChoices
 
 __all__ = ["compile_target"]
 
