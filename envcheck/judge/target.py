@@ -1,7 +1,10 @@
 """cutedsl.arch: the compile target the DSL takes from the job's environment (CUTE_DSL_ARCH), judged for every GPU
 against the profile's [compile-target]. Where torch compiles NVGEMM in workers that cannot read the GPU, the DSL
 falls back to its default target unless the variable names the GPU's own; a value naming another GPU's target, or one
-the DSL refuses, breaks every process (the DSL reads it in the parent too).
+the DSL refuses, breaks every process (the DSL reads it in the parent too). Whether torch uses the workers is judged
+per torch (unset_verdict): a GEMM's NVGEMM choices go there only from a threshold, which the installed torch's source
+says (read by the probe as text) or else the profile's row for that torch, and the choices a GEMM gets are the
+profile's row's, unless a setting of the job's raises them.
 
 Also the one remedy that doctor, fix, explain, the Dockerfile and bench's snippet give (target_remedy, and
 snippet_lines for Python), and the target of the GPU a child run compiles on (device_target). Pure."""
@@ -130,14 +133,14 @@ def unset_verdict(rule: CompileTarget, capability: tuple[int, int], torch: Optio
     by = rule.choices_for(torch)
     if row.status is Status.PASS or torch is None:
         return rows
-    said = read.where if read is not None and read.value is not None else None
+    known = read is not None and read.value is not None  # the installed torch's own number
     if by is None:
-        says = f" (its source says from {read.value}: {said})" if said else ""
+        says = f" (its source says from {read.value}: {read.where})" if known else ""
         return replace(rows, details=(f"no record of how many NVGEMM choices torch {torch} offers per GEMM{says}: "
                                       "judged as if it sent them to its compile workers",))
-    threshold = read.value if said else by.threshold
-    said = (f"as its {said} says" if said else f"{read.why if read is not None else 'its source not read'}: the "
-            f"profile's number for torch {spec_text(by.torch)}")
+    threshold = read.value if known else by.threshold
+    said = (f"as its {read.where} says" if known else f"{read.why if read is not None else 'its source not read'}: "
+            f"the profile's number for torch {spec_text(by.torch)}")
     most = by.most(capability)
     seen = (f"torch {torch} sends a GEMM's NVGEMM choices to its compile workers from {threshold} ({said}); "
             f"{by.text}", *source_lines((f"torch {spec_text(by.torch)}", by.source)))
