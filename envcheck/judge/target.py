@@ -231,7 +231,8 @@ def cutedsl_arch(ctx: Context) -> Finding:
                        "(the image's ENV)")
     details += source_lines(("rule", rule.source), *((f"{capability_text(cc)} row", rule.row(cc).source)
                                                      for cc in capabilities if rule.row(cc) is not None))
-    evidence = recorded(ctx, variable_field(rule.variable))
+    # the runs of this combination: the variable, and each setting that raises a GEMM's choices, as here
+    evidence = recorded(ctx, variable_field(rule.variable), *(variable_field(m.variable) for m in rule.more_choices))
     details.append(evidence.said)
     remedy = None
     if status not in (Status.PASS, Status.SKIP):

@@ -59,6 +59,13 @@ Everything that differs between stacks is profile data; code never branches on a
   compute capability it compiles for (`accepts`), why and the source; `[[compile-target.gpu]]` one row per compute
   capability: the GPU's own `target`, the `status` where a process compiles for the fallback, its `basis` (`run`:
   a recorded run shows it; `sources`: read, not run), `text`, `source`. Absent: not judged (cutedsl.arch skips).
+  Whether torch compiles in its workers at all: `threshold-file` (in torch's package folder) and `threshold-name`
+  name the line that says from how many NVGEMM choices of one GEMM it sends them there (the probe reads it as text
+  from the installed torch); `[[compile-target.by-torch]]` one row per torch range (`torch`, its `threshold` where
+  the source cannot be read, `choices`: the most NVGEMM choices one GEMM got per compute capability with Inductor's
+  defaults, `basis`, `text`, `source`): below the threshold the process that holds the GPU compiles them, a pass;
+  `[[compile-target.more-choices]]` the settings of the job's environment that can raise them to it (`variable`,
+  the `values` that do, `above`: a number above it does too, `text`, `source`).
 - `[smoke]`: the smoke's backends, the extra backends per compute capability, and the patterns that prove the
   kernel ran in Inductor's generated code (`call-pattern`, `kernel-pattern`, `imports`), and the kernel library
   `smoke --library` calls directly (`library`).
