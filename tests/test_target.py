@@ -419,6 +419,7 @@ def test_doctor_reads_its_own_environment(value, status, tmp_path):
 
 
 BASE = 'extends = "torch-2.14-operators"\n'
+BY_TORCH = '[[compile-target.by-torch]]\ntorch = ">=2.16,<2.17"\nbasis = "run"\ntext = "t"\n'
 
 
 @pytest.mark.parametrize("body, key, expected", [
@@ -435,6 +436,19 @@ BASE = 'extends = "torch-2.14-operators"\n'
     ('[[compile-target.gpu]]\ncapability = "9.0"\ntarget = "sm_90a"\nstatus = "warn"\nbasis = "run"\n',
      "compile-target.gpu[0].text", "(the key is required)"),
     ('[compile-target]\ncolour = 1\n', "compile-target.colour", "no such key"),
+    ('[compile-target]\nthreshold-file = "../../os.py"\n', "compile-target.threshold-file", "a file in torch's package"),
+    ('[compile-target]\nthreshold-name = "X = 1; import os"\n', "compile-target.threshold-name", "a Python name"),
+    (BY_TORCH + 'threshold = -1\nchoices = { "9.0" = 5 }\n', "compile-target.by-torch[2].threshold", "a whole number"),
+    (BY_TORCH + 'threshold = true\nchoices = { "9.0" = 5 }\n', "compile-target.by-torch[2].threshold", "a whole number"),
+    (BY_TORCH + 'threshold = 8\nchoices = { "nine" = 5 }\n', "compile-target.by-torch[2].choices", "compute capability"),
+    (BY_TORCH + 'threshold = 8\nchoices = { "9.0" = "5" }\n', "compile-target.by-torch[2].choices", "compute capability"),
+    (BY_TORCH + 'threshold = 8\nchoices = { "9.0" = 5 }\ncolour = 1\n', "compile-target.by-torch[2].colour", "no such key"),
+    ('[[compile-target.more-choices]]\nvariable = "X"\nvalues = [1]\ntext = "t"\n', "compile-target.more-choices[3].values",
+     "a list of the values"),
+    ('[[compile-target.more-choices]]\nvariable = "X"\nvalues = ["a b"]\ntext = "t"\n',
+     "compile-target.more-choices[3].values", "a list of the values"),
+    ('[[compile-target.more-choices]]\nvariable = "X"\nvalues = ["1"]\nabove = "ten"\ntext = "t"\n',
+     "compile-target.more-choices[3].above", "a whole number"),
 ])
 def test_a_bad_compile_target_names_the_file_and_the_key(tmp_path, body, key, expected):
     path = tmp_path / "p.toml"
@@ -443,6 +457,33 @@ def test_a_bad_compile_target_names_the_file_and_the_key(tmp_path, body, key, ex
         load(path)
     message = str(caught.value)
     assert str(path) in message and f"'{key}'" in message and expected in message, message
+
+
+def test_a_profile_changes_one_torchs_row_and_one_setting_by_their_keys(tmp_path):
+    """extends merges by-torch by its torch and more-choices by its variable: a site that measured more choices on its
+    torch 2.15 says so, and one whose jobs never swap A and B drops that setting."""
+    path = tmp_path / "p.toml"
+    path.write_text(BASE + '[[compile-target.by-torch]]\ntorch = ">=2.15,<2.16"\nthreshold = 8\nchoices = { "9.0" = 9 }\n'
+                           'basis = "run"\ntext = "ours"\n[[compile-target.more-choices]]\n'
+                           'variable = "TORCHINDUCTOR_NVGEMM_SWAP_AB"\nremove = true\n')
+    rule = load(path).compile_target
+    assert [r.most((9, 0)) for r in rule.by_torch] == [10, 9] and rule.by_torch[1].text == "ours"
+    assert [m.variable for m in rule.more_choices] == [SUPPLEMENT, MAX]
+    finding = arch(((9, 0),), torch="2.15.0", threshold=read(8), policy=load(path))
+    assert finding.status is Status.WARN  # 9 choices reach 8
+    finding = arch(((9, 0),), torch="2.15.0", threshold=read(10), policy=load(path), settings=((SWAP, "1"),))
+    assert finding.status is Status.PASS  # 9 < 10, and SWAP_AB is no setting of this profile's
+
+
+def test_a_threshold_file_without_its_name_is_refused(tmp_path):
+    path = tmp_path / "p.toml"
+    body = ('[compile-target]\nvariable = "CUTE_DSL_ARCH"\ntorch = ">=2.14"\nfallback = "sm_100a"\n'
+            'accepts = { sm_100a = "10.0" }\nthreshold-file = "_inductor/select_algorithm.py"\n')
+    text = (Path(__file__).parent.parent / "envcheck" / "profile" / "builtin" / "torch-2.14-operators.toml").read_text()
+    start, end = text.index("[compile-target]"), text.index("[smoke]")
+    path.write_text(text[:start].replace('id = "torch-2.14-operators"', 'id = "mine"') + body + "\n" + text[end:])
+    with pytest.raises(PolicyError, match="threshold-file and threshold-name both, or neither"):
+        load(path)
 
 
 def test_a_profile_changes_one_row_by_its_capability(tmp_path):
