@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from envcheck.bench.result import NOISE_TARGET, TIME_CAP_S  # noqa: E402
 from envcheck.bench.results import read_result  # noqa: E402
-from envcheck.inside.timing import PRECISION  # noqa: E402
+from envcheck.inside.stoprule import PRECISION  # noqa: E402
 from envcheck.inside import library  # noqa: E402
 
 RUNS = (ROOT / "tests" / "data" / "bench" / "h200-6", ROOT / "tests" / "data" / "bench" / "h200-8")

@@ -8,16 +8,16 @@ imported by envcheck itself except by tests. So: standard library only at module
     python bench_child.py --plan plan.json [--code-dir DIR] [--lookup-marker FILE]
 
 plan.json: {"shapes": [{"m", "n", "k", "label", "layout"}], "dtype", "backends": [{"name", "backends"}], "budget_s",
-"noise_target", "time_cap_s", "seed", "library", "top_k"}. The backends are compiled in the plan's order; the first
+"noise_target", "noise_floor", "peak_tflops", "time_cap_s", "seed", "library", "top_k"}. The backends are compiled in the plan's order; the first
 is measured again at the end of each shape (the repeat). With "library": cuBLAS, then the library's candidates,
 ranked by nvMatmulHeuristics and cut to "top_k" (null: every candidate; library.rank).
 
 It speaks envcheck/inside/protocol.py: `envcheck-bench: phase NAME +SECONDS` progress lines on stderr; on stdout an
 `ENVCHECK-BENCH-COMPILED {"shape", "backend"}` line after each compile (Inductor's autotuning of it is in the log
 above it: envcheck/causes/candidates.py reads it), one `ENVCHECK-BENCH-ROW {json}` line per (shape, backend) as soon as
-it is measured (ROW_SCHEMA; a shape's rows are timed back to back once all of them are compiled), so that a run killed
-by its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end (RESULT_SCHEMA).
-How a kernel is timed: envcheck/inside/timing.py.
+its shape is timed (ROW_SCHEMA; a shape's rows are timed together once all of them are compiled: time_shape), so that
+a run killed by its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end
+(RESULT_SCHEMA). How a kernel is timed: envcheck/inside/timing.py; when a row's timing stops: stoprule.py.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ import time
 import traceback
 
 try:  # imported as envcheck.inside.bench_child by envcheck's own process (tests)
-    from . import gemm, library, lookup, protocol, timing
+    from . import gemm, library, lookup, protocol, stoprule, timing
 except ImportError:  # run by path in its run folder, beside the envcheck_*.py copies (envcheck/runner.py)
     import envcheck_gemm as gemm, envcheck_library as library, envcheck_lookup as lookup
-    import envcheck_protocol as protocol, envcheck_timing as timing
+    import envcheck_protocol as protocol, envcheck_stoprule as stoprule, envcheck_timing as timing
 
 RESULT_SCHEMA = (
     "protocol",
@@ -67,11 +67,11 @@ ROW_SCHEMA = (
     "max_error",  # max |out - ref| against the fp32 reference
     "max_ref",  # max |ref|
     "tolerance",  # {"atol", "rtol"}
-    "kernel_ms",  # {"median", "q25", "q75", "min", "spread", "reps", "mode", "rounds", "redone", "gaps", ...}
+    "kernel_ms",  # {"median", "q25", "q75", "min", "spread", "reps", "mode", "rounds", "redone", "gaps", "stop", ...}
     "call_ms",  # wall time per call through the compiled function, calls back to back
     "call_spread",  # (max - min) / median of call_ms over its three rounds
     "host_ms",  # CPU time to launch one call
-    "do_bench_ms",  # triton.testing.do_bench(median) on the same compiled function
+    "do_bench_ms",  # triton.testing.do_bench(median) on the same compiled function, where the calls run back to back
     "window",  # [time.time() at the start, at the end] of the timed part: matched with NVML samples
 )
 
@@ -174,29 +174,122 @@ def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
     return row, call
 
 
-def time_row(torch, ctx, row, call):
-    """A row's second half: the kernel time, then (not for a repeat) do_bench and the call time; errors become the
-    row's status. The GPU counts as sustained where the last row timed loaded it moments ago (LOADED_GAP_S)."""
-    try:
-        row["window"] = [time.time(), None]
-        sustained = time.perf_counter() - ctx["loaded_at"] < LOADED_GAP_S
-        row["kernel_ms"] = timing.kernel_time(torch, call, ctx["flush"], ctx["cycles_per_ms"], ctx["time_cap_s"],
-                                              ctx["noise_target"], sustained=sustained)
+def time_shape(torch, ctx, shape, rows, out_of_time):
+    """A shape's rows timed; rows: [(row, call or None: nothing to time)] in the plan's order, the repeat last.
+
+    First each row's method (timing.start; the repeat takes its first's). Then the rows in turn: those behind a
+    sleep kernel, those the GPU runs back to back (one sustain for them all: they follow one another), the repeat;
+    each for MIN_REPS at least and on until its own figures are enough (stoprule.alone), with do_bench (back to back
+    only) and the call time (not for a repeat) right after, so that the GPU is in the state it was timed in. Then the
+    rows not yet stopped get a round each in turn until stoprule.reason lets them stop: their comparisons with the
+    shape's other rows decided, or the cap. Errors become the row's status; `out_of_time`: the budget ran out."""
+    firsts, timed = {}, []
+    for row, call in rows:
+        if call is None:
+            continue
+        try:
+            first = firsts.get(row["backend"]) if row["repeat"] else None
+            method = first.again(call) if first is not None else timing.start(torch, call, ctx["flush"],
+                                                                                ctx["cycles_per_ms"])
+        except Exception as exc:  # noqa: BLE001 - one backend's failure is that row's result, the run goes on
+            _failed(row, exc)
+            continue
         if not row["repeat"]:
-            if ctx["do_bench"] is not None:  # right after, so that the GPU is in the state it was timed in
-                row["do_bench_ms"] = ctx["do_bench"](call, return_mode="median", **timing.DO_BENCH)
-            row["call_ms"], row["host_ms"], row["call_spread"] = timing.call_time(torch, call)
-        row["window"][1] = time.time()
-        if row["kernel_ms"]["mode"] == "back-to-back":
-            ctx["loaded_at"] = time.perf_counter()
-        if not row["repeat"] and ctx["profile_kernels"]:
-            try:
-                row["device_kernels"] = timing.device_kernels(torch, call)
-            except Exception as exc:  # the profiler is a witness, not the measurement
-                row["device_kernels"] = ["(profiler failed: %s)" % str(exc)[:200]]
-        row["status"] = "ok"
-    except Exception as exc:  # noqa: BLE001 - one backend's failure is that row's result, the run goes on
-        _failed(row, exc)
+            firsts[row["backend"]] = method
+        timed.append((row, method))
+    pending = []
+    for row, method in sorted(timed, key=lambda item: (item[0]["repeat"], item[1].host_fast)):
+        if out_of_time():
+            row.update(status="skipped", reason="the time budget (%g s) ran out before it was timed" % ctx["budget_s"])
+            continue
+        try:
+            row["window"] = [time.time(), None]
+            _sustain(ctx, method)
+            while True:
+                timing.one_round(torch, method, ctx["flush"], ctx["cycles_per_ms"])
+                if len(method.samples) >= timing.MIN_REPS:
+                    break
+            method.stop = stoprule.alone(timing.summarize(method.samples), ctx["noise_target"])
+            row["kernel_ms"] = method.summary()
+            if not row["repeat"]:
+                if ctx["do_bench"] is not None and method.host_fast:  # a check of the kernel time where both time it
+                    row["do_bench_ms"] = ctx["do_bench"](method.call, return_mode="median", **timing.DO_BENCH)
+                row["call_ms"], row["host_ms"], row["call_spread"] = timing.call_time(torch, method.call)
+            row["window"][1] = time.time()
+            if method.host_fast:
+                ctx["loaded_at"] = time.perf_counter()
+            if not row["repeat"] and ctx["profile_kernels"]:
+                try:
+                    row["device_kernels"] = timing.device_kernels(torch, method.call)
+                except Exception as exc:  # the profiler is a witness, not the measurement
+                    row["device_kernels"] = ["(profiler failed: %s)" % str(exc)[:200]]
+            row["status"] = "ok"
+        except Exception as exc:  # noqa: BLE001
+            _failed(row, exc)
+            continue
+        if method.stop is None:
+            pending.append((row, method))
+    fastest_ms = shape_fastest_ms(shape, ctx["peak_tflops"])
+    while pending:
+        for item in list(pending):
+            row, method = item
+            figures = {id(r): _figure(r, m, fastest_ms) for r, m in timed if r["status"] == "ok"}
+            peers = [figures[id(r)] for r, _ in timed if r is not row and id(r) in figures and (
+                r["backend"] == row["backend"] if row["repeat"] else not r["repeat"])]
+            method.stop = stoprule.reason(figures[id(row)], peers, ctx["noise_target"], ctx["noise_floor"],
+                                          method.spent_s, ctx["time_cap_s"], _drift(timed))
+            if method.stop is None and out_of_time():
+                method.stop = "budget"
+            if method.stop is None:
+                try:
+                    _sustain(ctx, method)
+                    timing.one_round(torch, method, ctx["flush"], ctx["cycles_per_ms"])
+                    if method.host_fast:
+                        ctx["loaded_at"] = time.perf_counter()
+                except Exception as exc:  # noqa: BLE001
+                    _failed(row, exc)
+                    pending.remove(item)
+                continue
+            row["kernel_ms"] = method.summary()
+            row["window"][1] = time.time()
+            pending.remove(item)
+
+
+def _sustain(ctx, method):
+    """The row's warm-up: the GPU counts as sustained where a row timed back to back loaded it moments ago."""
+    timing.sustain(method, ctx["flush"], time.perf_counter() - ctx["loaded_at"] < LOADED_GAP_S)
+
+
+def shape_fastest_ms(shape, peak_tflops):
+    """The least time the shape's GEMM can take at the GPU's dense peak (None: no peak known)."""
+    if not peak_tflops:
+        return None
+    return 2.0 * shape["m"] * shape["n"] * shape["k"] / (peak_tflops * 1e12) * 1e3
+
+
+def _figure(row, method, fastest_ms):
+    """What stoprule reads of a row: its samples' summary so far, do_bench's distance where it times the same thing,
+    and the least time the GPU's peak allows."""
+    figure = timing.summarize(method.samples)
+    if row.get("do_bench_ms") and method.host_fast:
+        figure["gap"] = abs(row["do_bench_ms"] / figure["median"] - 1)
+    figure["fastest_ms"] = fastest_ms
+    return figure
+
+
+def _drift(timed):
+    """The largest drift between a repeat and its first (None: no repeat timed yet)."""
+    medians = {}
+    drifts = []
+    for row, method in timed:
+        if row["status"] != "ok" or not method.samples:
+            continue
+        median = timing.summarize(method.samples)["median"]
+        if not row["repeat"]:
+            medians[row["backend"]] = median
+        elif row["backend"] in medians:
+            drifts.append(abs(median - medians[row["backend"]]) / medians[row["backend"]])
+    return max(drifts) if drifts else None
 
 
 def _failed(row, exc):
@@ -249,12 +342,15 @@ def bench(plan, args, run):
         "cycles_per_ms": timing.calibrate_sleep(torch),
         "time_cap_s": float(plan["time_cap_s"]),
         "noise_target": float(plan["noise_target"]),
+        "noise_floor": float(plan.get("noise_floor", 0.01)),  # the analysis' (bench/noise.py), for stoprule
+        "peak_tflops": plan.get("peak_tflops"),  # the GPU's dense peak for the dtype (None: not known)
+        "budget_s": float(plan["budget_s"]),
         "do_bench": do_bench,
         "capability": result["gpu"]["capability"],
         # The CUDA profiler names the kernels that really ran (cuBLAS's too), but it may leave CUPTI hooked into
         # every later launch, which would inflate host_ms: opt-in, ENVCHECK_BENCH_PROFILE_KERNELS=1.
         "profile_kernels": os.environ.get("ENVCHECK_BENCH_PROFILE_KERNELS") == "1",
-        "loaded_at": float("-inf"),  # when a row last kept the GPU busy (time_row)
+        "loaded_at": float("-inf"),  # when a row last kept the GPU busy (time_shape)
     }
     result["sleep_cycles_per_ms"] = round(ctx["cycles_per_ms"])
     result["method"] = timing.METHOD
@@ -289,12 +385,8 @@ def bench(plan, args, run):
                 calls.setdefault(backend["name"], call)
             rows.append((row, call))
         run.phase("time %d/%d" % (index + 1, len(plan["shapes"])))
-        for row, call in rows:
-            if call is not None:
-                if run.elapsed() >= budget:
-                    row.update(status="skipped", reason="the time budget (%g s) ran out before it was timed" % budget)
-                else:
-                    time_row(torch, ctx, row, call)
+        time_shape(torch, ctx, shape, rows, lambda: run.elapsed() >= budget)
+        for row, _ in rows:
             run.emit(protocol.BENCH_ROW, row)
             sys.stderr.write("envcheck-bench: row %s %s %s %s %s\n" % (
                 shape["label"], row["backend"] + (" (repeat)" if row["repeat"] else ""),
