@@ -353,6 +353,12 @@ def bench(plan, args, run):
         "loaded_at": float("-inf"),  # when a row last kept the GPU busy (time_shape)
     }
     result["sleep_cycles_per_ms"] = round(ctx["cycles_per_ms"])
+    run.phase("import-inductor")  # its own phase: what the user's first torch.compile pays too, apart from the setup
+    try:
+        import torch._dynamo.utils  # noqa: F401 - gemm.counters
+        import torch._inductor.graph  # noqa: F401 - compile_gemm
+    except Exception:  # a broken Inductor: each row's compile says how (prepare_row)
+        pass
     result["method"] = timing.METHOD
     dtype = getattr(torch, plan["dtype"])
     generator = torch.Generator(device=device).manual_seed(int(plan.get("seed", 0)))
