@@ -76,7 +76,7 @@ ROW_SCHEMA = (
 )
 
 
-LOADED_GAP_S = 0.05  # a row timed within this of the last GPU-bound one finds the GPU in its sustained state
+LOADED_GAP_S = 0.05  # a row timed within this of the last GPU-bound work finds the GPU as that work left it
 
 _TRITON_KERNEL = re.compile(r"async_compile\.triton\(\s*['\"]([A-Za-z0-9_]+)['\"]")
 
@@ -177,13 +177,14 @@ def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
 def time_shape(torch, ctx, shape, rows, out_of_time):
     """A shape's rows timed; rows: [(row, call or None: nothing to time)] in the plan's order, the repeat last.
 
-    First each row's method (timing.start; the repeat takes its first's). Then the rows in turn: those behind a
-    sleep kernel, those the GPU runs back to back (one sustain for them all: they follow one another), the repeat;
-    each for MIN_REPS at least and on until its own figures are enough (stoprule.alone), with do_bench (back to back
-    only) and the call time (not for a repeat) right after, so that the GPU is in the state it was timed in. Then the
-    rows not yet stopped get a round each in turn until stoprule.reason lets them stop: their comparisons with the
-    shape's other rows decided, or the cap. Errors become the row's status; `out_of_time`: the budget ran out."""
-    firsts, timed = {}, []
+    First each row's method (timing.start; the repeat takes its first's). Then the rows in turn: those the GPU runs
+    back to back, one after another (one warm-up to the sustained state for them all, the probes counted: LOADED),
+    the repeat among them if its first is one, then those behind a sleep kernel; each for MIN_REPS at least and on
+    until its own figures are enough (stoprule.alone), with do_bench (back to back only) and the call time (not for
+    a repeat) right after, so that the GPU is in the state it was timed in. Then the rows not yet stopped get a round
+    each in turn until stoprule.reason lets them stop: their comparisons with the shape's other rows decided, or
+    the cap. Errors become the row's status; `out_of_time`: the budget ran out."""
+    firsts, timed, probed = {}, [], 0.0
     for row, call in rows:
         if call is None:
             continue
@@ -196,9 +197,11 @@ def time_shape(torch, ctx, shape, rows, out_of_time):
             continue
         if not row["repeat"]:
             firsts[row["backend"]] = method
+            probed += timing.busy_ms(method) if method.host_fast else 0.0
         timed.append((row, method))
+    _loaded(ctx, probed)
     pending = []
-    for row, method in sorted(timed, key=lambda item: (item[0]["repeat"], item[1].host_fast)):
+    for row, method in sorted(timed, key=lambda item: (not item[1].host_fast, item[0]["repeat"])):
         if out_of_time():
             row.update(status="skipped", reason="the time budget (%g s) ran out before it was timed" % ctx["budget_s"])
             continue
@@ -217,7 +220,7 @@ def time_shape(torch, ctx, shape, rows, out_of_time):
                 row["call_ms"], row["host_ms"], row["call_spread"] = timing.call_time(torch, method.call)
             row["window"][1] = time.time()
             if method.host_fast:
-                ctx["loaded_at"] = time.perf_counter()
+                _loaded(ctx, timing.SUSTAIN_MS)
             if not row["repeat"] and ctx["profile_kernels"]:
                 try:
                     row["device_kernels"] = timing.device_kernels(torch, method.call)
@@ -245,7 +248,7 @@ def time_shape(torch, ctx, shape, rows, out_of_time):
                     _sustain(ctx, method)
                     timing.one_round(torch, method, ctx["flush"], ctx["cycles_per_ms"])
                     if method.host_fast:
-                        ctx["loaded_at"] = time.perf_counter()
+                        _loaded(ctx, timing.SUSTAIN_MS)
                 except Exception as exc:  # noqa: BLE001
                     _failed(row, exc)
                     pending.remove(item)
@@ -255,9 +258,15 @@ def time_shape(torch, ctx, shape, rows, out_of_time):
             pending.remove(item)
 
 
+def _loaded(ctx, busy_ms):
+    """The GPU ran busy_ms of work just now (the probes; a row timed back to back: SUSTAIN_MS, it is sustained)."""
+    ctx["loaded_at"], ctx["loaded_ms"] = time.perf_counter(), busy_ms
+
+
 def _sustain(ctx, method):
-    """The row's warm-up: the GPU counts as sustained where a row timed back to back loaded it moments ago."""
-    timing.sustain(method, ctx["flush"], time.perf_counter() - ctx["loaded_at"] < LOADED_GAP_S)
+    """The row's warm-up, the work the GPU ran moments ago (LOADED_GAP_S) counted."""
+    recent = time.perf_counter() - ctx["loaded_at"] < LOADED_GAP_S
+    timing.sustain(method, ctx["flush"], ctx["loaded_ms"] if recent else 0.0)
 
 
 def shape_fastest_ms(shape, peak_tflops):
@@ -350,7 +359,8 @@ def bench(plan, args, run):
         # The CUDA profiler names the kernels that really ran (cuBLAS's too), but it may leave CUPTI hooked into
         # every later launch, which would inflate host_ms: opt-in, ENVCHECK_BENCH_PROFILE_KERNELS=1.
         "profile_kernels": os.environ.get("ENVCHECK_BENCH_PROFILE_KERNELS") == "1",
-        "loaded_at": float("-inf"),  # when a row last kept the GPU busy (time_shape)
+        "loaded_at": float("-inf"),  # when the GPU was last kept busy, and for how long (time_shape)
+        "loaded_ms": 0.0,
     }
     result["sleep_cycles_per_ms"] = round(ctx["cycles_per_ms"])
     run.phase("import-inductor")  # its own phase: what the user's first torch.compile pays too, apart from the setup

@@ -32,7 +32,7 @@ MAX_WARMUP_REPS = 4000
 PROBE_REPS = 10  # calls queued behind a sleep to measure the host's launch time,
 MIN_PROBE_REPS = 3  # fewer where they would keep the device busy for more than PROBE_MS
 PROBE_MS = 10.0
-PROBE_SLEEP_MS = 5.0  # PROBE_REPS launches of 0.5 ms each queue before the GPU starts them
+PROBE_SLEEP_MS = 5.0  # at most: PROBE_REPS launches of 0.5 ms each queue before the GPU starts them
 # A round of repetitions back to back (do_bench's default is 100 ms): 10 ms is 25 repetitions of a 0.4 ms GEMM, the
 # minimum of 10 of a 1 ms one; a row whose figure is not enough after its first round gets more (stoprule.py).
 REP_MS = 10.0
@@ -40,8 +40,9 @@ MIN_REPS = 10
 MAX_REPS = 2000
 HOST_FAST = 0.5  # the host launches faster than the device runs: host time per repetition under half of device's
 BATCH_MS = 20.0  # device time one batch behind a sleep kernel aims at (when the host is the slower one)
-MAX_BATCH = 50  # reps queued behind one sleep: well under the launch queue
+MAX_BATCH = 25  # reps queued behind one sleep: well under the launch queue
 MAX_SLEEP_MS = 250.0
+SLEEP_FACTOR = 1.5  # a batch's sleep: this many times the host's time to queue it (doubled on each redo)
 CALL_ROUND_S = 0.005  # a round of call_time: 50 calls of a 0.1 ms decode GEMM, 3 of a 1.4 ms one, 1 of a 5 ms one
 DO_BENCH = {"warmup": 2, "rep": 10}  # the cross-check's own warm-up and repetitions (ms): the GPU is warm already
 
@@ -119,7 +120,7 @@ class RowTiming:
         self.host_fast = host_per_rep < HOST_FAST * estimate
         self.probe_reps = probe_reps
         self.samples, self.rounds, self.redone, self.gaps = [], 0, 0, False
-        self.warmup_reps, self.spent_s, self.factor, self.stop = 0, 0.0, 2.0, None
+        self.warmup_reps, self.spent_s, self.factor, self.stop = 0, 0.0, SLEEP_FACTOR, None
 
     def again(self, call):
         """The same function timed anew (the repeat): its method is known, its samples start empty."""
@@ -141,27 +142,36 @@ def start(torch, call, flush, cycles_per_ms):
     and the device time of a flushed repetition (do_bench's estimate; the host's gaps in it where it is slower)."""
     began, ended = _events(torch, 2)
     began.record()
+    queued = time.perf_counter()
     for _ in range(WARM_CALLS):
         flush.zero_()
         call()
+    host_ms = (time.perf_counter() - queued) / WARM_CALLS * 1e3
     ended.record()
     ended.synchronize()
     rough = max(began.elapsed_time(ended) / WARM_CALLS, 1e-3)
     count = max(MIN_PROBE_REPS, min(PROBE_REPS, int(PROBE_MS / rough)))
-    _, host_per_rep, _, span = queue_batch(torch, call, flush, count, PROBE_SLEEP_MS, cycles_per_ms)
+    sleep_ms = min(PROBE_SLEEP_MS, 2 * count * host_ms + 0.5)  # twice the time the warm calls took to queue
+    _, host_per_rep, _, span = queue_batch(torch, call, flush, count, sleep_ms, cycles_per_ms)
     return RowTiming(call, max(span / count, 1e-3), host_per_rep, count)
 
 
-def sustain(timing, flush, sustained):
-    """The warm-up before a row's rounds: SUSTAIN_MS of flushed calls where the host launches faster than the device
-    runs and the GPU is not in its sustained state already (`sustained`: a row kept it busy moments ago), else
-    WARMUP_MS."""
-    warmup_ms = SUSTAIN_MS if timing.host_fast and not sustained else WARMUP_MS
+def sustain(timing, flush, loaded_ms):
+    """The warm-up before a row's rounds, where the host launches faster than the device runs: flushed calls until
+    the GPU has run SUSTAIN_MS of work with no pause (`loaded_ms`: what it has run just before: other rows, the
+    probes), WARMUP_MS at least. Behind a sleep kernel, one call: the GPU idles between its batches anyway, and the
+    probe ran it."""
+    warmup_ms = max(WARMUP_MS, SUSTAIN_MS - loaded_ms) if timing.host_fast else 0.0
     reps = max(1, min(MAX_WARMUP_REPS, int(warmup_ms / timing.estimate)))
     for _ in range(reps):
         flush.zero_()
         timing.call()
     timing.warmup_reps += reps
+
+
+def busy_ms(timing):
+    """Device ms of flushed calls start ran for the row (its warm-up calls and probe)."""
+    return (WARM_CALLS + timing.probe_reps) * timing.estimate
 
 
 def one_round(torch, timing, flush, cycles_per_ms):
@@ -232,8 +242,9 @@ def device_kernels(torch, call):
 
 METHOD = (
     "triton.testing.do_bench's method (L2 flushed by zeroing 256 MB before each repetition, CUDA events, median of "
-    "rounds of 10 ms of repetitions back to back) in the GPU's sustained clock (a 150 ms warm-up before a shape's "
-    "first such row, those rows timed one after another after all of them compiled); where the host launches more "
+    "rounds of 10 ms of repetitions back to back) in the GPU's sustained clock (warmed up until it has run 150 ms of "
+    "work with no pause, a shape's such rows timed one after another after all of them compiled); where the host "
+    "launches more "
     "slowly than the GPU runs, nvbench's blocking kernel (each batch queued behind torch.cuda._sleep, redone if the "
     "host fell behind); repeated until (q75-q25)/median is under the noise target, or the median is known within "
     "0.5%, or every comparison with the shape's other rows is decided beyond the noise by 3 standard errors, or the "
