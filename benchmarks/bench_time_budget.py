@@ -236,7 +236,8 @@ def timing_section(runs: Path) -> None:
     """The rows that ran to the time cap (spread over the noise target), what they got, and what a shorter cap
     leaves of the median's precision (standard error of a median: 1.2533 sigma / sqrt(n), sigma ~ IQR / 1.349)."""
     print(f"\ntiming: rows whose spread is over the noise target {NOISE_TARGET:g} (before issue 23 item 5 they ran to the "
-          f"time cap, {TIME_CAP_S:g} s; now they stop once the median is known within {PRECISION:.1%})")
+          f"time cap, {TIME_CAP_S:g} s; since, they stop once the median is known within {PRECISION:.1%}, and since "
+          "issue 30 also once every comparison with the shape's other rows is decided: inside/stoprule.py)")
     for prefix in STACKS:
         for kind in ("warm", "cold"):
             path = runs / f"{prefix}-llm-{kind}.json"
@@ -256,6 +257,14 @@ def timing_section(runs: Path) -> None:
 
             print(f"  {stack:45s} {kind:4s} {len(capped):3d} of {len(rows)} rows ({blocking} blocking), median "
                   f"{reps:.0f} reps, spread {spread:.1%}: median within {error(reps):.2%}")
+            log = path.with_suffix(".log")
+            stops = defaultdict(int)
+            for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if log.is_file() else ():
+                if line.startswith(_ROW):
+                    stops[(json.loads(line[len(_ROW):]).get("kernel_ms") or {}).get("stop")] += 1
+            if any(stops):  # the child's log kept, of a child since issue 30: why each row's timing stopped
+                print(f"  {'':45s} {kind:4s} why rows stopped ({log.name}): "
+                      + ", ".join(f"{why} {count}" for why, count in sorted(stops.items(), key=str) if why))
 
 
 def library_section(path: Path) -> None:

@@ -2,7 +2,7 @@
 
     python benchmarks/timing_replay.py [--runs DIR [DIR ...]] [--seeds N] [--base COMMIT] [--shapes]
 
---runs (default ../shared/h200/2026-12-03-s5, the torch 2.15.0 runs, and tests/data/bench/h200-8, torch 2.14.1):
+--runs (default tests/data/bench/h200-s5, the torch 2.15.0 runs, and h200-8, torch 2.14.1):
 folders with the saved `bench --json` results of the default llm set (bench-llm-{warm,cold}.json), their progress
 lines (.err: each shape's `time I/N` phase) and, where kept, the child's log (.log: every row line whole).
 
@@ -48,7 +48,7 @@ from envcheck.bench.noise import NOISE_FLOOR  # noqa: E402
 from envcheck.bench.result import NOISE_TARGET, TIME_CAP_S  # noqa: E402
 from envcheck.bench.results import read_result  # noqa: E402
 
-RUNS = (ROOT.parent / "shared" / "h200" / "2026-12-03-s5", ROOT / "tests" / "data" / "bench" / "h200-8")
+RUNS = (ROOT / "tests" / "data" / "bench" / "h200-s5", ROOT / "tests" / "data" / "bench" / "h200-8")
 BASE = "d60d9bf"  # main before issue 30 item 4
 CHILD = ("bench_child", "timing", "gemm", "library", "lookup", "protocol")
 BACKEND = "NVGEMM"
