@@ -7,7 +7,7 @@ folders with the saved `bench --json` results of the default llm set (bench-llm-
 lines (.err: each shape's `time I/N` phase) and, where kept, the child's log (.log: every row line whole).
 
 A saved run keeps each row's figures (median, spread or quartiles, repetitions, mode, host and call times), not its
-repetitions. So the replay runs the child's own timing code, today's (envcheck/inside: bench_child.time_shape) and
+repetitions. So the replay runs the child's own timing code, today's (envcheck/inside: shape_timing.time_shape) and
 the one of --base (default d60d9bf, main before item 4, read with git show: each row timed in turn, time_row),
 against a simulated H200: a host clock and one device stream, where each call of a row costs the host the row's
 recorded launch time (host_ms; a row without one, its first's) and the device a time drawn from a distribution with
@@ -238,7 +238,8 @@ def load_before(base: str):
 def simulate(child, rows_by_shape, seed, new: bool):
     """Each shape's rows timed by `child` on a fresh simulated device: (seconds per shape, the child's rows)."""
     clock = Clock()
-    child.time = child.timing.time = FakeTime(clock)
+    for module in (child, child.timing, getattr(child, "shape_timing", child)):
+        module.time = FakeTime(clock)
     torch, flush = FakeTorch(clock), Flush(clock)
     ctx = {"flush": flush, "cycles_per_ms": CYCLES_PER_MS, "time_cap_s": TIME_CAP_S, "noise_target": NOISE_TARGET,
            "noise_floor": NOISE_FLOOR, "peak_tflops": peak_for("NVIDIA H200").for_dtype("bfloat16"),
@@ -256,7 +257,7 @@ def simulate(child, rows_by_shape, seed, new: bool):
             rows.append((row, make_call(clock, rec, seed)))
         began = clock.host
         if new:
-            child.time_shape(torch, ctx, rows[0][0]["shape"], rows, lambda: False)
+            child.shape_timing.time_shape(torch, ctx, rows[0][0]["shape"], rows, lambda: False)
         else:
             for row, call in rows:  # the child of --base: each row timed in turn (its bench loop)
                 child.time_row(torch, ctx, row, call)

@@ -121,7 +121,7 @@ def test_real_child_without_torch_is_a_named_failure_with_a_log(policy, tmp_path
     run_dir = Path(result.log).parent
     assert {p.name for p in run_dir.glob("*.py")} == {"bench_child.py", "envcheck_protocol.py", "envcheck_gemm.py",
                                                       "envcheck_lookup.py", "envcheck_timing.py", "envcheck_stoprule.py",
-                                                      "envcheck_library.py"}
+                                                      "envcheck_shape_timing.py", "envcheck_library.py"}
     plan = json.loads((run_dir / "plan.json").read_text())
     # mix right after ATEN: its autotuning times every choice TRITON's and NVGEMM's compiles then find cached
     assert [b["name"] for b in plan["backends"]] == ["ATEN", "mix", "TRITON", "NVGEMM"] and plan["top_k"] == 5

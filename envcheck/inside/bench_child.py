@@ -2,7 +2,8 @@
 interpreter, and times what Inductor produced.
 
 Copied into the run directory as bench_child.py, beside its helpers (envcheck_protocol.py, envcheck_gemm.py,
-envcheck_lookup.py, envcheck_timing.py, envcheck_library.py: envcheck/runner.py copies them), and run by path; never
+envcheck_lookup.py, envcheck_timing.py, envcheck_stoprule.py, envcheck_shape_timing.py, envcheck_library.py:
+envcheck/runner.py copies them), and run by path; never
 imported by envcheck itself except by tests. So: standard library only at module level, Python 3.8 syntax.
 
     python bench_child.py --plan plan.json [--code-dir DIR] [--lookup-marker FILE]
@@ -15,8 +16,8 @@ ranked by nvMatmulHeuristics and cut to "top_k" (null: every candidate; library.
 It speaks envcheck/inside/protocol.py: `envcheck-bench: phase NAME +SECONDS` progress lines on stderr; on stdout an
 `ENVCHECK-BENCH-COMPILED {"shape", "backend"}` line after each compile (Inductor's autotuning of it is in the log
 above it: envcheck/causes/candidates.py reads it), one `ENVCHECK-BENCH-ROW {json}` line per (shape, backend) as soon as
-its shape is timed (ROW_SCHEMA; a shape's rows are timed together once all of them are compiled: time_shape), so that
-a run killed by its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end
+its shape is timed (ROW_SCHEMA; a shape's rows are timed together once all of them are compiled: shape_timing.py), so
+that a run killed by its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end
 (RESULT_SCHEMA). How a kernel is timed: envcheck/inside/timing.py; when a row's timing stops: stoprule.py.
 """
 
@@ -28,13 +29,14 @@ import os
 import re
 import sys
 import time
-import traceback
 
 try:  # imported as envcheck.inside.bench_child by envcheck's own process (tests)
-    from . import gemm, library, lookup, protocol, stoprule, timing
+    from . import gemm, library, lookup, protocol, shape_timing, timing
+    from .shape_timing import failed as _failed
 except ImportError:  # run by path in its run folder, beside the envcheck_*.py copies (envcheck/runner.py)
     import envcheck_gemm as gemm, envcheck_library as library, envcheck_lookup as lookup
-    import envcheck_protocol as protocol, envcheck_stoprule as stoprule, envcheck_timing as timing
+    import envcheck_protocol as protocol, envcheck_shape_timing as shape_timing, envcheck_timing as timing
+    from envcheck_shape_timing import failed as _failed
 
 RESULT_SCHEMA = (
     "protocol",
@@ -75,8 +77,6 @@ ROW_SCHEMA = (
     "window",  # [time.time() at the start, at the end] of the timed part: matched with NVML samples
 )
 
-
-LOADED_GAP_S = 0.05  # a row timed within this of the last GPU-bound work finds the GPU as that work left it
 
 _TRITON_KERNEL = re.compile(r"async_compile\.triton\(\s*['\"]([A-Za-z0-9_]+)['\"]")
 
@@ -174,140 +174,6 @@ def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
     return row, call
 
 
-def time_shape(torch, ctx, shape, rows, out_of_time):
-    """A shape's rows timed; rows: [(row, call or None: nothing to time)] in the plan's order, the repeat last.
-
-    First each row's method (timing.start; the repeat takes its first's). Then the rows in turn: those the GPU runs
-    back to back, one after another (one warm-up to the sustained state for them all, the probes counted: LOADED),
-    the repeat among them if its first is one, then those behind a sleep kernel; each for MIN_REPS at least and on
-    until its own figures are enough (stoprule.alone), with do_bench (back to back only) and the call time (not for
-    a repeat) right after, so that the GPU is in the state it was timed in. Then the rows not yet stopped get a round
-    each in turn until stoprule.reason lets them stop: their comparisons with the shape's other rows decided, or
-    the cap. Errors become the row's status; `out_of_time`: the budget ran out."""
-    firsts, timed, probed = {}, [], 0.0
-    for row, call in rows:
-        if call is None:
-            continue
-        try:
-            first = firsts.get(row["backend"]) if row["repeat"] else None
-            method = first.again(call) if first is not None else timing.start(torch, call, ctx["flush"],
-                                                                                ctx["cycles_per_ms"])
-        except Exception as exc:  # noqa: BLE001 - one backend's failure is that row's result, the run goes on
-            _failed(row, exc)
-            continue
-        if not row["repeat"]:
-            firsts[row["backend"]] = method
-            probed += timing.busy_ms(method) if method.host_fast else 0.0
-        timed.append((row, method))
-    _loaded(ctx, probed)
-    pending = []
-    for row, method in sorted(timed, key=lambda item: (not item[1].host_fast, item[0]["repeat"])):
-        if out_of_time():
-            row.update(status="skipped", reason="the time budget (%g s) ran out before it was timed" % ctx["budget_s"])
-            continue
-        try:
-            row["window"] = [time.time(), None]
-            _sustain(ctx, method)
-            while True:
-                timing.one_round(torch, method, ctx["flush"], ctx["cycles_per_ms"])
-                if len(method.samples) >= timing.MIN_REPS:
-                    break
-            method.stop = stoprule.alone(timing.summarize(method.samples), ctx["noise_target"])
-            row["kernel_ms"] = method.summary()
-            if not row["repeat"]:
-                if ctx["do_bench"] is not None and method.host_fast:  # a check of the kernel time where both time it
-                    row["do_bench_ms"] = ctx["do_bench"](method.call, return_mode="median", **timing.DO_BENCH)
-                row["call_ms"], row["host_ms"], row["call_spread"] = timing.call_time(torch, method.call)
-            row["window"][1] = time.time()
-            if method.host_fast:
-                _loaded(ctx, timing.SUSTAIN_MS)
-            if not row["repeat"] and ctx["profile_kernels"]:
-                try:
-                    row["device_kernels"] = timing.device_kernels(torch, method.call)
-                except Exception as exc:  # the profiler is a witness, not the measurement
-                    row["device_kernels"] = ["(profiler failed: %s)" % str(exc)[:200]]
-            row["status"] = "ok"
-        except Exception as exc:  # noqa: BLE001
-            _failed(row, exc)
-            continue
-        if method.stop is None:
-            pending.append((row, method))
-    fastest_ms = shape_fastest_ms(shape, ctx["peak_tflops"])
-    while pending:
-        for item in list(pending):
-            row, method = item
-            figures = {id(r): _figure(r, m, fastest_ms) for r, m in timed if r["status"] == "ok"}
-            peers = [figures[id(r)] for r, _ in timed if r is not row and id(r) in figures and (
-                r["backend"] == row["backend"] if row["repeat"] else not r["repeat"])]
-            method.stop = stoprule.reason(figures[id(row)], peers, ctx["noise_target"], ctx["noise_floor"],
-                                          method.spent_s, ctx["time_cap_s"], _drift(timed))
-            if method.stop is None and out_of_time():
-                method.stop = "budget"
-            if method.stop is None:
-                try:
-                    _sustain(ctx, method)
-                    timing.one_round(torch, method, ctx["flush"], ctx["cycles_per_ms"])
-                    if method.host_fast:
-                        _loaded(ctx, timing.SUSTAIN_MS)
-                except Exception as exc:  # noqa: BLE001
-                    _failed(row, exc)
-                    pending.remove(item)
-                continue
-            row["kernel_ms"] = method.summary()
-            row["window"][1] = time.time()
-            pending.remove(item)
-
-
-def _loaded(ctx, busy_ms):
-    """The GPU ran busy_ms of work just now (the probes; a row timed back to back: SUSTAIN_MS, it is sustained)."""
-    ctx["loaded_at"], ctx["loaded_ms"] = time.perf_counter(), busy_ms
-
-
-def _sustain(ctx, method):
-    """The row's warm-up, the work the GPU ran moments ago (LOADED_GAP_S) counted."""
-    recent = time.perf_counter() - ctx["loaded_at"] < LOADED_GAP_S
-    timing.sustain(method, ctx["flush"], ctx["loaded_ms"] if recent else 0.0)
-
-
-def shape_fastest_ms(shape, peak_tflops):
-    """The least time the shape's GEMM can take at the GPU's dense peak (None: no peak known)."""
-    if not peak_tflops:
-        return None
-    return 2.0 * shape["m"] * shape["n"] * shape["k"] / (peak_tflops * 1e12) * 1e3
-
-
-def _figure(row, method, fastest_ms):
-    """What stoprule reads of a row: its samples' summary so far, do_bench's distance where it times the same thing,
-    and the least time the GPU's peak allows."""
-    figure = timing.summarize(method.samples)
-    if row.get("do_bench_ms") and method.host_fast:
-        figure["gap"] = abs(row["do_bench_ms"] / figure["median"] - 1)
-    figure["fastest_ms"] = fastest_ms
-    return figure
-
-
-def _drift(timed):
-    """The largest drift between a repeat and its first (None: no repeat timed yet)."""
-    medians = {}
-    drifts = []
-    for row, method in timed:
-        if row["status"] != "ok" or not method.samples:
-            continue
-        median = timing.summarize(method.samples)["median"]
-        if not row["repeat"]:
-            medians[row["backend"]] = median
-        elif row["backend"] in medians:
-            drifts.append(abs(median - medians[row["backend"]]) / medians[row["backend"]])
-    return max(drifts) if drifts else None
-
-
-def _failed(row, exc):
-    row["status"] = "error"
-    row["reason"] = "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:500] if str(exc) else "")
-    row["error"] = {"type": type(exc).__module__ + "." + type(exc).__qualname__, "message": str(exc)[:4000]}
-    sys.stderr.write(traceback.format_exc())
-
-
 # --------------------------------------------------------------------------------------------------------------
 # The run
 
@@ -359,7 +225,7 @@ def bench(plan, args, run):
         # The CUDA profiler names the kernels that really ran (cuBLAS's too), but it may leave CUPTI hooked into
         # every later launch, which would inflate host_ms: opt-in, ENVCHECK_BENCH_PROFILE_KERNELS=1.
         "profile_kernels": os.environ.get("ENVCHECK_BENCH_PROFILE_KERNELS") == "1",
-        "loaded_at": float("-inf"),  # when the GPU was last kept busy, and for how long (time_shape)
+        "loaded_at": float("-inf"),  # when the GPU was last kept busy, and for how long (shape_timing)
         "loaded_ms": 0.0,
     }
     result["sleep_cycles_per_ms"] = round(ctx["cycles_per_ms"])
@@ -401,7 +267,7 @@ def bench(plan, args, run):
                 calls.setdefault(backend["name"], call)
             rows.append((row, call))
         run.phase("time %d/%d" % (index + 1, len(plan["shapes"])))
-        time_shape(torch, ctx, shape, rows, lambda: run.elapsed() >= budget)
+        shape_timing.time_shape(torch, ctx, shape, rows, lambda: run.elapsed() >= budget)
         for row, _ in rows:
             run.emit(protocol.BENCH_ROW, row)
             sys.stderr.write("envcheck-bench: row %s %s %s %s %s\n" % (
