@@ -65,14 +65,14 @@ def _at(distance_in_errors, margin=0.04, reps=25, spread=0.04, **mine):
 ])
 def test_a_row_stops_once_its_comparison_is_decided_or_at_its_cap(distance, spent, expected):
     mine, peer = _at(distance)
-    assert stoprule.reason(mine, [peer], TARGET, FLOOR, spent, CAP) == expected
+    assert stoprule.reason(mine, [(mine, peer)], TARGET, FLOOR, spent, CAP) == expected
 
 
-def test_every_comparison_must_be_decided_and_a_row_with_no_peer_is_decided_by_its_own_figures_only():
+def test_every_comparison_must_be_decided_and_a_row_with_none_is_decided_by_its_own_figures_only():
     mine, far = _at(10.0)
     _, near = _at(0.0)
-    assert stoprule.reason(mine, [far], TARGET, FLOOR, 0.0, CAP) == "decided"
-    assert stoprule.reason(mine, [far, near], TARGET, FLOOR, 0.0, CAP) is None
+    assert stoprule.reason(mine, [(mine, far)], TARGET, FLOOR, 0.0, CAP) == "decided"
+    assert stoprule.reason(mine, [(mine, far), (mine, near)], TARGET, FLOOR, 0.0, CAP) is None
     assert stoprule.reason(mine, [], TARGET, FLOOR, 0.0, CAP) is None
     assert stoprule.reason(mine, [], TARGET, FLOOR, CAP, CAP) == "cap"
 
@@ -89,6 +89,19 @@ def test_the_band_is_the_noise_the_analysis_will_use(extra, decided):
     if "gap" in extra:
         peer["gap"] = extra["gap"]
     assert stoprule.settled(mine, peer, FLOOR, drift) is decided
+
+
+@pytest.mark.parametrize("drift_error, decided", [
+    (0.0, True),  # the drift as it stands: the ratio Z + 1 errors beyond the edge the 4% spreads make
+    (0.001, True),  # a drift of 3% known within 0.1%: under the spreads whatever it turns out to be
+    (0.01, False),  # within 1%: up to 6%, which would carry the edge onto the ratio
+])
+def test_the_rows_that_measure_the_drift_stop_once_no_drift_within_its_error_would_change_a_comparison(
+        drift_error, decided):
+    mine, peer = _at(stoprule.Z + 1)
+    assert stoprule.settled(mine, peer, FLOOR, 0.03, drift_error) is decided
+    stopped = stoprule.reason(figure(), [(mine, peer)], TARGET, FLOOR, 0.0, CAP, 0.03, drift_error)
+    assert stopped == ("decided" if decided else None)
 
 
 @dataclass
@@ -122,12 +135,12 @@ def test_a_figure_above_the_peak_decides_nothing(mine_broken, peer_broken):
     mine, peer = _at(30.0)
     mine["fastest_ms"] = mine["median"] * (1.01 if mine_broken else 0.5)
     peer["fastest_ms"] = peer["median"] * (1.01 if peer_broken else 0.5)
-    assert stoprule.reason(mine, [peer], TARGET, FLOOR, 0.0, CAP) is None
-    assert stoprule.reason(mine, [peer], TARGET, FLOOR, CAP, CAP) == "cap"
+    assert stoprule.reason(mine, [(mine, peer)], TARGET, FLOOR, 0.0, CAP) is None
+    assert stoprule.reason(mine, [(mine, peer)], TARGET, FLOOR, CAP, CAP) == "cap"
     mine["fastest_ms"] = peer["fastest_ms"] = None  # no peak known: decided as any other
-    assert stoprule.reason(mine, [peer], TARGET, FLOOR, 0.0, CAP) == "decided"
+    assert stoprule.reason(mine, [(mine, peer)], TARGET, FLOOR, 0.0, CAP) == "decided"
 
 
 def test_a_quiet_row_stops_whatever_its_peers():
     mine, peer = _at(0.0, spread=0.015)
-    assert stoprule.reason(mine, [peer], TARGET, FLOOR, 0.0, CAP) == "quiet"
+    assert stoprule.reason(mine, [(mine, peer)], TARGET, FLOOR, 0.0, CAP) == "quiet"

@@ -7,6 +7,7 @@ Standard library only at module level, Python 3.8 syntax (copied into the run fo
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 import traceback
@@ -82,10 +83,13 @@ def time_shape(torch, ctx, shape, rows, out_of_time):
         for item in list(pending):
             row, method = item
             figures = {id(r): _figure(r, m, fastest_ms) for r, m in timed if r["status"] == "ok"}
-            peers = [figures[id(r)] for r, _ in timed if r is not row and id(r) in figures and (
-                r["backend"] == row["backend"] if row["repeat"] else not r["repeat"])]
-            method.stop = stoprule.reason(figures[id(row)], peers, ctx["noise_target"], ctx["noise_floor"],
-                                          method.spent_s, ctx["time_cap_s"], _drift(timed))
+            drift, drift_error, drifting = _drift(timed, figures)
+            firsts_ok = [r for r, _ in timed if id(r) in figures and not r["repeat"]]
+            pairs = [(figures[id(a)], figures[id(b)]) for i, a in enumerate(firsts_ok) for b in firsts_ok[i + 1:]
+                     if id(row) in drifting or row in (a, b)]
+            method.stop = stoprule.reason(figures[id(row)], pairs, ctx["noise_target"], ctx["noise_floor"],
+                                          method.spent_s, ctx["time_cap_s"], drift,
+                                          drift_error if id(row) in drifting else 0.0)
             if method.stop is None and out_of_time():
                 method.stop = "budget"
             if method.stop is None:
@@ -131,19 +135,21 @@ def _figure(row, method, fastest_ms):
     return figure
 
 
-def _drift(timed):
-    """The largest drift between a repeat and its first (None: no repeat timed yet)."""
-    medians = {}
-    drifts = []
-    for row, method in timed:
-        if row["status"] != "ok" or not method.samples:
-            continue
-        median = timing.summarize(method.samples)["median"]
-        if not row["repeat"]:
-            medians[row["backend"]] = median
-        elif row["backend"] in medians:
-            drifts.append(abs(median - medians[row["backend"]]) / medians[row["backend"]])
-    return max(drifts) if drifts else None
+def _drift(timed, figures):
+    """(the largest drift between a repeat and its first, its standard error, the ids of the rows measuring it):
+    (None, 0.0, ()) where no repeat was timed."""
+    firsts = {r["backend"]: r for r, _ in timed if not r["repeat"] and id(r) in figures}
+    found = []
+    for row, _ in timed:
+        first = firsts.get(row["backend"]) if row["repeat"] and id(row) in figures else None
+        if first is not None:
+            a, b = figures[id(first)], figures[id(row)]
+            found.append((abs(b["median"] - a["median"]) / a["median"],
+                          math.hypot(stoprule.median_error(a), stoprule.median_error(b)), (id(first), id(row))))
+    if not found:
+        return None, 0.0, ()
+    drift, error, ids = max(found)
+    return drift, error, ids
 
 
 def failed(row, exc):

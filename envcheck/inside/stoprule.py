@@ -12,8 +12,10 @@ the plan passes). So a row stops when one of these holds, checked in this order:
   IQR / 1.349): what the rule was before comparisons were looked at, and still the most a row runs for;
 - "decided": every comparison it enters is decided: the ratio of the two medians lies at least Z standard errors of
   the ratio (both medians' errors together) from each edge of the noise band [1 / (1 + noise), 1 + noise], so that
-  more repetitions of either would not carry it across. A figure faster than the GPU's peak allows is broken (the
-  analysis refuses it): it decides nothing, neither its own comparisons nor its peers';
+  more repetitions of either would not carry it across. The first backend and its repeat enter every comparison of
+  the shape through their drift, which is in every noise band: they stop once each comparison stays decided with the
+  drift anywhere within Z of its standard errors. A figure faster than the GPU's peak allows is broken (the analysis
+  refuses it): it decides nothing, neither its own comparisons nor its peers';
 - "cap": the row has spent its time cap.
 
 Standard library only, Python 3.8 syntax (copied into the run folder as envcheck_stoprule.py).
@@ -55,23 +57,28 @@ def broken(figure):
     return figure.get("fastest_ms") is not None and figure["median"] < figure["fastest_ms"]
 
 
-def settled(mine, other, floor, drift=None, z=Z):
-    """Whether the comparison of two rows' medians is decided beyond the noise (see the module docstring)."""
+def settled(mine, other, floor, drift=None, drift_error=0.0, z=Z):
+    """Whether the comparison of two rows' medians is decided beyond the noise (see the module docstring), with the
+    drift anywhere within z of its own standard errors (drift_error) where it is still being measured."""
     if broken(mine) or broken(other):
         return False
-    edge = math.log(1 + noise(mine, other, floor, drift))
-    ratio = math.log(other["median"] / mine["median"])
+    ratio = abs(math.log(other["median"] / mine["median"]))
     error = math.hypot(median_error(mine), median_error(other))
-    return min(abs(ratio - edge), abs(ratio + edge)) >= z * error
+    low = None if drift is None else max(0.0, drift - z * drift_error)
+    high = None if drift is None else drift + z * drift_error
+    return (ratio <= math.log(1 + noise(mine, other, floor, low)) - z * error
+            or ratio >= math.log(1 + noise(mine, other, floor, high)) + z * error)
 
 
-def reason(mine, peers, target, floor, spent_s, cap_s, drift=None):
-    """Why the row may stop now ("quiet", "precise", "decided", "cap"), or None: another round. peers: the figures
-    of the rows it is compared with (none: it is decided by its own figures only)."""
+def reason(mine, comparisons, target, floor, spent_s, cap_s, drift=None, drift_error=0.0):
+    """Why the row may stop now ("quiet", "precise", "decided", "cap"), or None: another round. comparisons: the
+    pairs of figures its own figure enters (with each other row of its shape; the first backend and its repeat, whose
+    drift is in every comparison's noise: every pair of the shape); none: it is decided by its own figures only.
+    drift_error: the drift's standard error, for the rows that measure it (0: taken as it stands)."""
     own = alone(mine, target)
     if own is not None:
         return own
-    if peers and all(settled(mine, peer, floor, drift) for peer in peers):
+    if comparisons and all(settled(a, b, floor, drift, drift_error) for a, b in comparisons):
         return "decided"
     if spent_s >= cap_s:
         return "cap"
