@@ -214,8 +214,11 @@ def report(runs: Path, logs: Path, show_shapes: bool) -> None:
     for (stack, kind, total, budget, done, n, cut, wall, comp, rest, tcomp, trest, startup, _, _) in summary:
         own = total - tcomp
         met = own <= (OWN_WARM_S if kind == "warm" else OWN_COLD * total)
+        imported = next((p[4] for p in phases if p[:2] == (stack, kind) and p[4] is not None), None)
         print(f"  {stack:45s} {kind:4s} {own:5.1f} s of {total:5.0f} s ({own / total:5.1%}), "
-              f"{own / max(done, 1):.2f} s per shape: {'met' if met else 'NOT met'}")
+              f"{own / max(done, 1):.2f} s per shape: {'met' if met else 'NOT met'}"
+              + ("" if imported is None else f" (of which Inductor's import {imported:.1f} s, which the user's first "
+                                             "torch.compile pays too)"))
     split = autotune_split(logs)
     if split:
         print(f"\nInductor's autotuning inside the compiles ({logs}): per log and backend, total (median per row)")
