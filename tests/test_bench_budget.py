@@ -44,3 +44,16 @@ def test_the_rest_is_split_into_timing_and_setup_where_the_progress_lines_mark_t
     assert "  operators, torch 2.15.0 (CUDA 13.2)           warm timing  15.3 s, setup  3.2 s" in out
     assert "  operators, torch 2.15.0 (CUDA 13.2)           cold timing  15.4 s, setup  2.8 s" in out
     assert "recipe, torch 2.11.0 (CUDA 13.0)              warm timing" not in out  # h200-6: no `time I/N` lines
+
+
+def test_inductors_import_shows_apart_where_the_child_marks_it(tmp_path):
+    """A child since issue 30 imports Inductor in a phase of its own, before the first shape."""
+    for name in ("bench-llm-warm.json", "bench-llm-warm.err"):
+        text = (DATA / "h200-s5" / name).read_text(encoding="utf-8")
+        if name.endswith(".err"):
+            text = text.replace("envcheck: shape 1/30", "envcheck: import-inductor +1.700\nenvcheck: shape 1/30", 1)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_time_budget.py"), "--runs", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert "warm timing  15.3 s, setup  3.2 s, Inductor's import  0.2 s" in done.stdout
+    assert "20.6 s of    64 s (31.9%), 0.69 s per shape: NOT met (of which Inductor's import 0.2 s" in done.stdout
