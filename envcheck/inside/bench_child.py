@@ -2,22 +2,23 @@
 interpreter, and times what Inductor produced.
 
 Copied into the run directory as bench_child.py, beside its helpers (envcheck_protocol.py, envcheck_gemm.py,
-envcheck_lookup.py, envcheck_timing.py, envcheck_library.py: envcheck/runner.py copies them), and run by path; never
+envcheck_lookup.py, envcheck_timing.py, envcheck_stoprule.py, envcheck_shape_timing.py, envcheck_library.py:
+envcheck/runner.py copies them), and run by path; never
 imported by envcheck itself except by tests. So: standard library only at module level, Python 3.8 syntax.
 
     python bench_child.py --plan plan.json [--code-dir DIR] [--lookup-marker FILE]
 
 plan.json: {"shapes": [{"m", "n", "k", "label", "layout"}], "dtype", "backends": [{"name", "backends"}], "budget_s",
-"noise_target", "time_cap_s", "seed", "library", "top_k"}. The backends are compiled in the plan's order; the first
+"noise_target", "noise_floor", "peak_tflops", "time_cap_s", "seed", "library", "top_k"}. The backends are compiled in the plan's order; the first
 is measured again at the end of each shape (the repeat). With "library": cuBLAS, then the library's candidates,
 ranked by nvMatmulHeuristics and cut to "top_k" (null: every candidate; library.rank).
 
 It speaks envcheck/inside/protocol.py: `envcheck-bench: phase NAME +SECONDS` progress lines on stderr; on stdout an
 `ENVCHECK-BENCH-COMPILED {"shape", "backend"}` line after each compile (Inductor's autotuning of it is in the log
 above it: envcheck/causes/candidates.py reads it), one `ENVCHECK-BENCH-ROW {json}` line per (shape, backend) as soon as
-it is measured (ROW_SCHEMA; a shape's rows are timed back to back once all of them are compiled), so that a run killed
-by its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end (RESULT_SCHEMA).
-How a kernel is timed: envcheck/inside/timing.py.
+its shape is timed (ROW_SCHEMA; a shape's rows are timed together once all of them are compiled: shape_timing.py), so
+that a run killed by its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end
+(RESULT_SCHEMA). How a kernel is timed: envcheck/inside/timing.py; when a row's timing stops: stoprule.py.
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ import os
 import re
 import sys
 import time
-import traceback
 
 try:  # imported as envcheck.inside.bench_child by envcheck's own process (tests)
-    from . import gemm, library, lookup, protocol, timing
+    from . import gemm, library, lookup, protocol, shape_timing, timing
+    from .shape_timing import failed as _failed
 except ImportError:  # run by path in its run folder, beside the envcheck_*.py copies (envcheck/runner.py)
     import envcheck_gemm as gemm, envcheck_library as library, envcheck_lookup as lookup
-    import envcheck_protocol as protocol, envcheck_timing as timing
+    import envcheck_protocol as protocol, envcheck_shape_timing as shape_timing, envcheck_timing as timing
+    from envcheck_shape_timing import failed as _failed
 
 RESULT_SCHEMA = (
     "protocol",
@@ -67,16 +69,14 @@ ROW_SCHEMA = (
     "max_error",  # max |out - ref| against the fp32 reference
     "max_ref",  # max |ref|
     "tolerance",  # {"atol", "rtol"}
-    "kernel_ms",  # {"median", "q25", "q75", "min", "spread", "reps", "mode", "rounds", "redone", "gaps", ...}
+    "kernel_ms",  # {"median", "q25", "q75", "min", "spread", "reps", "mode", "rounds", "redone", "gaps", "stop", ...}
     "call_ms",  # wall time per call through the compiled function, calls back to back
     "call_spread",  # (max - min) / median of call_ms over its three rounds
     "host_ms",  # CPU time to launch one call
-    "do_bench_ms",  # triton.testing.do_bench(median) on the same compiled function
+    "do_bench_ms",  # triton.testing.do_bench(median) on the same compiled function, where the calls run back to back
     "window",  # [time.time() at the start, at the end] of the timed part: matched with NVML samples
 )
 
-
-LOADED_GAP_S = 0.05  # a row timed within this of the last GPU-bound one finds the GPU in its sustained state
 
 _TRITON_KERNEL = re.compile(r"async_compile\.triton\(\s*['\"]([A-Za-z0-9_]+)['\"]")
 
@@ -174,38 +174,6 @@ def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
     return row, call
 
 
-def time_row(torch, ctx, row, call):
-    """A row's second half: the kernel time, then (not for a repeat) do_bench and the call time; errors become the
-    row's status. The GPU counts as sustained where the last row timed loaded it moments ago (LOADED_GAP_S)."""
-    try:
-        row["window"] = [time.time(), None]
-        sustained = time.perf_counter() - ctx["loaded_at"] < LOADED_GAP_S
-        row["kernel_ms"] = timing.kernel_time(torch, call, ctx["flush"], ctx["cycles_per_ms"], ctx["time_cap_s"],
-                                              ctx["noise_target"], sustained=sustained)
-        if not row["repeat"]:
-            if ctx["do_bench"] is not None:  # right after, so that the GPU is in the state it was timed in
-                row["do_bench_ms"] = ctx["do_bench"](call, return_mode="median", **timing.DO_BENCH)
-            row["call_ms"], row["host_ms"], row["call_spread"] = timing.call_time(torch, call)
-        row["window"][1] = time.time()
-        if row["kernel_ms"]["mode"] == "back-to-back":
-            ctx["loaded_at"] = time.perf_counter()
-        if not row["repeat"] and ctx["profile_kernels"]:
-            try:
-                row["device_kernels"] = timing.device_kernels(torch, call)
-            except Exception as exc:  # the profiler is a witness, not the measurement
-                row["device_kernels"] = ["(profiler failed: %s)" % str(exc)[:200]]
-        row["status"] = "ok"
-    except Exception as exc:  # noqa: BLE001 - one backend's failure is that row's result, the run goes on
-        _failed(row, exc)
-
-
-def _failed(row, exc):
-    row["status"] = "error"
-    row["reason"] = "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:500] if str(exc) else "")
-    row["error"] = {"type": type(exc).__module__ + "." + type(exc).__qualname__, "message": str(exc)[:4000]}
-    sys.stderr.write(traceback.format_exc())
-
-
 # --------------------------------------------------------------------------------------------------------------
 # The run
 
@@ -249,14 +217,24 @@ def bench(plan, args, run):
         "cycles_per_ms": timing.calibrate_sleep(torch),
         "time_cap_s": float(plan["time_cap_s"]),
         "noise_target": float(plan["noise_target"]),
+        "noise_floor": float(plan.get("noise_floor", 0.01)),  # the analysis' (bench/noise.py), for stoprule
+        "peak_tflops": plan.get("peak_tflops"),  # the GPU's dense peak for the dtype (None: not known)
+        "budget_s": float(plan["budget_s"]),
         "do_bench": do_bench,
         "capability": result["gpu"]["capability"],
         # The CUDA profiler names the kernels that really ran (cuBLAS's too), but it may leave CUPTI hooked into
         # every later launch, which would inflate host_ms: opt-in, ENVCHECK_BENCH_PROFILE_KERNELS=1.
         "profile_kernels": os.environ.get("ENVCHECK_BENCH_PROFILE_KERNELS") == "1",
-        "loaded_at": float("-inf"),  # when a row last kept the GPU busy (time_row)
+        "loaded_at": float("-inf"),  # when the GPU was last kept busy, and for how long (shape_timing)
+        "loaded_ms": 0.0,
     }
     result["sleep_cycles_per_ms"] = round(ctx["cycles_per_ms"])
+    run.phase("import-inductor")  # its own phase: what the user's first torch.compile pays too, apart from the setup
+    try:
+        import torch._dynamo.utils  # noqa: F401 - gemm.counters
+        import torch._inductor.graph  # noqa: F401 - compile_gemm
+    except Exception:  # a broken Inductor: each row's compile says how (prepare_row)
+        pass
     result["method"] = timing.METHOD
     dtype = getattr(torch, plan["dtype"])
     generator = torch.Generator(device=device).manual_seed(int(plan.get("seed", 0)))
@@ -289,12 +267,8 @@ def bench(plan, args, run):
                 calls.setdefault(backend["name"], call)
             rows.append((row, call))
         run.phase("time %d/%d" % (index + 1, len(plan["shapes"])))
-        for row, call in rows:
-            if call is not None:
-                if run.elapsed() >= budget:
-                    row.update(status="skipped", reason="the time budget (%g s) ran out before it was timed" % budget)
-                else:
-                    time_row(torch, ctx, row, call)
+        shape_timing.time_shape(torch, ctx, shape, rows, lambda: run.elapsed() >= budget)
+        for row, _ in rows:
             run.emit(protocol.BENCH_ROW, row)
             sys.stderr.write("envcheck-bench: row %s %s %s %s %s\n" % (
                 shape["label"], row["backend"] + (" (repeat)" if row["repeat"] else ""),

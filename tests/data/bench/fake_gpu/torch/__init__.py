@@ -13,6 +13,13 @@ RATES = {"ATEN": 785.0, "TRITON": 713.0, "NVGEMM": 251.0}
 for item in filter(None, os.environ.get("FAKE_TFLOPS", "").split(",")):
     name, value = item.split(":")
     RATES[name] = float(value)
+# each call's device time spread evenly over +-N of it, per backend (its spread (q75 - q25) / median is then N):
+# FAKE_NOISE=ATEN:0.06; a fixed sequence, the same every run
+NOISE = {}
+for item in filter(None, os.environ.get("FAKE_NOISE", "").split(",")):
+    name, value = item.split(":")
+    NOISE[name] = float(value)
+_draw = [12345]
 # host time to launch one call of a backend, in ms (real time: the host is this machine); FAKE_HOST_MS=NVGEMM:0.3
 HOST_MS = {}
 for item in filter(None, os.environ.get("FAKE_HOST_MS", "").split(",")):
@@ -85,13 +92,16 @@ def randn(rows, cols, device=None, dtype=None, generator=None):
 _backend = ["ATEN"]
 
 
-def gemm_time(a, b, tflops):
-    cuda.advance(2.0 * a.shape[0] * a.shape[1] * b.shape[1] / (tflops * 1e12) * 1e3)
+def gemm_time(a, b, tflops, noise=0.0):
+    _draw[0] = (_draw[0] * 1103515245 + 12345) % 2 ** 31
+    jitter = 1.0 + noise * (2.0 * _draw[0] / 2 ** 31 - 1.0)
+    cuda.advance(2.0 * a.shape[0] * a.shape[1] * b.shape[1] / (tflops * 1e12) * 1e3 * jitter)
     return a.value * b.value * a.shape[1]
 
 
 def mm(a, b, out=None):
-    value = gemm_time(a, b, RATES[_backend[0]] if out is None else RATES["ATEN"])
+    name = _backend[0] if out is None else "ATEN"
+    value = gemm_time(a, b, RATES[name], NOISE.get(name, 0.0))
     if out is not None:
         out.value = value
         return out
