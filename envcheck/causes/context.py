@@ -9,7 +9,7 @@ from typing import Optional
 from ..model import Facts, Interpreter, Remedy, Status
 from ..profile import Policy
 
-__all__ = ["Cause", "Context", "Evidence", "context_from", "context_for_log", "DSL_LIBS_PREFIX"]
+__all__ = ["Cause", "Context", "Evidence", "OpFailure", "context_from", "context_for_log", "DSL_LIBS_PREFIX"]
 
 DSL_LIBS_PREFIX = "nvidia-cutlass-dsl-libs-"
 
@@ -23,6 +23,15 @@ class Cause:
     remedy: Optional[Remedy] = None
     evidence: str = ""  # the line of output that shows it
     status: Status = Status.FAIL
+
+
+@dataclass(frozen=True)
+class OpFailure:
+    """A compile that stopped for want of any GEMM choice for one aten op: the op (`addmm`) and the cause id
+    (nvgemm-no-kernel-for-op where NVGEMM has no kernel for it on the target's stack and GPU, else no-valid-choices)."""
+
+    op: str
+    cause_id: str
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,7 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None,
     A block of lines is searched whole first, and line by line only for a signature that may match in it: most
     blocks of a big log hold no known failure. A block of FEW_LINES or fewer is searched line by line at once."""
     from .explanations import SIGNATURES, explain_said
+    from .table import ABOVE_LINES
 
     first: dict[str, tuple[str, str, int, bool]] = {}  # id -> (what it named, the evidence line, its number, raised)
     torch, seen_libraries, nvgemm = None, set(), False
@@ -206,15 +207,16 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None,
                     raised = bool(_RAISED.match(text))
                     if not raised:
                         continue
-                found = signature.search(text)
+                index = number - block.first  # a row with `above` is also shown the lines before this one
+                found = signature.search(text, block.lines[max(0, index - ABOVE_LINES):index] if signature.row.above else ())
                 if found:
                     raised = bool(_RAISED.match(text)) if raised is None else raised
                     said = found.group(1) if found.re.groups else found.group(0)
                     first[signature.id] = (said, text.strip()[:300], number, raised)
     if choose is not None:
         ctx = choose(LogStack(torch, tuple(m for m in libraries if m in seen_libraries), nvgemm))
-    return tuple(Found(explain_said(s, *first[s.id][:2], ctx), first[s.id][2], s.checks, first[s.id][3])
-                 for s in SIGNATURES if s.id in first)
+    explained = ((s, explain_said(s, *first[s.id][:2], ctx)) for s in SIGNATURES if s.id in first)
+    return tuple(Found(cause, first[s.id][2], s.checks, first[s.id][3]) for s, cause in explained if cause is not None)
 
 
 # A construct whose meaning at a line's start or end differs from its meaning beside a newline: a pattern holding
