@@ -138,7 +138,7 @@ RECIPE_FRAME = '  File "/src/cutlass/python/cutlass_api/cutlass_api/providers/cu
     (OPERATORS_FRAME + NVC, OPERATORS, "goes through cutlass.operators"),
     (NVGEMM_FRAME + NVC, OPERATORS, "Inductor's NVGEMM code (nv_universal_gemm)"),
     (NVGEMM_FRAME + RECIPE_FRAME + NVC, RECIPE, "goes through cutlass_api"),  # torch 2.11-2.13 go through both
-    (NVC, RECIPE, "names no torch and no one kernel library"),
+    (NVC, RECIPE, "names no torch and shows no one stack"),
 ])
 def test_explain_chooses_its_profile_from_the_log(tmp_path, log, profile, words):
     path = tmp_path / "run.log"
@@ -164,6 +164,8 @@ def test_a_named_profile_wins_over_the_log(tmp_path):
 
 
 def test_from_log_is_a_table_over_what_the_log_says():
+    from envcheck.model import LogStack
+
     among = candidates()
     assert among.libraries == ("cutlass_api", "cutlass.operators")
     table = [((None, (), False), RECIPE), (("2.15.0", (), False), OPERATORS), (("2.12.1", (), True), RECIPE),
@@ -171,7 +173,7 @@ def test_from_log_is_a_table_over_what_the_log_says():
              ((None, ("cutlass_api", "cutlass.operators"), True), RECIPE), ((None, (), True), OPERATORS),
              (("2.16.0", (), False), OPERATORS)]
     for (torch, libraries, nvgemm), profile in table:
-        assert among.from_log(torch, libraries, nvgemm)[0].id == profile, (torch, libraries, nvgemm)
+        assert among.from_log(LogStack(torch, libraries, nvgemm))[0].id == profile, (torch, libraries, nvgemm)
 
 
 # --------------------------------------------------------------------------------------------------------------

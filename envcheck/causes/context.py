@@ -99,8 +99,9 @@ def context_from(facts: Facts, policy: Policy, python: str, backends: str = "", 
     )
 
 
-def context_for_log(policy: Policy) -> Context:
-    """What explaining a log read alone knows: the profile (its kernel library and backends), nothing of a target."""
+def context_for_log(policy: Policy, python: str = "python3") -> Context:
+    """What explaining a log read alone knows: the profile (its kernel library and backends) and the interpreter the
+    remedies run (the one the log's paths name, else python3), nothing of a target."""
     library = policy.smoke.library or (policy.cutlass.module if policy.cutlass is not None else "")
-    return Context(python="python3", policy=policy, known=False, library=library,
+    return Context(python=python, policy=policy, known=False, library=library,
                    backends=",".join(policy.smoke.backends))

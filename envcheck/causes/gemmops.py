@@ -47,23 +47,22 @@ def no_kernel_for_op(said: str, ctx: Context) -> Optional[tuple[str, Optional[Re
     cc = ctx.capability
     if row is not None and cc is not None and row.capability.contains(f"{cc[0]}.{cc[1]}"):
         return None
-    served = ", ".join(r.op if r.capability is None else f"{r.op} (compute capability {spec_text(r.capability)})"
-                       for r in policy.gemm_ops)
     stack = f"profile {policy.id}, torch {spec_text(policy.torch)}"
-    written = f" aten.{said} is what {WRITTEN_AS[said]}." if said in WRITTEN_AS else ""
+    stops = (f"With {policy.backend} the only GEMM backend, Inductor then has no choice at all for it and "
+             "torch.compile stops (NoValidChoicesError)")
     if row is None:
-        where = (f"Inductor offers NVGEMM no kernel for aten.{said} on this stack ({stack}): its lowering adds ATen "
-                 "and Triton choices only")
+        said_where = (f"NVGEMM has no kernel for aten.{said} on this stack ({stack}): Inductor's lowering of {said} "
+                      f"offers ATen and Triton choices only. {stops}.")
     else:
-        gpu = f"this GPU is {cc[0]}.{cc[1]}" if cc is not None else (
-            "a GPU outside it (an H100 or H200 is 9.0) has none; on one inside it, an earlier error names the "
-            "candidate that failed")
-        where = (f"Inductor offers NVGEMM choices for aten.{said} on this stack ({stack}) only on compute "
-                 f"capability {spec_text(row.capability)}: {row.why or 'its kernels are there alone'}; {gpu}")
+        gpu = f"on this GPU ({cc[0]}.{cc[1]})" if cc is not None else "on another GPU (an H100 or H200 is 9.0)"
+        said_where = (f"NVGEMM has kernels for aten.{said} on this stack ({stack}) only on compute capability "
+                      f"{spec_text(row.capability)}{': ' + row.why if row.why else ''}. {stops} {gpu}"
+                      f"{'' if cc is not None else '; on a GPU of that capability, an earlier error names the candidate that failed'}.")
+    written = f" aten.{said} is what {WRITTEN_AS[said]}." if said in WRITTEN_AS else ""
+    everywhere = ", ".join(r.op for r in policy.gemm_ops if r.capability is None)
     return (
-        f"{where}. With {policy.backend} the only GEMM backend, Inductor then has no choice at all for the op and "
-        f"torch.compile stops (NoValidChoicesError).{written} {policy.backend} serves {served} here. Nothing is "
-        "missing or broken in the install.",
+        f"{said_where}{written} {policy.backend} serves {everywhere or 'no op'} on every GPU here. Nothing is missing "
+        "or broken in the install.",
         backends_remedy(ctx, said),
     )
 

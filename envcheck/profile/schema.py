@@ -16,7 +16,9 @@ Everything that differs between stacks is profile data; code never branches on a
   the part of that range that was verified; a torch inside `version` but outside `verified` is judged, marked
   unverified (warn). `torch.newest` (Policy.torch_newest, with `newest-source`: where and when it was read): the
   newest torch on the package index when the profile was written, which a plain `pip install torch` gives; said to a
-  target without torch.
+  target without torch. `[[torch.frames]]` (Policy.torch_frames, TorchFrames): Inductor's own frames of a torch
+  release it covers (`torch`, `frames`: "torch/_inductor/graph.py:1595 call_function", `source`), read from its wheel:
+  explain places a log that names no torch version by them.
 - `[python]` (Policy.python): the Python versions of the whole profile (`version`, `why`, `source`), and
   `[[python.by-torch]]` (Policy.python_by_torch, PythonRange): a narrower range where the installed torch is in
   `torch` (torch 2.15.0 requires Python >= 3.11). Without torch, the profile's range: pip installs the newest torch
@@ -84,11 +86,11 @@ from packaging.version import Version
 
 from ..model import Run
 from .rules import (RECIPE, RUN, RUNTIME, SOURCES, Beside, Caveat, CompileTarget, Conflict, GemmOp, GpuRule,
-                    PackageRule, PythonRange, StandIn, TargetRow, driver_floor_for, driver_text, on_capabilities,
+                    PackageRule, PythonRange, StandIn, TargetRow, TorchFrames, driver_floor_for, driver_text, on_capabilities,
                     spec_text)
 
 __all__ = ["DEFAULT_PROFILE", "SCHEMA", "RUNTIME", "RECIPE", "RUN", "SOURCES", "LEVELS", "Beside", "PackageRule",
-           "Conflict", "StandIn", "GpuRule", "Caveat", "PythonRange", "CompileTarget", "TargetRow", "GemmOp", "CutlassSource",
+           "Conflict", "StandIn", "GpuRule", "Caveat", "PythonRange", "CompileTarget", "TargetRow", "GemmOp", "TorchFrames", "CutlassSource",
            "SmokeSpec", "Policy", "spec_text", "driver_text", "driver_floor_for", "on_capabilities"]
 
 DEFAULT_PROFILE = "torch-2.11-nvgemm"  # the published recipe: the profile without torch, and below every range
@@ -171,6 +173,7 @@ class Policy:
     torch_newest_source: str = ""
     compile_target: Optional[CompileTarget] = None  # None: the profile does not judge the DSL's compile target
     gemm_ops: tuple[GemmOp, ...] = ()  # the aten ops NVGEMM serves ([[gemm-ops]]); (): the profile does not say
+    torch_frames: tuple[TorchFrames, ...] = ()  # Inductor's frames of the torch releases read ([[torch.frames]])
 
     def origin(self, key: str) -> str:
         """The file (or built-in profile) that set a key's value, as `origins` records it; the profile's own source
