@@ -165,6 +165,7 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None,
 
     first: dict[str, tuple[str, str, int, bool]] = {}  # id -> (what it named, the evidence line, its number, raised)
     stack = StackReader(libraries) if choose is not None else None
+    prior: tuple[str, ...] = ()  # the last lines of the block before: a row with `above` looks up into them
     for block in reader.blocks():
         if each is not None:
             each(block)
@@ -186,16 +187,22 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None,
                     raised = bool(_RAISED.match(text))
                     if not raised:
                         continue
-                index = number - block.first  # a row with `above` is also shown the lines before this one
-                found = signature.search(text, block.lines[max(0, index - ABOVE_LINES):index] if signature.row.above else ())
+                found = signature.search(text, _before(prior, block.lines, number - block.first, ABOVE_LINES)
+                                         if signature.row.above else ())
                 if found:
                     raised = bool(_RAISED.match(text)) if raised is None else raised
                     said = found.group(1) if found.re.groups else found.group(0)
                     first[signature.id] = (said, text.strip()[:300], number, raised)
+        prior = (*prior, *block.lines[-ABOVE_LINES:])[-ABOVE_LINES:]
     if stack is not None:
         ctx = choose(stack.stack())
     explained = ((s, explain_said(s, *first[s.id][:2], ctx)) for s in SIGNATURES if s.id in first)
     return tuple(Found(cause, first[s.id][2], s.checks, first[s.id][3]) for s, cause in explained if cause is not None)
+
+
+def _before(prior: tuple[str, ...], lines: tuple[str, ...], index: int, count: int) -> tuple[str, ...]:
+    """The `count` lines before lines[index], the block before's last ones (`prior`) included."""
+    return lines[index - count:index] if index >= count else (*prior, *lines[:index])[-count:]
 
 
 # A construct whose meaning at a line's start or end differs from its meaning beside a newline: a pattern holding

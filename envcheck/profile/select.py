@@ -113,10 +113,11 @@ def _log_clues(policies: tuple[Policy, ...], stack: LogStack) -> list[tuple[tupl
     if by_library:
         clues.append((by_library, "it goes through " + " and ".join(
             f"{p.smoke.library}, the kernel library of torch {spec_text(p.torch)}" for p in by_library)))
-    for folder in stack.dsl_folders:
-        owners = tuple(p for p in policies if _dsl_lives_in(p, folder))
+    if stack.dsl_folders:  # two folders: two DSLs in one log, which decide nothing together
+        owners = tuple(p for p in policies if any(_dsl_lives_in(p, folder) for folder in stack.dsl_folders))
         keeps = " and ".join(f"profile {p.id}'s DSL ({spec_text(p.cutedsl.specifier)})" for p in owners)
-        clues.append((owners, f"its DSL's `cutlass` is in nvidia_cutlass_dsl/{folder}, where {keeps or 'no profile'}"
+        folders = " and ".join(f"nvidia_cutlass_dsl/{folder}" for folder in stack.dsl_folders)
+        clues.append((owners, f"its DSL's `cutlass` is in {folders}, where {keeps or 'no profile'}"
                       f"{' keeps it' if len(owners) == 1 else ' keep it' if owners else ' keeps its DSL'}"))
     if stack.python:
         owners = tuple(p for p in policies if p.python.contains(stack.python))
