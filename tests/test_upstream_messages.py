@@ -284,6 +284,23 @@ def test_the_real_wheels_messages_are_their_causes(dsl_venv, capsys):
     said = _run(python, "from cuda.bindings import driver; e, = driver.cuInit(0); raise SystemExit(int(e))")
     if "Failed to dlopen libcuda.so.1" in said:  # no driver here, as on a CPU builder
         assert ids(said)[0] == "no-libcuda"
+    # issue 29 item 4: an Op built for a target it does not take (no GPU needed: the DSL reads CUTE_DSL_ARCH)
+    tcgen05 = ("import cutlass; from cutlass.cute.nvgpu import tcgen05 as t; t.MmaF16BF16Op(cutlass.BFloat16, "
+               "cutlass.Float32, (128, 128, 16), t.CtaGroup.ONE, t.OperandSource.SMEM, t.OperandMajorMode.K, "
+               "t.OperandMajorMode.K)")
+    said = _run(python, tcgen05, CUTE_DSL_ARCH="sm_90a")
+    assert "expects arch to be one of" in said and ids(said, OPERATORS)[0] == "dsl-arch-unsupported"
+    said = _run(python, "from cutlass.cute.nvgpu import cpasync; cpasync.CopyBulkTensorTileG2SOp()", CUTE_DSL_ARCH="sm_80")
+    assert "expects arch to be at least sm_90" in said and ids(said, OPERATORS)[0] == "dsl-arch-unsupported"
+    # cuda-bindings 13.5 looks for the driver through cuda-pathfinder, and says so in its own words
+    missing = _download(folder, "cuda-bindings==13.5.0", "cuda-pathfinder>=1.4.2")
+    if missing:
+        pytest.skip(missing)
+    _install(python, folder, "cuda-bindings==13.5.0", "cuda-pathfinder>=1.4.2", extra=("--force-reinstall",))
+    said = _run(python, "from cutlass.utils import HardwareInfo; HardwareInfo().get_max_active_clusters(1)")
+    if "can only be found via system search" in said:  # no driver here
+        assert ids(said, OPERATORS)[0] == "no-libcuda"
+    _install(python, folder, "cuda-bindings==13.0.3", extra=("--force-reinstall",))  # as the other tests expect
 
 
 @pytest.mark.slow
