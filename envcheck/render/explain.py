@@ -53,9 +53,9 @@ def to_dict(explained: Explained, profile: Optional[ProfileChoice] = None) -> di
             for f in explained.causes
         ],
         "target": explained.doctor.target if explained.doctor else None,
+        "candidates": {"gemms": [g.to_dict() for g in explained.candidates], "lost": lost_text(explained.candidates)},
         **({"python": {"path": explained.interpreter[0], "from": explained.interpreter[1]}}
            if explained.interpreter else {}),
-        "candidates": {"gemms": [g.to_dict() for g in explained.candidates], "lost": lost_text(explained.candidates)},
     }
 
 
