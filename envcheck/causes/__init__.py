@@ -10,6 +10,7 @@
   gemmops.py       the same for an aten op NVGEMM has no kernel for on a stack (the profile's [[gemm-ops]])
   remedies.py      remedies and versions more than one explanation names
   context.py       what is known of the target (Context), how a child run ended (Evidence), the outcome (Cause)
+  logstack.py      what a log says of the stack that wrote it (its torch, frames, kernel library, DSL, interpreter)
   child.py         why a child run failed (diagnose), the op a compile stopped on (failed_op), and what is known
                    before one starts (preflight)
 
