@@ -81,10 +81,11 @@ def model_verdict(timing: ModelTiming, decision: Optional[Decision], backend: st
     said = {1: f"{speedup:.2f}x as fast with {backend}", -1: f"{1 / speedup:.2f}x slower with {backend}",
             0: f"the same with and without {backend} ({speedup:.3f}x)"}[moved]
     share = (f"{backend} ran {served} of its {total} GEMMs" + (" (all of them)" if served == total else "")
-             if total is not None else f"how many of its GEMMs {backend} ran is not known (no generated code read)")
+             + f" with {with_name}" if total is not None else
+             f"how many of its GEMMs {backend} ran with {with_name} is not known (no generated code read)")
     holds = moved >= 0 if decision.enable else moved <= 0
-    text = (f"the per-shape advice ({advice}) {'holds' if holds else 'does not hold'} on the model: with {with_name} "
-            f"{share}, and it runs {said} ({figures})")
+    text = (f"the per-shape advice ({advice}) {'holds' if holds else 'does not hold'} on the model: {share}, and it "
+            f"runs {said} ({figures})")
     return ModelVerdict(holds, text + shares, speedup, margin, served, total)
 
 

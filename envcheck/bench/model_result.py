@@ -290,7 +290,7 @@ class Offered:
         if self.count is None:
             return "not known (no autotuning in this run)"
         failed = f", {self.failed} failed to compile" if self.failed else ""
-        cached = " (cached: not autotuned in this run)" if not self.exact and self.count == 1 and not failed else ""
+        cached = " (not autotuned in this run)" if not self.exact and self.count == 1 and not failed else ""
         return f"{'at least ' if not self.exact else ''}{self.count}{failed}{cached}"
 
     def to_dict(self) -> dict:
