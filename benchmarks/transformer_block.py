@@ -10,8 +10,8 @@ experts through torch.bmm (the tokens split evenly over 8 experts, each an up an
 
 What the GPU runs per forward of model() (each GEMM as Inductor sees it, the 3-D input flattened by nn.Linear):
 aten.addmm 2048x6144x2048 with bias [6144] (qkv), SDPA's flash-attention kernel, aten.addmm 2048x2048x2048 with bias
-[2048] (out), aten.bmm 8x256x4096x2048 (up) and aten.bmm 8x256x2048x4096 (down). tiny(): the same block at toy sizes,
-for the tests on the CPU.
+[2048] (out), aten.bmm 8x256x4096x2048 (up) and aten.bmm 8x256x2048x4096 (down). tiny() and tiny_fp8(): the same at
+toy sizes, for the tests on the CPU.
 
 envcheck calls the function under `with torch.device(...)`: the device the model runs on (CUDA, or the CPU where
 there is no GPU; the meta device with --record-on meta), so nothing here names a device."""
@@ -102,3 +102,8 @@ def fp8():
 
 def tiny():
     return _block(2, 16, d=64, heads=4, hidden=96, experts=4)
+
+
+def tiny_fp8():
+    torch.manual_seed(0)
+    return Fp8Linear(64, 48).eval(), torch.randn(32, 64, dtype=torch.bfloat16)

@@ -79,6 +79,16 @@ def test_what_the_model_decides_cannot_be_given_too(flags, tmp_path):
     assert done.returncode == 2 and f"{flags[0]}: --model benches the GEMMs the model runs" in done.stderr
 
 
+@pytest.mark.parametrize("flags, words", [
+    (["--record-on", "meta"], "--record-on: it chooses the device --model's GEMMs are recorded on; add --model"),
+    (["--model", str(MLP), "--record-on", "gpu"], "--record-on"),
+])
+def test_record_on_goes_with_the_model_and_names_a_device(flags, words, tmp_path):
+    done = envcheck("bench", *flags, env={"ENVCHECK_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "model").exists()  # nothing ran
+
+
 def test_only_the_flag_reaches_the_user_file():
     # the file runs only when the user names it: the one caller of the model run is bench's command, with --model
     callers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "envcheck").rglob("*.py")
@@ -352,7 +362,8 @@ def test_a_timing_child_that_dies_leaves_the_verdict_unchecked(policy, tmp_path)
 
 
 # --------------------------------------------------------------------------------------------------------------
-# The recording child for real: torch 2.13.0's CPU wheel, the meta device, real modules
+# The recording child for real: torch 2.13.0's CPU wheel, one real forward on the CPU (the meta device where asked or
+# where the CPU cannot hold the model), real modules
 
 
 @pytest.fixture(scope="module")
@@ -405,6 +416,9 @@ MODELS = textwrap.dedent('''
                 return s.l(x) * float(x.abs().sum().item() > 0)
         return M(), torch.randn(4, 8)
 
+    def too_big():  # 4 TiB of input: no CPU holds it, the meta device does (no memory)
+        return nn.Linear(8, 8), torch.empty(2 ** 39, 8)
+
     def not_a_pair():
         return nn.Linear(8, 8)
 
@@ -419,14 +433,15 @@ MODELS = textwrap.dedent('''
 ''')
 
 
-def record(torch_python, tmp_path, function, *, fallback="cpu"):
+def record(torch_python, tmp_path, function, *, device="cpu", fallback="meta", asked=False, path=None):
     from envcheck.bench.model import record_gemms
     from envcheck.bench.model_result import ModelSpec
 
-    path = tmp_path / "models.py"
-    path.write_text(MODELS, encoding="utf-8")
+    if path is None:
+        path = tmp_path / "models.py"
+        path.write_text(MODELS, encoding="utf-8")
     return record_gemms(str(torch_python), ModelSpec(str(path), function), tmp_path / "cache", dict(os.environ),
-                        fallback=fallback)
+                        device=device, fallback=fallback, asked=asked)
 
 
 def gemms(recording):
@@ -434,12 +449,12 @@ def gemms(recording):
 
 
 @pytest.mark.slow
-def test_the_llama_mlp_is_recorded_on_the_meta_device_as_inductor_sees_it(torch_python, tmp_path):
+def test_the_llama_mlp_is_recorded_on_the_cpu_as_inductor_sees_it(torch_python, tmp_path):
     from envcheck.bench.model import record_gemms
 
     found = record_gemms(str(torch_python), parse_model(f"{MLP}:decode"), tmp_path / "cache", dict(os.environ),
-                         fallback="cpu")
-    assert found.ok and found.device == "meta" and found.tried == ()
+                         device="cpu", fallback="meta")
+    assert found.ok and found.device == "cpu" and found.tried == () and found.decompositions is None
     # STACK.md section 9: nn.Linear hands Inductor strides [4096, 1], [1, 4096]: the _tnt_ operators
     assert [(x.op, x.m, x.n, x.k, x.a_strides, x.b_strides, x.layout, x.count, x.modules) for x in found.gemms] == [
         ("mm", 16, 14336, 4096, (4096, 1), (1, 4096), LINEAR, 2, ("g", "u")),
@@ -452,16 +467,63 @@ def test_the_llama_mlp_is_recorded_on_the_meta_device_as_inductor_sees_it(torch_
 
 
 @pytest.mark.slow
-def test_bias_3d_inputs_and_attention(torch_python, tmp_path):
+def test_attention_with_bias_and_sdpa_on_the_cpu_lists_no_gemm_of_sdpas_decomposition(torch_python, tmp_path):
+    found = record(torch_python, tmp_path, "tiny", path=BLOCK)
+    assert found.ok and found.device == "cpu" and found.decompositions is None, found.error
+    # SDPA ran its own fused kernel: no bmm of it; the projections are addmm with their bias, the 3-D input (2 x 16
+    # tokens) flattened as Inductor sees it; the experts' bmm keep their batch of 4
+    assert [(x.op, x.batch, x.m, x.n, x.k, x.dtype, x.out_dtype, x.layout, x.bias, x.label) for x in found.gemms] == [
+        ("addmm", 1, 32, 192, 64, "bfloat16", "bfloat16", LINEAR, (192,), "attention.qkv"),
+        ("addmm", 1, 32, 64, 64, "bfloat16", "bfloat16", LINEAR, (64,), "attention.out"),
+        ("bmm", 4, 8, 96, 64, "bfloat16", "bfloat16", ROW_MAJOR, (), "experts"),
+        ("bmm", 4, 8, 64, 96, "bfloat16", "bfloat16", ROW_MAJOR, (), "experts")]
+    assert [(o.op, o.count, o.modules) for o in found.others] == [
+        ("_scaled_dot_product_flash_attention_for_cpu", 1, ("attention",))]
+    shapes, weights, dtype, skipped = bench_inputs(found, "transformer_block.py")
+    assert [s.text for s in shapes] == ["addmm 32x192x64", "addmm 32x64x64", "bmm 4x8x96x64", "bmm 4x8x64x96"]
+    assert skipped == ()
+    text = "\n".join(model_lines(replace_spec(found, "tiny")))
+    assert "recorded on the cpu device, one real forward" in text
+    assert "aten.addmm  32x192x64 + bias [192]  linear     bfloat16  1      attention.qkv  yes" in text
+    assert "not a GEMM bench times: aten._scaled_dot_product_flash_attention_for_cpu x1 (attention)" in text
+
+
+@pytest.mark.slow
+def test_the_meta_device_where_asked_lists_sdpas_decomposition_and_says_so(torch_python, tmp_path):
+    found = record(torch_python, tmp_path, "tiny", device="meta", fallback="cpu", asked=True, path=BLOCK)
+    assert found.ok and found.device == "meta" and found.asked
+    # what the meta device ran instead of SDPA's kernel: its math decomposition, two float32 bmm (issue 30's phantom
+    # GEMMs), which the recording says may not run on the device
+    assert ("bmm", 8, 16, 16, 16, "float32", 2) in [(x.op, x.batch, x.m, x.n, x.k, x.dtype, x.count) for x in found.gemms]
+    assert found.others == ()
+    assert found.decompositions.startswith("recorded on the meta device (asked with --record-on meta): where the GPU "
+                                           "runs a fused kernel (SDPA's attention, say), the meta device runs its "
+                                           "decomposition")
+    assert found.decompositions in "\n".join(model_lines(replace_spec(found, "tiny")))
+
+
+@pytest.mark.slow
+def test_fp8_scaled_mm_is_recorded_with_its_output_dtype_and_benched_as_itself(torch_python, tmp_path):
+    found = record(torch_python, tmp_path, "tiny_fp8", path=BLOCK)
+    assert found.ok and found.device == "cpu", found.error
+    assert [(x.op, x.m, x.n, x.k, x.dtype, x.out_dtype, x.layout) for x in found.gemms] == [
+        ("_scaled_mm", 32, 48, 64, "float8_e4m3fn", "bfloat16", LINEAR)]
+    shapes, weights, dtype, skipped = bench_inputs(found, "transformer_block.py")
+    assert dtype == "bfloat16" and [s.text for s in shapes] == ["_scaled_mm 32x48x64"] and skipped == ()
+
+
+@pytest.mark.slow
+def test_bias_3d_inputs_and_hand_written_attention(torch_python, tmp_path):
     found = record(torch_python, tmp_path, "block")
-    assert found.ok and found.device == "meta", found.error
+    assert found.ok and found.device == "cpu", found.error
     assert gemms(found) == [
         ("addmm", 1, 16, 192, 64, "bfloat16", LINEAR, 1, "qkv"),  # 2 x 8 tokens flattened, the bias an epilogue
-        ("bmm", 8, 8, 8, 16, "bfloat16", LINEAR, 1, "Block"),  # q @ k.T
+        ("bmm", 8, 8, 8, 16, "bfloat16", LINEAR, 1, "Block"),  # q @ k.T: written by hand, it runs
         ("bmm", 8, 8, 16, 8, "bfloat16", ROW_MAJOR, 1, "Block"),  # att @ v
         ("mm", 1, 16, 64, 64, "bfloat16", LINEAR, 1, "out")]
     shapes, weights, dtype, skipped = bench_inputs(found, "models.py")
-    assert [(s.m, s.n, s.k) for s in shapes] == [(16, 192, 64), (16, 64, 64)] and len(skipped) == 2
+    assert [s.text for s in shapes] == ["addmm 16x192x64", "bmm 8x8x8x16", "bmm 8x8x16x8", "16x64x64"]
+    assert skipped == ()
 
 
 @pytest.mark.slow
@@ -475,23 +537,34 @@ def test_row_major_b_a_transposed_a_keywords_and_fp32(torch_python, tmp_path):
 
 @pytest.mark.slow
 def test_a_forward_the_meta_device_cannot_run_falls_back_and_says_why(torch_python, tmp_path):
-    found = record(torch_python, tmp_path, "needs_values")
-    assert found.ok and found.device == "cpu" and found.tried[0][0] == "meta", found
+    found = record(torch_python, tmp_path, "needs_values", device="meta", fallback="cpu", asked=True)
+    assert found.ok and found.device == "cpu" and found.tried[0][0] == "meta" and not found.asked, found
+    assert found.decompositions is None
     assert gemms(found) == [("addmm", 1, 4, 8, 8, "float32", LINEAR, 1, "l")]
     lines = "\n".join(model_lines(replace_spec(found)))
-    assert "recorded on the cpu device (cpu after: meta: " in lines
+    assert "recorded on the cpu device, one real forward (cpu after: meta: " in lines
 
 
-def replace_spec(recording):
-    from envcheck.bench.model_result import ModelBench, ModelSpec
+@pytest.mark.slow
+def test_a_model_the_device_cannot_hold_is_recorded_on_the_meta_device_and_says_what_that_may_list(torch_python, tmp_path):
+    found = record(torch_python, tmp_path, "too_big")
+    assert found.ok and found.device == "meta" and found.tried[0][0] == "cpu", found
+    assert gemms(found) == [("addmm", 1, 2 ** 39, 8, 8, "float32", LINEAR, 1, "Linear")]
+    assert found.decompositions.startswith("recorded on the meta device (cpu: RuntimeError: ")
+    assert "may be listed here though the GPU never runs them" in found.decompositions
 
-    return ModelBench(ModelSpec("models.py", "needs_values"), recording)
+
+def replace_spec(recording, function="needs_values"):
+    from envcheck.bench.model_outcome import ModelBench
+    from envcheck.bench.model_result import ModelSpec
+
+    return ModelBench(ModelSpec("models.py", function), recording)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("function, words", [
     ("nothere", "the file defines no 'nothere' (its functions: bad_inputs, block, keywords, needs_values, not_a_module, "
-                "not_a_pair, raises, row_major)"),
+                "not_a_pair, raises, row_major, too_big)"),
     ("not_a_pair", "expected it to return (module, example inputs), got a Linear"),
     ("not_a_module", "expected a torch.nn.Module first in what it returns, got a str"),
     ("bad_inputs", "expected its example inputs to be a tensor, a tuple or list of arguments or a dict of keyword "
@@ -521,6 +594,11 @@ def test_the_cli_without_a_gpu_shows_the_gemms_and_exits_1(torch_python, tmp_pat
     assert "Traceback" in Path(log).read_text() and "the user's own error" in Path(log).read_text()
     missing = envcheck("bench", "--python", str(torch_python), "--model", f"{path}:nothere", env=env)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr and "--model " in missing.stderr
+    asked = envcheck("bench", "--python", str(torch_python), "--model", f"{BLOCK}:tiny", "--record-on", "meta", env=env)
+    assert asked.returncode == 1 and "recorded on the meta device (asked with --record-on meta)" in asked.stdout
+    # the two float32 bmm of SDPA's math decomposition, listed as what the meta device ran, not benched
+    assert [line.split()[:6] for line in asked.stdout.splitlines() if line.startswith("aten.bmm    8x16x16x16")] == [
+        ["aten.bmm", "8x16x16x16", "row-major", "float32", "2", "attention"]]
 
 
 @pytest.mark.slow
@@ -541,3 +619,56 @@ def test_operands_build_each_layout_and_the_reference_stays_exact(torch_python):
     ''')
     done = subprocess.run([str(torch_python), "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+# Each GEMM op as bench's child builds and compiles it (gemm.op_operands, gemm.fresh_op, bench_child.classify): the
+# shapes of the model's GEMMs, as the plan gives them
+OP_SHAPES = [{"op": "mm", "m": 16, "n": 32, "k": 64, "layout": "linear"},
+             {"op": "addmm", "m": 16, "n": 32, "k": 64, "layout": "linear", "bias": [32]},
+             {"op": "bmm", "m": 16, "n": 32, "k": 64, "layout": "row-major", "batch": 3},
+             {"op": "baddbmm", "m": 16, "n": 32, "k": 64, "layout": "linear", "batch": 3, "bias": [3, 16, 32]},
+             {"op": "_scaled_mm", "m": 16, "n": 32, "k": 64, "layout": "linear"}]
+
+
+@pytest.mark.slow
+def test_each_op_is_compiled_through_inductor_as_itself(torch_python):
+    """The child's op path on real torch: the operands of each op (its bias, its batch, fp8 with scales), the fp32
+    reference, and Inductor (the CPU's, ATEN alone) lowering the function to that very op: extern_kernels.addmm for
+    addmm, never an mm and an add; what bench_child.classify and gemm.gemm_calls read of that code."""
+    script = textwrap.dedent(f'''
+        import sys, json; sys.path.insert(0, {str(ROOT)!r})
+        import torch
+        from torch._inductor import config
+        from torch._inductor.utils import run_and_get_code
+        from envcheck.inside import bench_child, gemm
+        g = torch.Generator().manual_seed(0)
+        found = {{}}
+        for shape in json.loads(sys.argv[1]):
+            args, ref = gemm.op_operands(torch, shape, torch.bfloat16, "cpu", g)
+            fn = gemm.fresh_op(torch, "ATEN-" + shape["op"], shape["op"], torch.bfloat16)
+            with config.patch(gemm.inductor_settings("ATEN")):
+                out, codes = run_and_get_code(torch.compile(fn, fullgraph=True, dynamic=False), *args)
+            code = "\\n".join(codes)
+            found[shape["op"]] = dict(
+                calls=gemm.gemm_calls(code), choice=bench_child.classify(code, "NVGEMM", shape["op"]),
+                ok=gemm.compare(out, ref, ref.abs().max().item(), "bfloat16")[1], out=str(out.dtype),
+                dtypes=[str(a.dtype) for a in args], shapes=[list(a.shape) for a in args],
+                strides=[list(a.stride()) for a in args], name=fn.__code__.co_name)
+        print(json.dumps(found))
+    ''')
+    done = subprocess.run([str(torch_python), "-c", script, json.dumps(OP_SHAPES)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {op: f["choice"] for op, f in found.items()} == {
+        op: ["ATEN", f"cuBLAS (extern_kernels.{op})"] for op in ("mm", "addmm", "bmm", "baddbmm", "_scaled_mm")}
+    assert all(f["calls"] == {"NVGEMM": 0, "ATEN": 1, "TRITON": 0} and f["ok"] and f["out"] == "torch.bfloat16"
+               for f in found.values()), found
+    assert found["addmm"]["shapes"] == [[32], [16, 64], [64, 32]] and found["addmm"]["strides"][2] == [1, 64]
+    assert found["bmm"]["shapes"] == [[3, 16, 64], [3, 64, 32]] and found["bmm"]["strides"][1] == [2048, 32, 1]
+    assert found["baddbmm"]["shapes"] == [[3, 16, 32], [3, 16, 64], [3, 64, 32]]
+    assert found["baddbmm"]["strides"][2] == [2048, 1, 64]  # B as nn.Linear stores it, per batch
+    assert found["_scaled_mm"]["dtypes"] == ["torch.float8_e4m3fn", "torch.float8_e4m3fn", "torch.float32",
+                                            "torch.float32"]
+    assert found["_scaled_mm"]["strides"][:2] == [[64, 1], [1, 64]]  # B column-major, as _scaled_mm takes it
+    assert found["addmm"]["name"] == "gemm_ATEN_addmm"  # a code object of its own: Dynamo compiles each afresh
