@@ -672,3 +672,31 @@ def test_each_op_is_compiled_through_inductor_as_itself(torch_python):
                                             "torch.float32"]
     assert found["_scaled_mm"]["strides"][:2] == [[64, 1], [1, 64]]  # B column-major, as _scaled_mm takes it
     assert found["addmm"]["name"] == "gemm_ATEN_addmm"  # a code object of its own: Dynamo compiles each afresh
+
+
+def test_a_saved_model_bench_is_read_back_op_by_op(policy, tmp_path):
+    from envcheck.bench.results import parse_result
+    from envcheck.bench.run import SCHEMA_VERSION
+
+    found, bench = run(policy, tmp_path, (DATA / "model" / "record-block.lines").read_text(), model=f"{BLOCK}:model")
+    data = json.loads(json.dumps({"schema_version": SCHEMA_VERSION, "envcheck_version": "0.1.0", "profile": None,
+                                  "target": PY, "wall_s": 1.0, "bench": bench.to_dict()}))
+    saved = parse_result(data, "block.json").result
+    assert [m.shape for m in saved.measurements] == [m.shape for m in bench.measurements]
+    assert [v.shape.text for v in saved.verdicts] == ["addmm 2048x6144x2048", "addmm 2048x2048x2048",
+                                                      "bmm 8x256x4096x2048", "bmm 8x256x2048x4096"]
+    assert data["bench"]["autotune"]["weights"]["counts"] == {
+        "addmm 2048x6144x2048 linear bias [6144]": 1.0, "addmm 2048x2048x2048 linear bias [2048]": 1.0,
+        "bmm 8x256x4096x2048 row-major": 1.0, "bmm 8x256x2048x4096 row-major": 1.0}
+    for key, value, words in (("op", "conv", "shape.op: expected one of mm, addmm, bmm, baddbmm, _scaled_mm"),
+                              ("batch", 0, "shape.batch: expected an integer from 1"),
+                              ("bias", ["x"], "shape.bias: expected a list of at most 3 dimensions")):
+        bad = json.loads(json.dumps(data))
+        bad["bench"]["measurements"][0]["shape"][key] = value
+        with pytest.raises(UsageError, match=words.replace("(", r"\(")):
+            parse_result(bad, "block.json")
+    old = json.loads(json.dumps(data))  # a result saved before ops were named: every GEMM an mm
+    for m in old["bench"]["measurements"]:
+        for key in ("op", "batch", "bias"):
+            m["shape"].pop(key)
+    assert {m.shape.op for m in parse_result(old, "old.json").result.measurements} == {"mm"}

@@ -87,7 +87,8 @@ def _shape(obj: dict, where: str) -> Shape:
     op = _get(raw, "op", f"{where}.shape", "a string", null=True) or "mm"  # saved before ops were named: mm
     if op not in OPS:
         raise _Bad(f"{where}.shape.op", f"one of {', '.join(OPS)}", op)
-    batch = _get(raw, "batch", f"{where}.shape", "an integer", null=True) or 1
+    batch = _get(raw, "batch", f"{where}.shape", "an integer", null=True)
+    batch = 1 if batch is None else batch
     if not 1 <= batch <= MAX_DIM:
         raise _Bad(f"{where}.shape.batch", f"an integer from 1 to {MAX_DIM}", batch)
     bias = _get(raw, "bias", f"{where}.shape", "a list", null=True) or []
