@@ -329,6 +329,22 @@ def test_a_block_with_biases_attention_and_experts_is_benched_op_by_op(policy, t
     assert data["recording"]["not_gemms"][0]["why"].startswith("a fused attention kernel")
 
 
+@pytest.mark.parametrize("capability, statuses", [("9.0", {"ok"}), ("8.9", {"ok"}), ("8.0", {"skipped"})])
+def test_fp8_scaled_mm_is_benched_where_the_gpu_has_fp8(policy, tmp_path, capability, statuses):
+    """benchmarks/transformer_block.py:tiny_fp8 recorded on the CPU (tests/data/model/record-fp8.lines): its
+    _scaled_mm benched as itself on the simulated GPU, whose compute capability FAKE_CAPABILITY sets."""
+    record = (DATA / "model" / "record-fp8.lines").read_text()
+    found, bench = run(policy, tmp_path, record, gpu=True, model=f"{BLOCK}:tiny_fp8",
+                       env={"FAKE_CAPABILITY": capability})
+    assert {m.status for m in bench.measurements} == statuses and found.skipped == ()
+    assert [m.shape.text for m in bench.measurements][:1] == ["_scaled_mm 32x48x64"]
+    if statuses == {"ok"}:
+        assert [m.kernel for m in bench.measurements if m.backend == "ATEN"] == ["cuBLAS (extern_kernels._scaled_mm)"]
+    else:
+        assert bench.measurements[0].reason == ("_scaled_mm needs fp8, which compute capability 8.0 does not have "
+                                                "(8.9 or newer)")
+
+
 def test_without_a_gpu_only_the_recording_runs(policy, tmp_path):
     found, bench = run(policy, tmp_path, (DATA / "model" / "record-decode.lines").read_text(), gpu=False)
     assert bench is None and found.timing is None and len(found.recording.gemms) == 2
