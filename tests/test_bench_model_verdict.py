@@ -192,6 +192,7 @@ def alone(status="ok", choice="NVGEMM") -> Measurement:
     (verdict(candidates(left=3)), alone(), "", 3, "3"),
     (verdict(candidates(left=6, lost=3)), alone(), "", 9, "9, 3 failed to compile"),
     (verdict(candidates(left=10, listed=False)), alone(), "", 10, "at least 10"),
+    (verdict(candidates(left=1, listed=False)), alone(), "", 1, "at least 1"),  # a table cut short, this run's
     (verdict(candidates(left=2), candidates(left=1)), alone(), "", 3, "3"),  # two tables of the op
     (verdict(GemmCandidates(op="", lost=(LostCandidates("dsl-arch-mismatch", 4, "e", "precompile worker"),),
                             listed=False)), alone("error", None), "no-valid-choices", 4, "at least 4, 4 failed to compile"),

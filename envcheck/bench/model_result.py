@@ -283,6 +283,7 @@ class Offered:
     exact: bool = True  # False: at least `count`
     failed: int = 0  # of them, failed to compile
     cause_id: str = ""  # where the backend alone failed to compile: its cause
+    autotuned: bool = True  # the count is read from this run's autotuning (else: its compile with the backend alone)
 
     def text(self, backend: str) -> str:
         if self.count == 0:
@@ -290,11 +291,12 @@ class Offered:
         if self.count is None:
             return "not known (no autotuning in this run)"
         failed = f", {self.failed} failed to compile" if self.failed else ""
-        cached = " (not autotuned in this run)" if not self.exact and self.count == 1 and not failed else ""
+        cached = "" if self.autotuned else " (not autotuned in this run)"
         return f"{'at least ' if not self.exact else ''}{self.count}{failed}{cached}"
 
     def to_dict(self) -> dict:
-        return {"offered": self.count, "exact": self.exact, "failed": self.failed, "cause": self.cause_id or None}
+        return {"offered": self.count, "exact": self.exact, "failed": self.failed, "cause": self.cause_id or None,
+                "autotuned": self.autotuned}
 
 
 def nvgemm_offered(verdict: Optional[ShapeVerdict], alone: Optional[Measurement], backend: str,
@@ -310,10 +312,10 @@ def nvgemm_offered(verdict: Optional[ShapeVerdict], alone: Optional[Measurement]
     if gemms:
         return Offered(sum(g.offered for g in gemms), False, sum(g.failed for g in gemms))
     if alone is not None and alone.status == "error" and cause_id in NO_CHOICES_CAUSES:
-        return Offered(0, cause_id=cause_id)
+        return Offered(0, cause_id=cause_id, autotuned=False)
     if alone is not None and alone.choice == backend:
-        return Offered(1, exact=False)
-    return Offered(cause_id=cause_id)
+        return Offered(1, exact=False, autotuned=False)
+    return Offered(cause_id=cause_id, autotuned=False)
 
 
 def drift_of(rows: Sequence[dict]) -> Optional[float]:
