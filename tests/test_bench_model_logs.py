@@ -29,9 +29,9 @@ DATA = Path(__file__).parent / "data"
 S5 = DATA / "h200-s5"
 H200 = fb.facts(interpreter=fb.stack(), driver=fb.driver("580.159.04", "13.0", [fb.gpu((9, 0), "NVIDIA H200")]))
 D3 = (S5 / "d3-ops.log").read_text(encoding="utf-8")
-# The cause the causes table gives a compile NVGEMM has no choice for, on this branch; after the merge with explain
-# (issue 30), whose row `nvgemm-no-kernel-for-op` matches a NoValidChoicesError with its `target: aten.<op>` line, the
-# model's rows (their whole message) get that one, and model_result.NO_CHOICES_CAUSES lists it too.
+# The cause the causes table gives the first line of a compile NVGEMM had no choice for (what a bench row keeps: no
+# `target:` line). explain's row `nvgemm-no-kernel-for-op` (issue 30) matches the whole message, with its target line:
+# the model's rows (tests/test_bench_model.py) get that one after the merge; this line keeps this id.
 NO_KERNEL_CAUSE = "no-valid-choices"
 
 
