@@ -8,10 +8,12 @@ imported by envcheck itself except by tests. So: standard library only at module
 
     python bench_child.py --plan plan.json [--code-dir DIR] [--lookup-marker FILE]
 
-plan.json: {"shapes": [{"m", "n", "k", "label", "layout"}], "dtype", "backends": [{"name", "backends"}], "budget_s",
-"noise_target", "noise_floor", "peak_tflops", "time_cap_s", "seed", "library", "top_k"}. The backends are compiled in the plan's order; the first
-is measured again at the end of each shape (the repeat). With "library": cuBLAS, then the library's candidates,
-ranked by nvMatmulHeuristics and cut to "top_k" (null: every candidate; library.rank).
+plan.json: {"shapes": [{"m", "n", "k", "label", "layout", "op", "batch", "bias"}], "dtype", "backends": [{"name",
+"backends"}], "budget_s", "noise_target", "noise_floor", "peak_tflops", "time_cap_s", "seed", "library", "top_k"}.
+Each shape is compiled as its own op (gemm.OPS: mm by default; addmm with its bias, bmm with its batch, baddbmm,
+_scaled_mm in fp8), so that Inductor tunes the op a model runs. The backends are compiled in the plan's order; the first is measured again at the end of
+each shape (the repeat). With "library": cuBLAS, then the library's candidates, ranked by nvMatmulHeuristics and cut
+to "top_k" (null: every candidate; library.rank).
 
 It speaks envcheck/inside/protocol.py: `envcheck-bench: phase NAME +SECONDS` progress lines on stderr; on stdout an
 `ENVCHECK-BENCH-COMPILED {"shape", "backend"}` line after each compile (Inductor's autotuning of it is in the log
@@ -53,7 +55,7 @@ RESULT_SCHEMA = (
 )
 
 ROW_SCHEMA = (
-    "shape",  # {"m", "n", "k", "label", "layout"}: as the plan gave it (layout: gemm.LAYOUTS)
+    "shape",  # {"m", "n", "k", "label", "layout", "op", "batch", "bias"}: as the plan gave it (gemm.LAYOUTS, gemm.OPS)
     "backend",  # the name shown: "ATEN", "TRITON", "NVGEMM", "mix"
     "backends",  # what max_autotune_gemm_backends was set to
     "repeat",  # true: a second measurement of an already measured backend, for run-to-run noise
@@ -81,12 +83,12 @@ ROW_SCHEMA = (
 _TRITON_KERNEL = re.compile(r"async_compile\.triton\(\s*['\"]([A-Za-z0-9_]+)['\"]")
 
 
-def classify(code, backend):
+def classify(code, backend, op="mm"):
     """(choice, kernel) from Inductor's generated code: which backend it calls, and the kernel it names.
 
     The CuteDSL call and kernel are read as the smoke run reads them (gemm.find_kernel). A Triton GEMM is a template
-    kernel (triton_tem_*); cuBLAS is extern_kernels.mm; Inductor's decompose-k choice is a batched GEMM
-    (extern_kernels.bmm) and a Triton reduction."""
+    kernel (triton_tem_*); cuBLAS is extern_kernels.<op> (extern_kernels.mm for mm); Inductor's decompose-k choice of
+    an mm is a batched GEMM (extern_kernels.bmm) and a Triton reduction."""
     call, kernel, fallbacks = gemm.find_kernel(code)
     if call is not None:
         return backend, kernel or call
@@ -94,9 +96,9 @@ def classify(code, backend):
     templates = [name for name in kernels if "_tem_" in name]
     if templates:
         return "TRITON", templates[0]
-    if "extern_kernels.mm(" in code:
-        return "ATEN", "cuBLAS (extern_kernels.mm)"
-    if "extern_kernels.bmm(" in code and kernels:  # Inductor's decompose-k: K split into a batch, then summed
+    if "extern_kernels.%s(" % op in code:
+        return "ATEN", "cuBLAS (extern_kernels.%s)" % op
+    if op == "mm" and "extern_kernels.bmm(" in code and kernels:  # decompose-k: K split into a batch, then summed
         return "decompose-k", "extern_kernels.bmm + " + kernels[0]
     return "unknown", (fallbacks[0] if fallbacks else None)
 
@@ -105,8 +107,9 @@ def classify(code, backend):
 # One measurement
 
 
-def compile_gemm(torch, backends, a, b):
-    """(compiled function, its first output, Inductor's generated code, seconds, cache counters that moved).
+def compile_gemm(torch, backends, args, op="mm", out_dtype=None):
+    """(compiled function, its first output, Inductor's generated code, seconds, cache counters that moved): the op
+    (gemm.OPS) compiled on its arguments.
 
     The code is caught the way torch._inductor.utils.run_and_get_code catches it (GraphLowering.save_output_code),
     without its torch._dynamo.reset(), which would drop the backends compiled before."""
@@ -124,8 +127,8 @@ def compile_gemm(torch, backends, a, b):
     before = gemm.counters()
     began = time.perf_counter()
     with inductor_config.patch(settings), mock.patch.object(GraphLowering, "save_output_code", save_output_code):
-        compiled = torch.compile(gemm.fresh_gemm(torch, backends), fullgraph=True, dynamic=False)
-        out = compiled(a, b)
+        compiled = torch.compile(gemm.fresh_op(torch, backends, op, out_dtype), fullgraph=True, dynamic=False)
+        out = compiled(*args)
         torch.cuda.synchronize()
     seconds = time.perf_counter() - began
     after = gemm.counters()
@@ -133,19 +136,19 @@ def compile_gemm(torch, backends, a, b):
     return compiled, out, "\n".join(codes), seconds, moved
 
 
-def inductor_gemm(torch, ctx, shape, name, backends, a, b):
-    """prepare() for a backend through Inductor: compile, keep the generated code, name the kernel."""
-    compiled, out, code, seconds, moved = compile_gemm(torch, backends, a, b)
+def inductor_gemm(torch, ctx, shape, name, backends, args):
+    """prepare() for a backend through Inductor: compile the shape's op, keep the generated code, name the kernel."""
+    op = shape.get("op") or "mm"
+    compiled, out, code, seconds, moved = compile_gemm(torch, backends, args, op, getattr(torch, ctx["dtype"]))
     fields = {"compile_s": round(seconds, 3), "cache": moved}
     if ctx["code_dir"]:
-        stem = "%dx%dx%d-%s-%s-%s" % (shape["m"], shape["n"], shape["k"], shape.get("layout") or gemm.ROW_MAJOR,
-                                     shape["label"], name)
+        stem = "%s-%s-%s-%s" % (gemm.shape_text(shape), shape.get("layout") or gemm.ROW_MAJOR, shape["label"], name)
         path = os.path.join(ctx["code_dir"], re.sub(r"[^A-Za-z0-9_.-]+", "_", stem) + ".py")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(code)
         fields["code"] = path
-    fields["choice"], fields["kernel"] = classify(code, ctx["cutedsl_backend"])
-    return (lambda: compiled(a, b)), out, fields
+    fields["choice"], fields["kernel"] = classify(code, ctx["cutedsl_backend"], op)
+    return (lambda: compiled(*args)), out, fields
 
 
 def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
@@ -154,7 +157,7 @@ def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
     status. Returns (row, call or None: nothing to time)."""
     row = dict.fromkeys(ROW_SCHEMA)
     row.update(shape=shape, backend=name, backends=backends, repeat=repeat, status="error")
-    a, b, reference, max_ref = inputs
+    reference, max_ref = inputs[-2:]
     atol, rtol = gemm.TOLERANCES[ctx["dtype"]]
     try:
         call, out, fields = prepare()
@@ -247,14 +250,17 @@ def bench(plan, args, run):
             for backend in backends:
                 _skip(run, shape, backend, "the time budget (%g s) ran out before this shape" % budget)
             continue
-        a, b = gemm.operands(torch, shape["m"], shape["n"], shape["k"], dtype, device, generator,
-                             shape.get("layout") or gemm.ROW_MAJOR)
-        reference = a.float() @ b.float()
-        inputs = (a, b, reference, reference.abs().max().item())
+        unfit = gemm.unfit(shape, ctx["capability"])
+        if unfit:
+            for backend in backends:
+                _skip(run, shape, backend, unfit)
+            continue
+        operands, reference = gemm.op_operands(torch, shape, dtype, device, generator)
+        inputs = (operands, reference, reference.abs().max().item())
         # Every row compiled first (each compile marked on stdout, so that the parent knows which autotuning in the
         # log was whose), then timed back to back: the GPU stays in its sustained state from one row to the next.
         rows = []
-        for backend, prepare in _plan_rows(torch, ctx, plan, shape, a, b, calls, result["candidates"]):
+        for backend, prepare in _plan_rows(torch, ctx, plan, shape, operands, calls, result["candidates"]):
             repeat = backend.get("repeat", False)
             if run.elapsed() >= budget:
                 if not repeat:
@@ -275,7 +281,7 @@ def bench(plan, args, run):
                 row.get("kernel") or "", row["status"],
                 "%.4f ms" % row["kernel_ms"]["median"] if row.get("kernel_ms") else row.get("reason") or ""))
         del rows
-        del a, b, reference, inputs
+        del operands, reference, inputs
         calls.clear()
         torch._dynamo.reset()
         torch.cuda.empty_cache()
@@ -285,18 +291,18 @@ def bench(plan, args, run):
     run.phase("done")
 
 
-def _plan_rows(torch, ctx, plan, shape, a, b, calls, chosen):
+def _plan_rows(torch, ctx, plan, shape, operands, calls, chosen):
     """(backend, prepare) for each row of a shape, in order, ending with the repeat of the first one measured.
 
     Through Inductor: each backend of the plan. With plan["library"]: cuBLAS, then the library's kernels called
     directly (library.bench_rows says which)."""
     if plan.get("library"):
-        first = yield from library.bench_rows(torch, plan["library"], a, b, shape, tuple(ctx["capability"]),
+        first = yield from library.bench_rows(torch, plan["library"], *operands[:2], shape, tuple(ctx["capability"]),
                                               ctx["dtype"], plan.get("top_k"), chosen)
     else:
         for backend in plan["backends"]:
             yield backend, (lambda backend=backend: inductor_gemm(
-                torch, ctx, shape, backend["name"], backend["backends"], a, b))
+                torch, ctx, shape, backend["name"], backend["backends"], operands))
         first = plan["backends"][0]
     if calls.get(first["name"]) is not None:  # the same function again, after the others: run-to-run drift
         yield dict(first, repeat=True), (lambda: (calls[first["name"]], None, {}))
