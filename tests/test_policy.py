@@ -142,6 +142,14 @@ def test_extends_a_relative_file(tmp_path):
         load(loop)
 
 
+@pytest.mark.parametrize("profile_id", sorted(builtin_profiles()))
+def test_a_copy_of_a_built_in_profile_can_be_extended_by_its_file(tmp_path, profile_id):
+    # A site's profile that extends its own copy of a built-in one: every key a built-in profile holds is a profile's.
+    _write(tmp_path, builtin_profiles()[profile_id], "copy.toml")
+    child = _write(tmp_path, 'extends = "copy.toml"\ntitle = "site"\n', "site.toml")
+    assert load(child).title == "site" and load(child).compile_target == load_builtin(profile_id).compile_target
+
+
 def test_pyproject_tool_envcheck_is_used_from_the_project_directory(tmp_path):
     (tmp_path / ".git").mkdir()  # a repository: its root's pyproject.toml is the project's, from any folder in it
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "app"\n\n[tool.envcheck]\n' + EXTENDS + 'id = "app-policy"\n')
