@@ -28,20 +28,23 @@ import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from envcheck.bench.result import NOISE_TARGET, TIME_CAP_S  # noqa: E402
 from envcheck.bench.results import read_result  # noqa: E402
-from envcheck.inside.timing import PRECISION  # noqa: E402
+from envcheck.inside.stoprule import PRECISION  # noqa: E402
 from envcheck.inside import library  # noqa: E402
 
 RUNS = (ROOT / "tests" / "data" / "bench" / "h200-6", ROOT / "tests" / "data" / "bench" / "h200-8")
 OWN_COLD = 0.10  # issue 23 item 5: envcheck's own share of a cold llm run at most 10%,
 OWN_WARM_S = 15.0  # and of a warm one at most 15 s
-STACKS = {"rec": "recipe (torch 2.11, cutlass_api)", "bench": "operators (torch 2.14.1, cutlass.operators)"}
+STACKS = {"rec": "recipe", "bench": "operators"}  # NAME-llm-*.json: which stack; its versions are the run's own
 _SHAPE = re.compile(r"^envcheck(?:-bench)?: (?:phase )?shape (\d+)/(\d+) .* \+([0-9.]+)$")
+_TIME = re.compile(r"^envcheck(?:-bench)?: (?:phase )?time (\d+)/(\d+) \+([0-9.]+)$")
+_PHASE = re.compile(r"^envcheck(?:-bench)?: (?:phase )?(\S+)(?: .*)? \+([0-9.]+)$")  # its first word
 _END = re.compile(r"^envcheck(?:-bench)?: (?:phase )?done \+([0-9.]+)$")
 _AUTOTUNE = re.compile(r"AUTOTUNE benchmarking takes ([0-9.]+) seconds and ([0-9.]+) seconds precompiling for (\d+)")
 _ROW = "ENVCHECK-BENCH-ROW "
@@ -61,6 +64,34 @@ def shape_starts(path: Path) -> list[float]:
         elif _END.match(line.strip()):
             end = float(_END.match(line.strip()).group(1))
     return starts + ([end] if end is not None else [])
+
+
+def stack_label(prefix: str, result) -> str:
+    """The stack a run had, read from its own result: "operators, torch 2.15.0 (CUDA 13.2)"."""
+    versions = dict(result.versions)
+    cuda = versions.get("torch_cuda")
+    return f"{STACKS[prefix]}, torch {versions.get('torch', 'unknown')}" + (f" (CUDA {cuda})" if cuda else "")
+
+
+def time_phases(path: Path) -> list[float]:
+    """The start of each shape's timing (`time I/N`, the child since issue 23 item 5), seconds since the child
+    started."""
+    found = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        timed = _TIME.match(line.strip())
+        if timed:
+            found.append(float(timed.group(3)))
+    return found
+
+
+def phase_length(path: Path, name: str) -> Optional[float]:
+    """Seconds from the phase NAME to the next phase line (None: not in the progress lines)."""
+    marks = [(m.group(1), float(m.group(2))) for m in map(_PHASE.match, (line.strip() for line in
+             path.read_text(encoding="utf-8", errors="replace").splitlines())) if m]
+    for (phase, at), (_, after) in zip(marks, marks[1:]):
+        if phase == name:
+            return after - at
+    return None
 
 
 def per_shape(result) -> list[dict]:
@@ -108,19 +139,26 @@ def report(runs: Path, logs: Path, show_shapes: bool) -> None:
     rest_warm = {}
     lines = []
     summary = []
-    for prefix, stack in STACKS.items():
+    phases = []
+    for prefix in STACKS:
         for kind in ("warm", "cold"):  # warm first: its per-shape rest estimates the cold run's
             path = runs / f"{prefix}-llm-{kind}.json"
             if not path.is_file():
                 continue
             saved = read_result(path)
             result = saved.result
+            stack = stack_label(prefix, result)
             shapes = per_shape(result)
             err = runs / f"{prefix}-llm-{kind}.err"
             starts = shape_starts(err) if err.is_file() else []
             measured = [s for s in shapes if s["compile"]]
             walls = [b - a for a, b in zip(starts, starts[1:])] if starts else []
             compiles = [sum(s["compile"].values()) for s in measured]
+            timed = time_phases(err) if err.is_file() else []
+            if walls and len(timed) == len(walls):  # the rest split: the timing phases, and the compile phases' setup
+                timing = sum(b - t for t, b in zip(timed, starts[1:]))
+                phases.append((stack, kind, timing, sum(t - a for a, t in zip(starts, timed)) - sum(compiles),
+                               phase_length(err, "import-inductor")))
             if walls:
                 rests = [w - c for w, c in zip(walls, compiles)]
                 rest_warm[prefix] = rests
@@ -161,6 +199,13 @@ def report(runs: Path, logs: Path, show_shapes: bool) -> None:
               f"{trest:6.0f} {(startup if startup is not None else float('nan')):5.1f} {other:6.0f}")
     print("\n(wall/sh, comp/sh, rest/sh: medians per measured shape; compile, rest: totals; start: the child's start "
           "to the first shape; other: total - compile - rest - start; cold rest: the warm run's per shape)")
+    if phases:
+        print("\nthe rest, where the progress lines mark each shape's timing: timing = the `time I/N` phases (kernel "
+              "times, do_bench, call times); setup = the compile phases less the compiles (inputs, references, "
+              "checks); Inductor's import: its own phase before the first shape (this child since issue 30)")
+        for stack, kind, timing, setup, imported in phases:
+            print(f"  {stack:45s} {kind:4s} timing {timing:5.1f} s, setup {setup:4.1f} s"
+                  + ("" if imported is None else f", Inductor's import {imported:4.1f} s"))
     print("\ncompile per row by backend, median s (total s)")
     for (stack, kind, *_, med, tot) in summary:
         print(f"  {stack:45s} {kind:4s} " + "  ".join(f"{b} {med[b]:.2f} ({tot[b]:.0f})" for b in sorted(med)))
@@ -169,8 +214,11 @@ def report(runs: Path, logs: Path, show_shapes: bool) -> None:
     for (stack, kind, total, budget, done, n, cut, wall, comp, rest, tcomp, trest, startup, _, _) in summary:
         own = total - tcomp
         met = own <= (OWN_WARM_S if kind == "warm" else OWN_COLD * total)
+        imported = next((p[4] for p in phases if p[:2] == (stack, kind) and p[4] is not None), None)
         print(f"  {stack:45s} {kind:4s} {own:5.1f} s of {total:5.0f} s ({own / total:5.1%}), "
-              f"{own / max(done, 1):.2f} s per shape: {'met' if met else 'NOT met'}")
+              f"{own / max(done, 1):.2f} s per shape: {'met' if met else 'NOT met'}"
+              + ("" if imported is None else f" (of which Inductor's import {imported:.1f} s, which the user's first "
+                                             "torch.compile pays too)"))
     split = autotune_split(logs)
     if split:
         print(f"\nInductor's autotuning inside the compiles ({logs}): per log and backend, total (median per row)")
@@ -191,13 +239,16 @@ def timing_section(runs: Path) -> None:
     """The rows that ran to the time cap (spread over the noise target), what they got, and what a shorter cap
     leaves of the median's precision (standard error of a median: 1.2533 sigma / sqrt(n), sigma ~ IQR / 1.349)."""
     print(f"\ntiming: rows whose spread is over the noise target {NOISE_TARGET:g} (before issue 23 item 5 they ran to the "
-          f"time cap, {TIME_CAP_S:g} s; now they stop once the median is known within {PRECISION:.1%})")
-    for prefix, stack in STACKS.items():
+          f"time cap, {TIME_CAP_S:g} s; since, they stop once the median is known within {PRECISION:.1%}, and since "
+          "issue 30 also once every comparison with the shape's other rows is decided: inside/stoprule.py)")
+    for prefix in STACKS:
         for kind in ("warm", "cold"):
             path = runs / f"{prefix}-llm-{kind}.json"
             if not path.is_file():
                 continue
-            rows = [m for m in read_result(path).result.measurements if m.status == "ok" and m.spread is not None]
+            result = read_result(path).result
+            stack = stack_label(prefix, result)
+            rows = [m for m in result.measurements if m.status == "ok" and m.spread is not None]
             capped = [m for m in rows if m.spread > NOISE_TARGET]
             if not capped:
                 continue
@@ -209,6 +260,14 @@ def timing_section(runs: Path) -> None:
 
             print(f"  {stack:45s} {kind:4s} {len(capped):3d} of {len(rows)} rows ({blocking} blocking), median "
                   f"{reps:.0f} reps, spread {spread:.1%}: median within {error(reps):.2%}")
+            log = path.with_suffix(".log")
+            stops = defaultdict(int)
+            for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if log.is_file() else ():
+                if line.startswith(_ROW):
+                    stops[(json.loads(line[len(_ROW):]).get("kernel_ms") or {}).get("stop")] += 1
+            if any(stops):  # the child's log kept, of a child since issue 30: why each row's timing stopped
+                print(f"  {'':45s} {kind:4s} why rows stopped ({log.name}): "
+                      + ", ".join(f"{why} {count}" for why, count in sorted(stops.items(), key=str) if why))
 
 
 def library_section(path: Path) -> None:

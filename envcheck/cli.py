@@ -142,6 +142,7 @@ def bench(
     layout: Optional[str] = typer.Option(None, "--layout", metavar="LAYOUT", help="How B of each GEMM is stored: linear (the default: nn.Linear's weight, x @ W.T, what LLM layers run), row-major (B [K, N] row-major) or both."),
     dtype: Optional[str] = typer.Option(None, "--dtype", metavar="DTYPE", help="bf16 (the default) or fp16."),
     model: Optional[str] = typer.Option(None, "--model", metavar="FILE.py[:FUNCTION]", help="Bench the GEMMs your model runs, then the model itself per backend set: FUNCTION (default model) returns the nn.Module and its example inputs. Runs that file's code in a child of the target interpreter."),
+    record_on: Optional[str] = typer.Option(None, "--record-on", metavar="DEVICE", help="With --model: the device its GEMMs are recorded on, one real forward: cuda (the default with a GPU), cpu (without one) or meta (no memory, but fused kernels such as SDPA's may show as their decompositions' GEMMs)."),
     budget: float = typer.Option(600.0, "--budget", metavar="SECONDS", help="Stop measuring new shapes after this long.",
                                  callback=seconds("--budget")),
     timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS", help="Kill the run after this long (default: the budget plus 180 s).",
@@ -169,7 +170,8 @@ def bench(
 
     if all_candidates and not library:
         raise UsageError("--all-candidates: it chooses the kernels --library times; add --library")
-    return bench_command(python, named_profile(profile, policy), shapes=shapes, layout=layout, dtype=dtype, model=model, budget=budget,
+    return bench_command(python, named_profile(profile, policy), shapes=shapes, layout=layout, dtype=dtype, model=model,
+                         record_on=record_on, budget=budget,
                          timeout=timeout, output_format=output_format, output=output, plot=plot, fresh=fresh,
                          library=library, weights=weights, all_candidates=all_candidates)
 

@@ -58,7 +58,7 @@ LOOKUP_MARKER = "envcheck-kernel-lookup.json"  # the stack on which Inductor's f
 INSIDE = Path(__file__).resolve().parent / "inside"  # copied as files (only lookup's LIBRARY is read here)
 # What a child needs in its run folder: the script (first), then the envcheck/inside/ helpers it imports.
 SMOKE_SCRIPTS = ("smoke_child", "protocol", "gemm", "lookup", "loaded", "library")
-BENCH_SCRIPTS = ("bench_child", "protocol", "gemm", "lookup", "timing", "library")
+BENCH_SCRIPTS = ("bench_child", "protocol", "gemm", "lookup", "timing", "stoprule", "shape_timing", "library")
 
 CLEAR, KEEP = True, False
 

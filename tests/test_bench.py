@@ -120,7 +120,8 @@ def test_real_child_without_torch_is_a_named_failure_with_a_log(policy, tmp_path
     assert "ModuleNotFoundError" in log and "bench_child.py" in log
     run_dir = Path(result.log).parent
     assert {p.name for p in run_dir.glob("*.py")} == {"bench_child.py", "envcheck_protocol.py", "envcheck_gemm.py",
-                                                      "envcheck_lookup.py", "envcheck_timing.py", "envcheck_library.py"}
+                                                      "envcheck_lookup.py", "envcheck_timing.py", "envcheck_stoprule.py",
+                                                      "envcheck_shape_timing.py", "envcheck_library.py"}
     plan = json.loads((run_dir / "plan.json").read_text())
     # mix right after ATEN: its autotuning times every choice TRITON's and NVGEMM's compiles then find cached
     assert [b["name"] for b in plan["backends"]] == ["ATEN", "mix", "TRITON", "NVGEMM"] and plan["top_k"] == 5
@@ -346,6 +347,36 @@ def test_real_child_times_a_host_bound_call_behind_a_sleep_kernel(policy, tmp_pa
     assert found["NVGEMM"].host_ms > 0.25 and found["NVGEMM"].call_ms > 0.25
     verdict = result.verdicts[0]
     assert verdict.verdict == "loses" and "host overhead" in verdict.note  # a faster kernel, a slower call
+
+
+def child_rows(result):
+    """{(backend, repeat): the child's row} of a one-shape run, from its log."""
+    rows = protocol.result_lines(Path(result.log).read_text(encoding="utf-8"), protocol.BENCH_ROW)
+    return {(row["backend"], row["repeat"]): row for row in rows}
+
+
+@pytest.mark.parametrize("env, stops", [
+    # ATEN's times spread over 6%: not quiet, and after its first round its median is known within ~0.9%, not 0.5%;
+    # but TRITON is 10% slower (785 against 713 TF/s), NVGEMM and mix 3x: every comparison is decided beyond the
+    # 6% noise by 3 standard errors, so it stops there; its repeat too (the same times: within the noise)
+    ({"FAKE_NOISE": "ATEN:0.06"}, {"ATEN": "decided", "ATEN (repeat)": "decided", "TRITON": "quiet"}),
+    # TRITON as fast as ATEN within that noise's edge (785 / 740 = 1.06): undecided, ATEN runs on until its median
+    # is known within 0.5%, as the rule was before comparisons were looked at
+    ({"FAKE_NOISE": "ATEN:0.06", "FAKE_TFLOPS": "TRITON:740"}, {"ATEN": "precise", "TRITON": "quiet"}),
+    # NVGEMM faster than the H200's peak: broken, it decides nothing (the analysis refuses it)
+    ({"FAKE_NOISE": "ATEN:0.06,NVGEMM:0.06", "FAKE_TFLOPS": "NVGEMM:5476"},
+     {"ATEN": "precise", "NVGEMM": "precise"}),
+])
+def test_real_child_stops_a_noisy_row_once_its_comparisons_are_decided(policy, tmp_path, env, stops):
+    result = on_fake_gpu(policy, tmp_path, SQUARE, **env)
+    rows = child_rows(result)
+    found = {backend + (" (repeat)" if repeat else ""): row["kernel_ms"]["stop"] for (backend, repeat), row in rows.items()
+             if (backend + (" (repeat)" if repeat else "")) in stops}
+    assert found == stops
+    aten = rows[("ATEN", False)]["kernel_ms"]
+    assert aten["spread"] > 0.02  # the noise came through: not quiet
+    # decided: one round (the rule before ran on to 0.5%: more rounds, as the undecided rows here still do)
+    assert (aten["rounds"] == 1) is (stops["ATEN"] == "decided")
 
 
 def test_real_child_figure_above_peak_is_refused(policy, tmp_path):

@@ -314,17 +314,25 @@ TABLE_SAMPLES = {
                     "cudaErrorSystemDriverMismatch", "system has unsupported display driver / cuda driver combination",
                     "CUDA_ERROR_INSUFFICIENT_DRIVER (error code: 35)",
                     "cuda-bindings was built for CUDA major version 13, but the NVIDIA driver only supports up to CUDA 12",
-                    "RuntimeError: Failed to query CUDA driver version: 3"],
+                    "RuntimeError: Failed to query CUDA driver version: 3",
+                    "CUDA driver version 12080 is below the minimum required version for the installed cuda-bindings package",
+                    "RuntimeError: CUDA Driver version < 11.8, cannot get _max_active_clusters",
+                    'RuntimeError: Function "cuCtxCreate_v4" not found', "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER",
+                    "cudaErrorCallRequiresNewerDriver"],
     "cuda-out-of-memory": ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "OutOfMemoryError"],
     "no-cuda": ["SmokeNoCuda: no GPU", "AssertionError: Torch not compiled with CUDA enabled",
                 "RuntimeError: No CUDA GPUs are available", "RuntimeError: Found no NVIDIA driver on your system.",
                 "DSLCudaRuntimeError: CUDA_ERROR_NO_DEVICE (error code: 100)"],
     "no-valid-choices": ["torch._inductor.exc.NoValidChoicesError: No choices to select", "No choices exist for mm"],
+    # a sample of two lines: the row matches the second where the first is just above it
+    "nvgemm-no-kernel-for-op": ["NoValidChoicesError: No choices to select. Provided reason: No choices exist for "
+                                "backend.\n  target: aten.baddbmm.default"],
     "fell-back": ["SmokeFellBack: Inductor picked triton"],
     "wrong-result": ["SmokeWrongResult: max error 3.1"],
     "tvm-ffi-needed": ["DSLRuntimeError: install apache-tvm-ffi>=0.1.5 to enable kwargs/defaults"],
     "tvm-ffi-not-initialized": ["cutlass.base_dsl.common.DSLRuntimeError: TVM FFI function is not initialized."],
-    "dsl-arch-mismatch": ["error: expects arch to be sm_90a, but got sm_100a"],
+    "dsl-arch-mismatch": ["error: expects arch to be sm_90a, but got sm_100a",
+                          "OpError: expects arch to be Arch.sm_90a, but got Arch.sm_100a"],
     "target-sm-invalid": ["ValueError: TargetSm 86a is invalid. ArchConditional targets must be Hopper (sm90) or newer"],
     "operators-tvm-ffi-conflict": ["Conflicting environment variables: CUTLASS_OPERATORS_USE_TVM_FFI=False (disables"],
     "nvmmh-missing": ["nvmatmul heuristic requires 'nvidia-matmul-heuristics>=0.1.0.27' with the 0.1.0.27 API shape",
@@ -337,7 +345,9 @@ TABLE_SAMPLES = {
     "dsl-driver-dependency": ["cutlass.base_dsl.common.CudaDriverDependencyError:", "CUDA Driver Dependency Error",
                               "CUDA runtime initialization failed during dependency check."],
     "no-libcuda": ["OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
-                   "RuntimeError: Failed to dlopen libcuda.so.1"],
+                   "RuntimeError: Failed to dlopen libcuda.so.1",
+                   'DynamicLibNotFoundError: "cuda" is an NVIDIA driver library and can only be found via system search.',
+                   "CUDA_ERROR_STUB_LIBRARY (error code: 34)", "cudaErrorStubLibrary"],
     "no-kernel-image": ["cudaErrorNoKernelImageForDevice", "CUDA_ERROR_NO_BINARY_FOR_GPU",
                         "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device",
                         "DSLCudaRuntimeError: CUDA_ERROR_INVALID_SOURCE (error code: 300)"],
@@ -347,7 +357,9 @@ TABLE_SAMPLES = {
     "dsl-toolkit-refuses-gpu": ["error: Unsupported GPU architecture 'sm_107a' with CUDA toolkit version 'DSLCudaV"],
     "dsl-arch-unsupported": ["Unsupported GPU architecture 'sm_80'. This kernel is only compatible with: [sm_90]",
                              "error[CONFIG_UNSUPPORTED_ARCH]:",
-                             "DSLRuntimeError: invalid arch, expected one of [sm_90a], but got sm_80."],
+                             "DSLRuntimeError: invalid arch, expected one of [sm_90a], but got sm_80.",
+                             "error: expects arch to be one of [base_dsl.Arch.sm_100a], but got sm_90a",
+                             "error: expects arch to be at least sm_90, but got sm_80"],
     "env-value-invalid": ["ValueError: Invalid value for environment variable CUTE_DSL_LOG_TO_CONSOLE='maybe'."],
     "tvm-ffi-missing": ["TVM FFI is not installed, but TVM FFI support was requested.",
                         "TVM FFI is not installed, please install it via `pip install apache-tvm-ffi`",
@@ -358,7 +370,8 @@ TABLE_SAMPLES = {
     "operators-too-old": ["ImportError: cannot import name 'efc' from 'cutlass.operators.providers.cutedsl.evt'",
                           "No module named 'cutlass.operators.providers.cutedsl.evt.efc'"],
     "dsl-provider-unavailable": ["ImportError: CuTeDSLProvider is unavailable: install 'nvidia-cutlass-dsl'"],
-    "dsl-cuda-version": ["DSLRuntimeError: Failed to get CUDA version"],
+    "dsl-cuda-version": ["DSLRuntimeError: Failed to get CUDA version",
+                         "NotImplementedError: _get_cuda_version is not implemented"],
     "nvdisasm-missing": ["CUTE_DSL_KEEP=sass requires the 'nvdisasm' tool to write SASS output",
                          "SASS dumping requires the nvdisasm tool, but it was not found.",
                          "nvdisasm at '/usr/bin/nvdisasm' reports version 12.0, which is not supported"],
@@ -367,7 +380,17 @@ TABLE_SAMPLES = {
     "max-active-clusters": ["W1201 nv_universal_gemm_kernel.py:175] Failed to query max_active_clusters"],
     "operator-from-metadata": ["Failed to reconstruct NVGEMM operator X from metadata; falling back"],
     "precompile-pool-unusable": ["NVGEMM subprocess precompile pool unusable (x); falling back",
-                                 "Process pool not ready after 120s; falling back to serial"],
+                                 "Process pool not ready after 120s; falling back to serial",
+                                 "Compile worker pool broke while submitting job 5; resetting the pool.",
+                                 "Inductor compile worker sidecar (pid 41) exited unexpectedly with code -9",
+                                 "A process in the process pool was terminated abruptly while the future was running",
+                                 "RuntimeError: Attempting to use a closed pool"],
+    # issue 29 item 4's rows
+    "tvm-ffi-not-installed": ["ModuleNotFoundError: No module named 'tvm_ffi'"],
+    "torch-gpu-unsupported": ["NVIDIA GeForce GTX 1080 with CUDA capability sm_61 is not compatible with the current "
+                              "PyTorch installation.",
+                              "UserWarning: Found GPU0 NVIDIA GeForce GTX 1080 which is of compute capability (CC) 6.1."],
+    "tvm-ffi-dlpack-addon": ["UserWarning: Failed to JIT torch c dlpack extension, EnvTensorAllocator will not be enabled."],
     "tvm-ffi-disabled": ["UserWarning: TVM FFI is not installed, and will be disabled."],
     "dsl-enum-deprecated": ["DeprecationWarning: Passing enum member directly to ProxyKind.from_str() is deprecated."],
     "dsl-setting-deprecated": ["DeprecationWarning: CUTE_DSL_KEEP_PTX is deprecated; use CUTE_DSL_KEEP=ptx instead."],
@@ -385,7 +408,7 @@ def test_every_row_of_the_table_is_found_through_the_whole_block_search(policy):
         for line in lines:
             log = ("noise line\n" * 3000 + line + "\n" + "more noise\n" * 3000).encode()
             found = scan(LogReader(io.BytesIO(log), block=8192), Context("python3", policy, known=False))
-            assert [f.line for f in found if f.cause.id == cause_id] == [3001], (cause_id, line)
+            assert [f.line for f in found if f.cause.id == cause_id] == [3000 + len(line.splitlines())], (cause_id, line)
 
 
 def envcheck(*args: str, **kwargs) -> subprocess.CompletedProcess:

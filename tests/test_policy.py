@@ -39,6 +39,8 @@ def test_every_rule_of_a_built_in_profile_names_its_source():
         rules += [(f"gpu {g.capability}", g.source) for g in built.gpus]
         rules += [(f"caveats {c.name}", c.source) for c in built.caveats]
         rules += [(f"python.by-torch {r.torch}", r.source) for r in built.python_by_torch]
+        rules += [(f"gemm-ops {r.op}", r.source) for r in built.gemm_ops]
+        rules += [(f"torch.frames {r.torch}", r.source) for r in built.torch_frames]
         rules += [(f"runtime-beside {b.when}", b.source) for r in built.packages for b in r.runtime_beside]
         target = built.compile_target
         rules += [("compile-target", target.source)] + [(f"compile-target {r.capability}", r.source) for r in target.gpus] if target else []
@@ -75,6 +77,12 @@ EXTENDS = f'extends = "{DEFAULT_PROFILE}"\n'
     # the keys of issue 17: sources, Python per torch, caveats, recipe-basis conflicts, per-version layouts and floors
     ('[python]\nsource = 1\n', "python.source", "a string"),
     ('[[python.by-torch]]\ntorch = "2.15"\nversion = ">=3.11"\n', "python.by-torch[0].torch", "torch version specifier"),
+    # issue 29: the ops NVGEMM serves, and Inductor's frames by torch release
+    ('[[gemm-ops]]\nop = "aten.addmm.default"\n', "gemm-ops[6].op", "an aten op's name"),
+    ('[[gemm-ops]]\nop = "addmm"\ncapability = "10"\n', "gemm-ops[6].capability", "compute-capability specifier"),
+    ('[[gemm-ops]]\nop = "addmm"\nkernels = "x"\n', "gemm-ops[6].kernels", "no such key"),
+    ('[[torch.frames]]\ntorch = "2.13.0"\nframes = ["graph.py:1518"]\n', "torch.frames[0].frames", "a list of frames"),
+    ('[[torch.frames]]\ntorch = "two"\nframes = []\n', "torch.frames[1].torch", "a torch release"),
     ('[[python.by-torch]]\ntorch = ">=2.15"\n', "python.by-torch[0].version", "(the key is required)"),
     ('[[python.by-torch]]\ntorch = ">=2.15"\nversion = ">=3.11"\nlevel = "x"\n', "python.by-torch[0].level", "no such key"),
     ('[[caveats]]\nname = "x"\ncapability = ">=10.0"\nstatus = "warn"\n', "caveats[0].text", "(the key is required)"),
@@ -132,6 +140,14 @@ def test_extends_a_relative_file(tmp_path):
     loop = _write(tmp_path, 'extends = "loop.toml"\n', "loop.toml")
     with pytest.raises(PolicyError, match="without cycles"):
         load(loop)
+
+
+@pytest.mark.parametrize("profile_id", sorted(builtin_profiles()))
+def test_a_copy_of_a_built_in_profile_can_be_extended_by_its_file(tmp_path, profile_id):
+    # A site's profile that extends its own copy of a built-in one: every key a built-in profile holds is a profile's.
+    _write(tmp_path, builtin_profiles()[profile_id], "copy.toml")
+    child = _write(tmp_path, 'extends = "copy.toml"\ntitle = "site"\n', "site.toml")
+    assert load(child).title == "site" and load(child).compile_target == load_builtin(profile_id).compile_target
 
 
 def test_pyproject_tool_envcheck_is_used_from_the_project_directory(tmp_path):

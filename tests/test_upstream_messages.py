@@ -138,7 +138,7 @@ RECIPE_FRAME = '  File "/src/cutlass/python/cutlass_api/cutlass_api/providers/cu
     (OPERATORS_FRAME + NVC, OPERATORS, "goes through cutlass.operators"),
     (NVGEMM_FRAME + NVC, OPERATORS, "Inductor's NVGEMM code (nv_universal_gemm)"),
     (NVGEMM_FRAME + RECIPE_FRAME + NVC, RECIPE, "goes through cutlass_api"),  # torch 2.11-2.13 go through both
-    (NVC, RECIPE, "names no torch and no one kernel library"),
+    (NVC, RECIPE, "names no torch and shows no one stack"),
 ])
 def test_explain_chooses_its_profile_from_the_log(tmp_path, log, profile, words):
     path = tmp_path / "run.log"
@@ -164,6 +164,8 @@ def test_a_named_profile_wins_over_the_log(tmp_path):
 
 
 def test_from_log_is_a_table_over_what_the_log_says():
+    from envcheck.model import LogStack
+
     among = candidates()
     assert among.libraries == ("cutlass_api", "cutlass.operators")
     table = [((None, (), False), RECIPE), (("2.15.0", (), False), OPERATORS), (("2.12.1", (), True), RECIPE),
@@ -171,7 +173,7 @@ def test_from_log_is_a_table_over_what_the_log_says():
              ((None, ("cutlass_api", "cutlass.operators"), True), RECIPE), ((None, (), True), OPERATORS),
              (("2.16.0", (), False), OPERATORS)]
     for (torch, libraries, nvgemm), profile in table:
-        assert among.from_log(torch, libraries, nvgemm)[0].id == profile, (torch, libraries, nvgemm)
+        assert among.from_log(LogStack(torch, libraries, nvgemm))[0].id == profile, (torch, libraries, nvgemm)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -282,6 +284,23 @@ def test_the_real_wheels_messages_are_their_causes(dsl_venv, capsys):
     said = _run(python, "from cuda.bindings import driver; e, = driver.cuInit(0); raise SystemExit(int(e))")
     if "Failed to dlopen libcuda.so.1" in said:  # no driver here, as on a CPU builder
         assert ids(said)[0] == "no-libcuda"
+    # issue 29 item 4: an Op built for a target it does not take (no GPU needed: the DSL reads CUTE_DSL_ARCH)
+    tcgen05 = ("import cutlass; from cutlass.cute.nvgpu import tcgen05 as t; t.MmaF16BF16Op(cutlass.BFloat16, "
+               "cutlass.Float32, (128, 128, 16), t.CtaGroup.ONE, t.OperandSource.SMEM, t.OperandMajorMode.K, "
+               "t.OperandMajorMode.K)")
+    said = _run(python, tcgen05, CUTE_DSL_ARCH="sm_90a")
+    assert "expects arch to be one of" in said and ids(said, OPERATORS)[0] == "dsl-arch-unsupported"
+    said = _run(python, "from cutlass.cute.nvgpu import cpasync; cpasync.CopyBulkTensorTileG2SOp()", CUTE_DSL_ARCH="sm_80")
+    assert "expects arch to be at least sm_90" in said and ids(said, OPERATORS)[0] == "dsl-arch-unsupported"
+    # cuda-bindings 13.5 looks for the driver through cuda-pathfinder, and says so in its own words
+    missing = _download(folder, "cuda-bindings==13.5.0", "cuda-pathfinder>=1.4.2")
+    if missing:
+        pytest.skip(missing)
+    _install(python, folder, "cuda-bindings==13.5.0", "cuda-pathfinder>=1.4.2", extra=("--force-reinstall",))
+    said = _run(python, "from cutlass.utils import HardwareInfo; HardwareInfo().get_max_active_clusters(1)")
+    if "can only be found via system search" in said:  # no driver here
+        assert ids(said, OPERATORS)[0] == "no-libcuda"
+    _install(python, folder, "cuda-bindings==13.0.3", extra=("--force-reinstall",))  # as the other tests expect
 
 
 @pytest.mark.slow

@@ -323,8 +323,8 @@ def test_the_h200s_torch_2_15_runs_support_the_hopper_row_for_that_torch():
     """The runs of 2026-12-03 (torch 2.15.0) are that torch's evidence, and 2.14's are not."""
     finding = given(OPERATORS, stack(torch="2.15.0"), (9, 0))["gpu.compute-capability"]
     sources = _evidence(finding)
-    assert "tests/data/h200-s5/a4-smoke-unset.json" in sources and "tests/data/h200-s5/bench-llm-cold.json" in sources
-    assert all(s.startswith("tests/data/h200-s5/") for s in sources)
+    assert "tests/data/h200-s5/a4-smoke-unset.json" in sources and "tests/data/bench/h200-s5/bench-llm-cold.json" in sources
+    assert all("/h200-s5/" in s for s in sources)
     assert dict(finding.evidence.combination)["torch"] == "2.15"
 
 

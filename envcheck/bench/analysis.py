@@ -29,7 +29,8 @@ from ..runner import warm_compile
 from .autotune import MIX, MixCost, mix_cost
 from .data import Peak
 from .noise import NOISE_FLOOR, call_noise, differs, noise
-from .shapes import ROW_MAJOR, Shape
+from ..inside.gemm import FP8
+from .shapes import Shape, shape_of
 from .gpustate import foreign, gpu_samples, gpu_state, in_window
 from .watch import Sample
 
@@ -163,13 +164,14 @@ def measurements(
 ) -> tuple[list[Measurement], dict[tuple[Shape, str], float]]:
     """(one Measurement per first-time row, {(shape, backend): kernel ms of the repeat}) from the child's rows;
     candidates[i]: the NVGEMM candidates the compile of rows[i] autotuned."""
-    peak_tflops = peak.for_dtype(dtype) if peak else None
+    def peak_of(shape: Shape) -> Optional[float]:  # fp8's peak for _scaled_mm, the run's dtype's for the rest
+        return peak.for_dtype(FP8 if shape.op == "_scaled_mm" else dtype) if peak else None
+
     mine = gpu_samples(samples, uuid)
     found, repeats = [], {}
     for index, row in enumerate(rows):
         raw = row.get("shape") or {}
-        shape = Shape(int(raw["m"]), int(raw["n"]), int(raw["k"]), str(raw.get("label") or ""),
-                      str(raw.get("layout") or ROW_MAJOR))  # a child before layouts built row-major B
+        shape = shape_of(raw)
         timing = row.get("kernel_ms") or {}
         median = timing.get("median")
         if row.get("repeat"):
@@ -179,6 +181,7 @@ def measurements(
         warm = warm_compile(row.get("cache"))
         window = in_window(mine, row.get("window"), slack)
         tflops = shape.flops / (median * 1e-3) / 1e12 if median else None
+        peak_tflops = peak_of(shape)
         status, reason = str(row.get("status") or "error"), str(row.get("reason") or "")
         if status == "ok":
             others = foreign(window)

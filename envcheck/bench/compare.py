@@ -161,13 +161,13 @@ def labels(runs: Sequence[SavedRun]) -> list[str]:
 # Rows and speedups
 
 
-Gemm = tuple[int, int, int, str]
+Gemm = tuple  # Shape.key: m, n, k, layout (and a model's other op, batch and bias)
 
 
 def gemm(shape: Shape) -> Gemm:
     """The GEMM a shape is, whatever it was labelled in its run ("custom", "llama-3.1-8b attn-proj"): its dimensions
-    and its layout (two layouts of one MxNxK are two GEMMs, never paired)."""
-    return (shape.m, shape.n, shape.k, shape.layout)
+    and its layout (two layouts of one MxNxK are two GEMMs, never paired), and its op (Shape.key)."""
+    return shape.key
 
 
 def by_shape(result: BenchResult) -> dict[Gemm, dict[str, Measurement]]:

@@ -25,7 +25,7 @@ from ..userfile import parse_json, read_text
 from . import analysis
 from .data import DTYPES, Peak
 from .result import BenchResult
-from .shapes import LAYOUTS, MAX_DIM, ROW_MAJOR, Shape
+from .shapes import LAYOUTS, MAX_DIM, OPS, ROW_MAJOR, Shape
 
 __all__ = ["SCHEMAS", "SavedRun", "read_result", "parse_result"]
 
@@ -84,7 +84,17 @@ def _shape(obj: dict, where: str) -> Shape:
     layout = _get(raw, "layout", f"{where}.shape", "a string", null=True) or ROW_MAJOR  # saved before layouts: row-major
     if layout not in LAYOUTS:
         raise _Bad(f"{where}.shape.layout", f"one of {', '.join(LAYOUTS)}", layout)
-    return Shape(*dims, _get(raw, "label", f"{where}.shape", "a string") or "", layout)
+    op = _get(raw, "op", f"{where}.shape", "a string", null=True) or "mm"  # saved before ops were named: mm
+    if op not in OPS:
+        raise _Bad(f"{where}.shape.op", f"one of {', '.join(OPS)}", op)
+    batch = _get(raw, "batch", f"{where}.shape", "an integer", null=True)
+    batch = 1 if batch is None else batch
+    if not 1 <= batch <= MAX_DIM:
+        raise _Bad(f"{where}.shape.batch", f"an integer from 1 to {MAX_DIM}", batch)
+    bias = _get(raw, "bias", f"{where}.shape", "a list", null=True) or []
+    if not all(isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= MAX_DIM for d in bias) or len(bias) > 3:
+        raise _Bad(f"{where}.shape.bias", "a list of at most 3 dimensions (the added input's shape)", bias)
+    return Shape(*dims, _get(raw, "label", f"{where}.shape", "a string") or "", layout, op, batch, tuple(bias))
 
 
 _NUMBERS = ("kernel_ms", "spread", "tflops", "pct_peak", "call_ms", "call_spread", "host_ms", "do_bench_ms",

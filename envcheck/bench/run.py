@@ -25,6 +25,7 @@ from . import analysis
 from .autotune import autotune_report, mix_backends
 from .data import peak_for
 from .gpustate import gpu_samples, gpu_state
+from .noise import NOISE_FLOOR
 from .result import BenchOptions, BenchResult
 from .watch import GpuWatch
 
@@ -101,6 +102,8 @@ def run_bench(
         "top_k": None if options.all_candidates else LIBRARY_TOP_K,
         "budget_s": options.budget_s,
         "noise_target": options.noise_target,
+        "noise_floor": NOISE_FLOOR,  # the analysis' noise rule, which the child's stop rule reads (inside/stoprule.py)
+        "peak_tflops": _peak_tflops(ctx.gpu, options.dtype),  # a faster figure is broken: it decides nothing
         "time_cap_s": options.time_cap_s,
         "seed": 0,
     }
@@ -233,6 +236,12 @@ def _shown_order(found: list, backend: str) -> list:
     for m in found:
         first.setdefault(m.shape, len(first))
     return sorted(found, key=lambda m: (first[m.shape], rank.get(m.backend, len(rank))))
+
+
+def _peak_tflops(gpu: Optional[str], dtype: str) -> Optional[float]:
+    """The dense peak of the GPU the facts name, for the dtype (None: not in peaks.toml)."""
+    peak = peak_for(gpu or "")
+    return peak.for_dtype(dtype) if peak is not None else None
 
 
 def _plain_name(gpu: Optional[str]) -> Optional[str]:

@@ -9,12 +9,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import UsageError
-from ..inside.gemm import LAYOUTS, LINEAR, ROW_MAJOR
+from ..inside.gemm import LAYOUTS, LINEAR, OPS, ROW_MAJOR, shape_text
 from ..userfile import read_text
 from . import data
 
-__all__ = ["Shape", "parse_shape", "parse_shapes", "parse_layout", "llm_shapes", "square_shapes", "MAX_DIM",
-           "LAYOUTS", "LINEAR", "ROW_MAJOR", "DEFAULT_LAYOUT", "LAYOUT_WORDS"]
+__all__ = ["Shape", "shape_of", "parse_shape", "parse_shapes", "parse_layout", "llm_shapes", "square_shapes", "MAX_DIM",
+           "LAYOUTS", "LINEAR", "ROW_MAJOR", "OPS", "DEFAULT_LAYOUT", "LAYOUT_WORDS"]
 
 DEFAULT_LAYOUT = LINEAR  # the one LLM layers run: nn.Linear computes x @ W.T with W stored [N, K]
 # What each layout is, in a user's words (the README and --help say the same)
@@ -28,17 +28,33 @@ _SHAPE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*[xX]\s*(\d+)\s*$")
 @dataclass(frozen=True)
 class Shape:
     """out[m, n] = a[m, k] @ b[k, n] with b stored as `layout` says (a result saved without a layout was
-    row-major); label says where it comes from ("llama-3.1-8b attn-proj", "square")."""
+    row-major); label says where it comes from ("llama-3.1-8b attn-proj", "square"). op: the ATen op it is compiled
+    as (inside/gemm.OPS; a model's GEMMs are benched as the op they run): mm, addmm with an added input of shape
+    `bias` (nn.Linear's [N]), bmm and baddbmm over `batch` products, _scaled_mm in fp8."""
 
     m: int
     n: int
     k: int
     label: str = ""
     layout: str = ROW_MAJOR
+    op: str = "mm"
+    batch: int = 1
+    bias: tuple[int, ...] = ()
 
     @property
     def text(self) -> str:
-        return f"{self.m}x{self.n}x{self.k}"
+        """"16x4096x4096"; another op than mm is named, a batch comes first: "addmm 16x6144x2048",
+        "bmm 8x256x4096x2048"."""
+        return shape_text(self.to_dict())
+
+    @property
+    def key(self) -> tuple:
+        """The GEMM it is, whatever it was labelled: (m, n, k, layout), and for another op than mm its op, batch and
+        bias too (what weights count and comparisons pair by)."""
+        plain = (self.m, self.n, self.k, self.layout)
+        if self.op == "mm" and self.batch == 1 and not self.bias:
+            return plain
+        return plain + (self.op, self.batch, self.bias)
 
     @property
     def described(self) -> str:
@@ -47,10 +63,19 @@ class Shape:
 
     @property
     def flops(self) -> int:
-        return 2 * self.m * self.n * self.k
+        return 2 * self.m * self.n * self.k * self.batch
 
     def to_dict(self) -> dict:
-        return {"m": self.m, "n": self.n, "k": self.k, "label": self.label, "layout": self.layout}
+        return {"m": self.m, "n": self.n, "k": self.k, "label": self.label, "layout": self.layout, "op": self.op,
+                "batch": self.batch, "bias": list(self.bias)}
+
+
+def shape_of(raw: dict) -> Shape:
+    """A Shape from bench's child row (its plan's shape as given back); a row of a child before layouts or ops was a
+    row-major mm."""
+    return Shape(int(raw["m"]), int(raw["n"]), int(raw["k"]), str(raw.get("label") or ""),
+                 str(raw.get("layout") or ROW_MAJOR), str(raw.get("op") or "mm"), int(raw.get("batch") or 1),
+                 tuple(int(d) for d in raw.get("bias") or ()))
 
 
 def llm_shapes() -> tuple[Shape, ...]:

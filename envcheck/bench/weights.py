@@ -32,12 +32,13 @@ from .shapes import LAYOUTS, Shape, parse_shape
 
 __all__ = ["Weights", "EQUAL", "read_weights"]
 
-Key = tuple[int, int, int, Optional[str]]  # m, n, k and the layout (None: every layout)
+Key = tuple  # m, n, k and the layout (None: every layout); a model's other ops than mm: Shape.key (op, batch, bias)
 
 
 @dataclass(frozen=True)
 class Weights:
-    """Counts per shape (m, n, k, layout or None), and the file they came from; no file: every shape counts once."""
+    """Counts per shape (m, n, k, layout or None; a model's GEMMs by Shape.key), and the file they came from; no
+    file: every shape counts once."""
 
     source: Optional[str] = None
     counts: tuple[tuple[Key, float], ...] = ()
@@ -49,8 +50,10 @@ class Weights:
     def of(self, shape: Shape) -> float:
         if self.equal:
             return 1.0
-        exact = self._by_key.get((shape.m, shape.n, shape.k, shape.layout))
-        return exact if exact is not None else self._by_key.get((shape.m, shape.n, shape.k, None), 0.0)
+        exact = self._by_key.get(shape.key)
+        if exact is not None or shape.key != (shape.m, shape.n, shape.k, shape.layout):
+            return exact or 0.0  # another op than mm counts by its own key (a model's), never a file's plain MxNxK
+        return self._by_key.get((shape.m, shape.n, shape.k, None), 0.0)
 
     @cached_property
     def _by_key(self) -> dict[Key, float]:
@@ -59,8 +62,8 @@ class Weights:
 
     def not_in(self, shapes: Iterable[Shape]) -> tuple[str, ...]:
         """The shapes of the file that are not among `shapes` ("MxNxK", "MxNxK layout")."""
-        seen = {(s.m, s.n, s.k, s.layout) for s in shapes}
-        seen |= {(m, n, k, None) for m, n, k, _ in seen}  # a shape without a layout matches it in any layout
+        seen = {s.key for s in shapes}
+        seen |= {key[:3] + (None,) for key in seen if len(key) == 4}  # a shape without a layout: any layout of an mm
         return tuple(_text(key) for key, _ in self.counts if key not in seen)
 
     def describe(self) -> str:
@@ -71,7 +74,10 @@ class Weights:
 
 
 def _text(key: Key) -> str:
-    m, n, k, layout = key
+    m, n, k, layout, *more = key
+    if more:  # a model's GEMM of another op: Shape.key
+        op, batch, bias = more
+        return Shape(m, n, k, "", layout, op, batch, bias).text + f" {layout}" + (f" bias {list(bias)}" if bias else "")
     return f"{m}x{n}x{k}" + (f" {layout}" if layout else "")
 
 

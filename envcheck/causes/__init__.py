@@ -7,17 +7,20 @@
                    flavours, tvm-ffi, the driver); explanations.py adds them to its table
   upstream.py      the same for the environment messages read from the upstream sources (torch 2.11-2.15's NVGEMM
                    path, cutlass.operators 0.1-0.3, the DSL 4.3-4.8.1: tests/data/upstream-messages.toml holds them)
+  gemmops.py       the same for an aten op NVGEMM has no kernel for on a stack (the profile's [[gemm-ops]])
   remedies.py      remedies and versions more than one explanation names
   context.py       what is known of the target (Context), how a child run ended (Evidence), the outcome (Cause)
-  child.py         why a child run failed (diagnose), and what is known before one starts (preflight)
+  logstack.py      what a log says of the stack that wrote it (its torch, frames, kernel library, DSL, interpreter)
+  child.py         why a child run failed (diagnose), the op a compile stopped on (failed_op), and what is known
+                   before one starts (preflight)
 
 The modules of this package import each other directly, never this __init__, which re-exports what the rest of
 envcheck uses.
 """
 
-from .child import diagnose, preflight
-from .context import Cause, Context, Evidence, context_for_log, context_from
+from .child import diagnose, failed_op, preflight
+from .context import Cause, Context, Evidence, OpFailure, context_for_log, context_from
 from .explanations import SIGNATURES, explain_match
 
-__all__ = ["Cause", "Context", "Evidence", "context_for_log", "context_from", "diagnose", "preflight", "explain_match",
-           "SIGNATURES"]
+__all__ = ["Cause", "Context", "Evidence", "OpFailure", "context_for_log", "context_from", "diagnose", "failed_op",
+           "preflight", "explain_match", "SIGNATURES"]

@@ -10,13 +10,15 @@ from typing import Optional
 
 from ..model import Facts, Failure, Remedy, Status
 from ..profile import Policy
-from .context import Cause, Context, Evidence
+from .context import Cause, Context, Evidence, OpFailure
 from .remedies import below_remedy
 from .explanations import (
     SIGNATURES, cpu_torch, cutlass_api_missing, cutlass_missing, explain_match, library_cause_id, torch_missing,
 )
 
-__all__ = ["diagnose", "preflight"]
+__all__ = ["diagnose", "failed_op", "preflight"]
+
+NO_KERNEL_FOR_OP = "nvgemm-no-kernel-for-op"
 
 
 def diagnose(evidence: Evidence, ctx: Context) -> Cause:
@@ -34,8 +36,9 @@ def diagnose(evidence: Evidence, ctx: Context) -> Cause:
             continue
         for text in (head, error.get("traceback", ""), evidence.log):
             found = signature.search(text or "")
-            if found:
-                return explain_match(signature, found, text, ctx)
+            cause = explain_match(signature, found, text, ctx) if found else None
+            if cause is not None:
+                return cause
     if evidence.result is None:
         tail = _last_lines(evidence.log, 1)
         return Cause(
@@ -53,6 +56,19 @@ def diagnose(evidence: Evidence, ctx: Context) -> Cause:
         Remedy(text="Read the log; if this is a new failure of the stack, report it with the log attached."),
         evidence=said[:300],
     )
+
+
+def failed_op(log: str, ctx: Context) -> Optional[OpFailure]:
+    """The aten op a compile stopped on for want of any GEMM choice (NoValidChoicesError "No choices exist for
+    backend", `target: aten.<op>` under it), and its cause for this target: nvgemm-no-kernel-for-op where NVGEMM has
+    no kernel for the op on the profile's stack and the context's GPU, else no-valid-choices. None where the log shows
+    no such failure. The table's own row decides, so that explain, smoke and bench say the same."""
+    signature = next(s for s in SIGNATURES if s.id == NO_KERNEL_FOR_OP)
+    found = signature.search(log)
+    if found is None:
+        return None
+    cause = explain_match(signature, found, log, ctx)
+    return OpFailure(found.group(1), cause.id if cause is not None else "no-valid-choices")
 
 
 def _timeout(evidence: Evidence, ctx: Context) -> Cause:

@@ -9,7 +9,7 @@ from typing import Optional
 from ..model import Facts, Interpreter, Remedy, Status
 from ..profile import Policy
 
-__all__ = ["Cause", "Context", "Evidence", "context_from", "context_for_log", "DSL_LIBS_PREFIX"]
+__all__ = ["Cause", "Context", "Evidence", "OpFailure", "context_from", "context_for_log", "DSL_LIBS_PREFIX"]
 
 DSL_LIBS_PREFIX = "nvidia-cutlass-dsl-libs-"
 
@@ -23,6 +23,15 @@ class Cause:
     remedy: Optional[Remedy] = None
     evidence: str = ""  # the line of output that shows it
     status: Status = Status.FAIL
+
+
+@dataclass(frozen=True)
+class OpFailure:
+    """A compile that stopped for want of any GEMM choice for one aten op: the op (`addmm`) and the cause id
+    (nvgemm-no-kernel-for-op where NVGEMM has no kernel for it on the target's stack and GPU, else no-valid-choices)."""
+
+    op: str
+    cause_id: str
 
 
 @dataclass(frozen=True)
@@ -90,8 +99,9 @@ def context_from(facts: Facts, policy: Policy, python: str, backends: str = "", 
     )
 
 
-def context_for_log(policy: Policy) -> Context:
-    """What explaining a log read alone knows: the profile (its kernel library and backends), nothing of a target."""
+def context_for_log(policy: Policy, python: str = "python3") -> Context:
+    """What explaining a log read alone knows: the profile (its kernel library and backends) and the interpreter the
+    remedies run (the one the log's paths name, else python3), nothing of a target."""
     library = policy.smoke.library or (policy.cutlass.module if policy.cutlass is not None else "")
-    return Context(python="python3", policy=policy, known=False, library=library,
+    return Context(python=python, policy=policy, known=False, library=library,
                    backends=",".join(policy.smoke.backends))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 from ..judge._common import fix_command, pip_command, satisfies
 from ..judge.cuda import driver_remedy
@@ -17,6 +17,7 @@ from ..profile import spec_text
 from .context import Cause, Context
 from .remedies import (RECIPE_LINK, TVM_FFI_FLOOR, TVM_FFI_RAN, below_remedy, check_remedy,
                        dsl_remedy as _dsl_remedy, package_rule)
+from .gemmops import GEMM_OP_EXPLANATIONS
 from .stack import STACK_EXPLANATIONS
 from .upstream import UPSTREAM_EXPLANATIONS
 from .table import SignatureRow, load_signatures
@@ -31,7 +32,9 @@ class Signature:
     """A failure as it shows in output (a row of the shared table), and how to explain a match of it."""
 
     row: SignatureRow
-    explain: Callable[[str, Context], tuple[str, Optional[Remedy]]]  # (the match's first group, or the match)
+    # (the match's first group, or the match) -> the sentence and remedy; None: the match is no such failure on this
+    # target (an op NVGEMM serves here: the generic row below it explains the log)
+    explain: Callable[[str, Context], Optional[tuple[str, Optional[Remedy]]]]
 
     @property
     def id(self) -> str:
@@ -41,8 +44,8 @@ class Signature:
     def checks(self) -> tuple[str, ...]:
         return self.row.checks
 
-    def search(self, text: str) -> Optional["re.Match[str]"]:
-        return self.row.search(text)
+    def search(self, text: str, before: Sequence[str] = ()) -> Optional["re.Match[str]"]:
+        return self.row.search(text, before)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -315,20 +318,26 @@ EXPLANATIONS: dict[str, Callable[[str, Context], tuple[str, Optional[Remedy]]]] 
     "wrong-result": wrong_result,
     **STACK_EXPLANATIONS,
     **UPSTREAM_EXPLANATIONS,
+    **GEMM_OP_EXPLANATIONS,
 }
 
 # The table's order is priority (causes/signatures.toml); each row gets its explanation here by id.
 SIGNATURES: tuple[Signature, ...] = tuple(Signature(row, EXPLANATIONS[row.id]) for row in load_signatures())
 
 
-def explain_match(signature: Signature, found: "re.Match[str]", text: str, ctx: Context) -> Cause:
-    """The Cause one signature's match stands for, its evidence the line it was found on."""
+def explain_match(signature: Signature, found: "re.Match[str]", text: str, ctx: Context) -> Optional[Cause]:
+    """The Cause one signature's match stands for, its evidence the line it was found on; None where the match is no
+    such failure on this target."""
     return explain_said(signature, found.group(1) if found.re.groups else found.group(0), _line_of(text, found), ctx)
 
 
-def explain_said(signature: Signature, said: str, evidence: str, ctx: Context) -> Cause:
-    """The Cause of a signature that named `said` (its first group, or the match) on the evidence line."""
-    text, remedy = signature.explain(said, ctx)
+def explain_said(signature: Signature, said: str, evidence: str, ctx: Context) -> Optional[Cause]:
+    """The Cause of a signature that named `said` (its first group, or the match) on the evidence line; None where
+    its explanation says the match is no such failure on this target."""
+    explained = signature.explain(said, ctx)
+    if explained is None:
+        return None
+    text, remedy = explained
     return Cause(signature.id, text, remedy, evidence=evidence, status=signature.row.status)
 
 

@@ -20,7 +20,7 @@ from ..errors import UsageError
 from ..model import Report, Status
 from ..terminal import clean
 
-__all__ = ["MAX_LINE", "LogLine", "Block", "LogReader", "Found", "Explained", "LogStack", "clean_line", "scan"]
+__all__ = ["MAX_LINE", "LogLine", "Block", "LogReader", "Found", "Explained", "clean_line", "scan"]
 
 MAX_LINE = 16 * 1024  # characters of one line kept for matching; the rest of a longer line is skipped
 BLOCK = 1 << 20  # bytes read at a time; lines are cleaned and searched a block at a time
@@ -128,6 +128,8 @@ class Explained:
     lines_read: int
     doctor: Optional[Report] = None
     candidates: tuple = ()  # GemmCandidates: each GEMM with NVGEMM candidates the log shows Inductor autotuning
+    # without --python: the interpreter the log's paths name, and the site directory it was read from
+    interpreter: Optional[tuple[str, str]] = None
 
     @property
     def status(self) -> Status:
@@ -140,30 +142,9 @@ class Explained:
         return 1 if self.status.is_problem else 0
 
 
-@dataclass(frozen=True)
-class LogStack:
-    """What a log says of the stack that wrote it, for explain to choose a profile by when no target is named: the
-    first torch version it names, the kernel libraries its lines go through, and whether they go through Inductor's
-    NVGEMM code (torch/_inductor/codegen/nv_universal_gemm, in every NVGEMM torch)."""
-
-    torch: Optional[str] = None
-    libraries: tuple[str, ...] = ()
-    nvgemm: bool = False
-
-
-# A torch version as logs name it: `torch 2.14.1`, `torch==2.15.0`, `torch-2.14.1+cu130` (a wheel, a pip line).
-_TORCH = re.compile(r"\btorch(?:==| |-)(\d+\.\d+(?:\.\d+)?(?:\+\w+)?)\b")
-_NVGEMM = re.compile(r"\bnv_universal_gemm\b")
-
-
 # A block of at most this many lines (a traceback, a short log) is searched line by line: making the whole-block
 # patterns (90 more regular expressions) would cost more than it saves (benchmarks/startup_options.py, explain).
 FEW_LINES = 1000
-
-
-def _library_pattern(module: str) -> "re.Pattern[str]":
-    """A module named as a module or as a path: cutlass.operators, cutlass/operators/arch.py."""
-    return re.compile(r"\b" + re.escape(module).replace(r"\.", "[./]") + r"\b")
 
 
 def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None, *, libraries: tuple[str, ...] = (),
@@ -172,24 +153,24 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None,
     it, or a later one where that is the exception's own line (the end of a traceback) and the first was not.
     each: called with every block too, in order (explain reads the NVGEMM candidates in the same pass).
 
-    `choose`, if given, is called once the log is read with what it says of its stack (a LogStack; `libraries`: the
-    kernel-library modules to look for) and returns the Context to explain the causes by: explain without --python
-    picks its profile from the log itself.
+    `choose`, if given, is called once the log is read with what it says of its stack (a LogStack, read by
+    logstack.py; `libraries`: the kernel-library modules to look for) and returns the Context to explain the causes
+    by: explain without --python picks its profile and interpreter from the log itself.
 
     A block of lines is searched whole first, and line by line only for a signature that may match in it: most
     blocks of a big log hold no known failure. A block of FEW_LINES or fewer is searched line by line at once."""
     from .explanations import SIGNATURES, explain_said
+    from .logstack import StackReader
+    from .table import ABOVE_LINES
 
     first: dict[str, tuple[str, str, int, bool]] = {}  # id -> (what it named, the evidence line, its number, raised)
-    torch, seen_libraries, nvgemm = None, set(), False
-    wanted = tuple((module, _library_pattern(module)) for module in libraries) if choose else ()
+    stack = StackReader(libraries) if choose is not None else None
+    prior: tuple[str, ...] = ()  # the last lines of the block before: a row with `above` looks up into them
     for block in reader.blocks():
         if each is not None:
             each(block)
-        if choose is not None:
-            torch = torch or next((m.group(1) for m in [_TORCH.search(block.text)] if m), None)
-            seen_libraries |= {module for module, pattern in wanted if pattern.search(block.text)}
-            nvgemm = nvgemm or bool(_NVGEMM.search(block.text))
+        if stack is not None:
+            stack.read(block.text)
         for signature in SIGNATURES:
             seen = first.get(signature.id)
             if seen is not None and seen[3]:
@@ -206,15 +187,22 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None,
                     raised = bool(_RAISED.match(text))
                     if not raised:
                         continue
-                found = signature.search(text)
+                found = signature.search(text, _before(prior, block.lines, number - block.first, ABOVE_LINES)
+                                         if signature.row.above else ())
                 if found:
                     raised = bool(_RAISED.match(text)) if raised is None else raised
                     said = found.group(1) if found.re.groups else found.group(0)
                     first[signature.id] = (said, text.strip()[:300], number, raised)
-    if choose is not None:
-        ctx = choose(LogStack(torch, tuple(m for m in libraries if m in seen_libraries), nvgemm))
-    return tuple(Found(explain_said(s, *first[s.id][:2], ctx), first[s.id][2], s.checks, first[s.id][3])
-                 for s in SIGNATURES if s.id in first)
+        prior = (*prior, *block.lines[-ABOVE_LINES:])[-ABOVE_LINES:]
+    if stack is not None:
+        ctx = choose(stack.stack())
+    explained = ((s, explain_said(s, *first[s.id][:2], ctx)) for s in SIGNATURES if s.id in first)
+    return tuple(Found(cause, first[s.id][2], s.checks, first[s.id][3]) for s, cause in explained if cause is not None)
+
+
+def _before(prior: tuple[str, ...], lines: tuple[str, ...], index: int, count: int) -> tuple[str, ...]:
+    """The `count` lines before lines[index], the block before's last ones (`prior`) included."""
+    return lines[index - count:index] if index >= count else (*prior, *lines[:index])[-count:]
 
 
 # A construct whose meaning at a line's start or end differs from its meaning beside a newline: a pattern holding

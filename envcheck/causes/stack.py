@@ -164,6 +164,15 @@ def dsl_driver_dependency(said: str, ctx: Context) -> tuple[str, Optional[Remedy
 
 
 def no_libcuda(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
+    if "STUB" in said.upper():
+        return (
+            "The libcuda.so.1 that was loaded is the CUDA toolkit's stub (its lib64/stubs folder on LD_LIBRARY_PATH or "
+            "in the linker's cache), not the driver's: a machine or container without the driver, or a stub ahead of "
+            "it. CUDA cannot start.",
+            Remedy(text="Take the toolkit's stubs folder off LD_LIBRARY_PATH; run on a GPU node with the driver mounted "
+                        "(`envcheck doctor` names the libcuda.so.1 in the way: cuda.paths).",
+                   commands=(("nvidia-smi",),)),
+        )
     return (
         "The NVIDIA driver's library libcuda.so.1 is not here: a machine or container without the driver (a "
         "container needs --gpus all and the NVIDIA container toolkit); on aarch64 a DSL <= 4.5 needs it even for "

@@ -10,17 +10,18 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from ..model import Status
 from ..profile import PolicyError
 from ..userfile import tomllib
 
-__all__ = ["SignatureRow", "load_signatures", "parse_signatures", "TABLE"]
+__all__ = ["ABOVE_LINES", "SignatureRow", "load_signatures", "parse_signatures", "TABLE"]
 
 TABLE = Path(__file__).with_name("signatures.toml")
 _ID = re.compile(r"^[a-z][a-z0-9-]*$")
-_KEYS = {"id", "patterns", "checks", "status"}
+_KEYS = {"id", "patterns", "checks", "status", "above"}
+ABOVE_LINES = 3  # how far above the matched line a row's `above` line may be (a LoweringException's: the next line)
 
 
 @dataclass(frozen=True)
@@ -31,14 +32,34 @@ class SignatureRow:
     patterns: tuple["re.Pattern[str]", ...]
     checks: tuple[str, ...] = ()
     status: Status = Status.FAIL  # "warn": a message that names a problem without failing the run (a deprecation)
+    above: Optional["re.Pattern[str]"] = None  # a line that must come at most ABOVE_LINES lines before the match's
 
-    def search(self, text: str) -> Optional["re.Match[str]"]:
-        """The first match of any of its patterns in text, in pattern order."""
+    def search(self, text: str, before: Sequence[str] = ()) -> Optional["re.Match[str]"]:
+        """The first match of any of its patterns in text, in pattern order. A row with `above` matches only where a
+        line at most ABOVE_LINES above the match's own shows `above`: in text (a whole log, a traceback) or, for the
+        first lines of text, in `before` (the lines a log had just before a line searched alone)."""
         for pattern in self.patterns:
-            found = pattern.search(text)
-            if found:
-                return found
+            if self.above is None:
+                found = pattern.search(text)
+                if found:
+                    return found
+                continue
+            for found in pattern.finditer(text):
+                if self._above(text, found.start(), before):
+                    return found
         return None
+
+    def _above(self, text: str, at: int, before: Sequence[str]) -> bool:
+        """Whether `above` shows in the match's line up to `at` or in the ABOVE_LINES lines before it."""
+        start = text.rfind("\n", 0, at) + 1  # the match's own line
+        up = 0
+        while up < ABOVE_LINES and start > 0:
+            start = text.rfind("\n", 0, start - 1) + 1
+            up += 1
+        window = text[start:at]
+        if start == 0 and up < ABOVE_LINES and before:
+            window = "\n".join((*before[-(ABOVE_LINES - up):], window))
+        return self.above is not None and bool(self.above.search(window))
 
 
 def parse_signatures(text: str, source: str) -> tuple[SignatureRow, ...]:
@@ -82,7 +103,16 @@ def _row(row: Any, where: str, source: str, seen: set[str]) -> SignatureRow:
     status = row.get("status", "fail")
     if status not in ("fail", "warn"):
         raise PolicyError(source, f"{where}.status", status, "'fail' or 'warn'")
-    return SignatureRow(sig_id, tuple(compiled), tuple(checks), Status(status))
+    above = row.get("above")
+    if above is not None:
+        try:
+            above = re.compile(above) if isinstance(above, str) and above else None
+        except re.error:
+            above = None
+        if above is None:
+            raise PolicyError(source, f"{where}.above", row["above"], "a regular expression (a line that must come "
+                              f"at most {ABOVE_LINES} lines before the pattern's)")
+    return SignatureRow(sig_id, tuple(compiled), tuple(checks), Status(status), above)
 
 
 @lru_cache(maxsize=None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from ..judge._common import pip_command
 from ..model import Remedy
 from .context import Context
 from .remedies import check_remedy, dsl_remedy, fresh_smoke, install_remedy, package_rule, requirement_for
@@ -43,9 +44,10 @@ def dsl_arch_unsupported(said: str, ctx: Context) -> tuple[str, Optional[Remedy]
     arch = said if said.startswith("sm_") else "a target"
     return (
         f"A CuteDSL kernel was compiled for {arch}, which its code does not support (the DSL's arch check: "
-        "CONFIG_UNSUPPORTED_ARCH in DSL 4.6-4.8, 'invalid arch, expected one of ...' in 4.3-4.5): CUTE_DSL_ARCH or the "
-        "compile target names another GPU, or a compile worker that cannot query the GPU fell back to sm_100a. On "
-        "a GPU below 9.0 the Hopper and Blackwell kernels cannot be built at all.",
+        "CONFIG_UNSUPPORTED_ARCH in DSL 4.6-4.8, 'invalid arch, expected one of ...' in 4.3-4.5; an instruction's own: "
+        "a Blackwell tcgen05 MMA on any other target, a TMA copy below sm_90): CUTE_DSL_ARCH or the compile target "
+        "names another GPU, or a compile worker that cannot query the GPU fell back to sm_100a. On a GPU below 9.0 the "
+        "Hopper and Blackwell kernels cannot be built at all.",
         Remedy(text=f"Compile for {_own_arch(ctx)}: set CUTE_DSL_ARCH to it (or unset it where it names another "
                     "GPU), and run again with fresh caches.", commands=(fresh_smoke(ctx),)),
     )
@@ -155,6 +157,39 @@ def dsl_cuda_version(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     )
 
 
+def tvm_ffi_not_installed(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
+    requirement = requirement_for(ctx, "tvm_ffi", "apache-tvm-ffi")
+    return (
+        f"`import {said}` fails: apache-tvm-ffi is not installed (or is broken). torch 2.15's NVGEMM block-scaled "
+        "(FP8, FP4) GEMMs launch through it at every run (its dense_blockscaled_gemm_kernel.py), the DSL's TVM FFI "
+        f"launch path needs it, and {OPERATORS} requires it.",
+        install_remedy(ctx, f"Install {requirement} (the profile's).", requirement,
+                       why="the kernels' TVM FFI launch path"),
+    )
+
+
+def torch_gpu_unsupported(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
+    requirement = str(ctx.policy.torch_requirement)
+    index = ("--index-url", ctx.policy.torch_index_url) if ctx.policy.torch_index_url else ()
+    return (
+        f"torch itself was built without kernels for this GPU ({said}; torch.cuda.get_arch_list() lists what it "
+        "has): its own operations, and Inductor's code around NVGEMM, cannot run there, whatever the kernel library "
+        "offers. The warning names the torch builds that have them.",
+        Remedy(text=f"Install a torch build whose architectures include this GPU's (the warning's pip line, or "
+                    f"{requirement} from the index the profile names).",
+               commands=(pip_command(ctx.python, "install", *index, requirement),)),
+    )
+
+
+def tvm_ffi_dlpack_addon(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
+    return (
+        "apache-tvm-ffi could not build its optional torch DLPack addon (a torch without the DLPack C exchange API, "
+        "older than 2.10, and no torch-c-dlpack-ext or no compiler): tensors still pass, without its fast path "
+        "(EnvTensorAllocator off). torch 2.10 and later carry the API themselves and never get this warning.",
+        Remedy(text="Use the profile's torch (2.11 or later); on an older torch install torch-c-dlpack-ext."),
+    )
+
+
 def max_active_clusters(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         "torch could not ask cutlass.operators for an operator's cluster occupancy (get_max_active_clusters, which "
@@ -223,4 +258,7 @@ UPSTREAM_EXPLANATIONS: dict[str, Explanation] = {
     "dsl-enum-deprecated": dsl_enum_deprecated,
     "dsl-setting-deprecated": dsl_setting_deprecated,
     "dsl-log-settings": dsl_log_settings,
+    "tvm-ffi-not-installed": tvm_ffi_not_installed,
+    "torch-gpu-unsupported": torch_gpu_unsupported,
+    "tvm-ffi-dlpack-addon": tvm_ffi_dlpack_addon,
 }

@@ -29,6 +29,7 @@ def bench_command(
     layout: Optional[str] = None,
     dtype: Optional[str] = None,
     model: Optional[str] = None,
+    record_on: Optional[str] = None,
     budget: float = 600.0,
     timeout: Optional[float] = None,
     output_format: str = "table",
@@ -44,7 +45,8 @@ def bench_command(
 ) -> int:
     """`envcheck bench`: 0 when it measured and decided, 1 when it proved nothing (no GPU, nothing ran). The report
     goes to `output` (-o FILE, written whole) or standard output; the plot to `plot` (--plot FILE). shapes, layout,
-    dtype: default llm, linear, bf16; model: --model FILE.py[:FUNCTION] instead of them."""
+    dtype: default llm, linear, bf16; model: --model FILE.py[:FUNCTION] instead of them; record_on: --record-on, the
+    device its GEMMs are recorded on (default the one it is timed on)."""
     from ..bench.result import BenchOptions
     from ..bench.run import DTYPE_FLAGS, SCHEMA_VERSION, no_gpu_reason, run_bench, save_last
     from ..bench.shapes import parse_layout, parse_shapes
@@ -57,6 +59,12 @@ def bench_command(
     check_choice("--format", output_format, render.FORMATS)
     if plot is not None:
         render.check_plot(plot)
+    if record_on is not None:
+        from ..bench.model import RECORD_DEVICES
+
+        if model is None:
+            raise UsageError("--record-on: it chooses the device --model's GEMMs are recorded on; add --model FILE.py")
+        check_choice("--record-on", record_on, RECORD_DEVICES)
     if model is not None:
         given = dict(shapes=shapes, layout=layout, dtype=dtype, weights=weights, library=library or None)
         for flag, name in MODEL_DECIDES:
@@ -76,7 +84,7 @@ def bench_command(
     reason = no_gpu_reason()
     if model is not None:
         return _model_command(target, profile, spec, reason, output_format, output, plot, cache_dir, out, err,
-                              budget_s=float(budget), fresh=fresh, timeout_s=timeout)
+                              record_on, budget_s=float(budget), fresh=fresh, timeout_s=timeout)
     if reason is not None:
         message = f"no GPU to measure on: {reason}"
         print(f"envcheck bench: {message}", file=err)
@@ -113,7 +121,8 @@ def bench_command(
     return result.exit_code
 
 
-def _model_command(target, profile, spec, no_gpu, output_format, output, plot, cache_dir, out, err, **options) -> int:
+def _model_command(target, profile, spec, no_gpu, output_format, output, plot, cache_dir, out, err, record_on,
+                   **options) -> int:
     """bench --model: the model's GEMMs recorded (with or without a GPU), benched and the model timed (with one)."""
     from .. import __version__
     from ..bench.model import run_model_bench
@@ -132,7 +141,7 @@ def _model_command(target, profile, spec, no_gpu, output_format, output, plot, c
     say(profile_line(choice))
     began = time.monotonic()
     found, result = run_model_bench(target, facts, chosen, spec, BenchOptions(shapes=(), **options), gpu=no_gpu is None,
-                                    cache_dir=cache_dir, progress=say)
+                                    record_on=record_on, cache_dir=cache_dir, progress=say)
     data = {"schema_version": SCHEMA_VERSION, "envcheck_version": __version__, "profile": profile_json(choice),
             "target": target, "wall_s": round(time.monotonic() - began, 3),
             "bench": None if result is None else result.to_dict(), "model": found.to_dict()}

@@ -42,14 +42,15 @@ def run_explain(
     from ..profile import candidates
 
     report = None
+    interpreter = None  # (the interpreter the log's paths name, the site directory it was read from)
     among = candidates(profile)
     chosen_by_log: list = []
     choice = None
 
-    def by_the_log(stack):  # a log alone: the profile its own lines show (its torch, its kernel library)
-        policy, choice = among.from_log(stack.torch, stack.libraries, stack.nvgemm)
-        chosen_by_log.append(choice)
-        ctx = context_for_log(policy)
+    def by_the_log(stack):  # a log alone: the profile and the interpreter its own lines show
+        policy, choice = among.from_log(stack)
+        chosen_by_log.append((choice, stack))
+        ctx = context_for_log(policy, stack.interpreter or "python3")
         given = gpus_given(gpu_capabilities)[:1]  # --gpu-capability: the GPU the log ran on, as the user says
         return replace(ctx, capability=given[0].capability, gpu=f"{given[0].name} ({given[0].capability_text})") if given else ctx
 
@@ -69,7 +70,9 @@ def run_explain(
         reader = LogReader(stream)
         causes = scan(reader, ctx, lambda block: autotuned.block(block.first, block.lines, block.text),
                       libraries=among.libraries, choose=choose)
-        choice = chosen_by_log[0] if chosen_by_log else choice
+        if chosen_by_log:
+            choice, stack = chosen_by_log[0]
+            interpreter = (stack.interpreter, stack.site) if stack.interpreter else None
     except UsageError as exc:  # binary: named here, where the name is known
         raise UsageError(f"{source_name(name)}: {exc}") from None
     finally:
@@ -80,7 +83,7 @@ def run_explain(
     redact = Redactor()
     # Redacted before it is rendered, as doctor's report is: a home path becomes ~/..., which a printed command then
     # leaves for the shell to expand.
-    explained = redact.deep(Explained(name, causes, reader.lines_read, report, autotuned.end()))
+    explained = redact.deep(Explained(name, causes, reader.lines_read, report, autotuned.end(), interpreter))
     code = explained.exit_code
     if as_json:
         text = redact(answer(to_dict(explained, choice), code, explained.status.value))

@@ -2,22 +2,25 @@
 interpreter, and times what Inductor produced.
 
 Copied into the run directory as bench_child.py, beside its helpers (envcheck_protocol.py, envcheck_gemm.py,
-envcheck_lookup.py, envcheck_timing.py, envcheck_library.py: envcheck/runner.py copies them), and run by path; never
+envcheck_lookup.py, envcheck_timing.py, envcheck_stoprule.py, envcheck_shape_timing.py, envcheck_library.py:
+envcheck/runner.py copies them), and run by path; never
 imported by envcheck itself except by tests. So: standard library only at module level, Python 3.8 syntax.
 
     python bench_child.py --plan plan.json [--code-dir DIR] [--lookup-marker FILE]
 
-plan.json: {"shapes": [{"m", "n", "k", "label", "layout"}], "dtype", "backends": [{"name", "backends"}], "budget_s",
-"noise_target", "time_cap_s", "seed", "library", "top_k"}. The backends are compiled in the plan's order; the first
-is measured again at the end of each shape (the repeat). With "library": cuBLAS, then the library's candidates,
-ranked by nvMatmulHeuristics and cut to "top_k" (null: every candidate; library.rank).
+plan.json: {"shapes": [{"m", "n", "k", "label", "layout", "op", "batch", "bias"}], "dtype", "backends": [{"name",
+"backends"}], "budget_s", "noise_target", "noise_floor", "peak_tflops", "time_cap_s", "seed", "library", "top_k"}.
+Each shape is compiled as its own op (gemm.OPS: mm by default; addmm with its bias, bmm with its batch, baddbmm,
+_scaled_mm in fp8), so that Inductor tunes the op a model runs. The backends are compiled in the plan's order; the first is measured again at the end of
+each shape (the repeat). With "library": cuBLAS, then the library's candidates, ranked by nvMatmulHeuristics and cut
+to "top_k" (null: every candidate; library.rank).
 
 It speaks envcheck/inside/protocol.py: `envcheck-bench: phase NAME +SECONDS` progress lines on stderr; on stdout an
 `ENVCHECK-BENCH-COMPILED {"shape", "backend"}` line after each compile (Inductor's autotuning of it is in the log
 above it: envcheck/causes/candidates.py reads it), one `ENVCHECK-BENCH-ROW {json}` line per (shape, backend) as soon as
-it is measured (ROW_SCHEMA; a shape's rows are timed back to back once all of them are compiled), so that a run killed
-by its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end (RESULT_SCHEMA).
-How a kernel is timed: envcheck/inside/timing.py.
+its shape is timed (ROW_SCHEMA; a shape's rows are timed together once all of them are compiled: shape_timing.py), so
+that a run killed by its timeout still leaves what it measured; and one `ENVCHECK-BENCH-RESULT {json}` line at the end
+(RESULT_SCHEMA). How a kernel is timed: envcheck/inside/timing.py; when a row's timing stops: stoprule.py.
 """
 
 from __future__ import annotations
@@ -28,13 +31,14 @@ import os
 import re
 import sys
 import time
-import traceback
 
 try:  # imported as envcheck.inside.bench_child by envcheck's own process (tests)
-    from . import gemm, library, lookup, protocol, timing
+    from . import gemm, library, lookup, protocol, shape_timing, timing
+    from .shape_timing import failed as _failed
 except ImportError:  # run by path in its run folder, beside the envcheck_*.py copies (envcheck/runner.py)
     import envcheck_gemm as gemm, envcheck_library as library, envcheck_lookup as lookup
-    import envcheck_protocol as protocol, envcheck_timing as timing
+    import envcheck_protocol as protocol, envcheck_shape_timing as shape_timing, envcheck_timing as timing
+    from envcheck_shape_timing import failed as _failed
 
 RESULT_SCHEMA = (
     "protocol",
@@ -51,7 +55,7 @@ RESULT_SCHEMA = (
 )
 
 ROW_SCHEMA = (
-    "shape",  # {"m", "n", "k", "label", "layout"}: as the plan gave it (layout: gemm.LAYOUTS)
+    "shape",  # {"m", "n", "k", "label", "layout", "op", "batch", "bias"}: as the plan gave it (gemm.LAYOUTS, gemm.OPS)
     "backend",  # the name shown: "ATEN", "TRITON", "NVGEMM", "mix"
     "backends",  # what max_autotune_gemm_backends was set to
     "repeat",  # true: a second measurement of an already measured backend, for run-to-run noise
@@ -67,26 +71,24 @@ ROW_SCHEMA = (
     "max_error",  # max |out - ref| against the fp32 reference
     "max_ref",  # max |ref|
     "tolerance",  # {"atol", "rtol"}
-    "kernel_ms",  # {"median", "q25", "q75", "min", "spread", "reps", "mode", "rounds", "redone", "gaps", ...}
+    "kernel_ms",  # {"median", "q25", "q75", "min", "spread", "reps", "mode", "rounds", "redone", "gaps", "stop", ...}
     "call_ms",  # wall time per call through the compiled function, calls back to back
     "call_spread",  # (max - min) / median of call_ms over its three rounds
     "host_ms",  # CPU time to launch one call
-    "do_bench_ms",  # triton.testing.do_bench(median) on the same compiled function
+    "do_bench_ms",  # triton.testing.do_bench(median) on the same compiled function, where the calls run back to back
     "window",  # [time.time() at the start, at the end] of the timed part: matched with NVML samples
 )
 
 
-LOADED_GAP_S = 0.05  # a row timed within this of the last GPU-bound one finds the GPU in its sustained state
-
 _TRITON_KERNEL = re.compile(r"async_compile\.triton\(\s*['\"]([A-Za-z0-9_]+)['\"]")
 
 
-def classify(code, backend):
+def classify(code, backend, op="mm"):
     """(choice, kernel) from Inductor's generated code: which backend it calls, and the kernel it names.
 
     The CuteDSL call and kernel are read as the smoke run reads them (gemm.find_kernel). A Triton GEMM is a template
-    kernel (triton_tem_*); cuBLAS is extern_kernels.mm; Inductor's decompose-k choice is a batched GEMM
-    (extern_kernels.bmm) and a Triton reduction."""
+    kernel (triton_tem_*); cuBLAS is extern_kernels.<op> (extern_kernels.mm for mm); Inductor's decompose-k choice of
+    an mm is a batched GEMM (extern_kernels.bmm) and a Triton reduction."""
     call, kernel, fallbacks = gemm.find_kernel(code)
     if call is not None:
         return backend, kernel or call
@@ -94,9 +96,9 @@ def classify(code, backend):
     templates = [name for name in kernels if "_tem_" in name]
     if templates:
         return "TRITON", templates[0]
-    if "extern_kernels.mm(" in code:
-        return "ATEN", "cuBLAS (extern_kernels.mm)"
-    if "extern_kernels.bmm(" in code and kernels:  # Inductor's decompose-k: K split into a batch, then summed
+    if "extern_kernels.%s(" % op in code:
+        return "ATEN", "cuBLAS (extern_kernels.%s)" % op
+    if op == "mm" and "extern_kernels.bmm(" in code and kernels:  # decompose-k: K split into a batch, then summed
         return "decompose-k", "extern_kernels.bmm + " + kernels[0]
     return "unknown", (fallbacks[0] if fallbacks else None)
 
@@ -105,8 +107,9 @@ def classify(code, backend):
 # One measurement
 
 
-def compile_gemm(torch, backends, a, b):
-    """(compiled function, its first output, Inductor's generated code, seconds, cache counters that moved).
+def compile_gemm(torch, backends, args, op="mm", out_dtype=None):
+    """(compiled function, its first output, Inductor's generated code, seconds, cache counters that moved): the op
+    (gemm.OPS) compiled on its arguments.
 
     The code is caught the way torch._inductor.utils.run_and_get_code catches it (GraphLowering.save_output_code),
     without its torch._dynamo.reset(), which would drop the backends compiled before."""
@@ -124,8 +127,8 @@ def compile_gemm(torch, backends, a, b):
     before = gemm.counters()
     began = time.perf_counter()
     with inductor_config.patch(settings), mock.patch.object(GraphLowering, "save_output_code", save_output_code):
-        compiled = torch.compile(gemm.fresh_gemm(torch, backends), fullgraph=True, dynamic=False)
-        out = compiled(a, b)
+        compiled = torch.compile(gemm.fresh_op(torch, backends, op, out_dtype), fullgraph=True, dynamic=False)
+        out = compiled(*args)
         torch.cuda.synchronize()
     seconds = time.perf_counter() - began
     after = gemm.counters()
@@ -133,19 +136,19 @@ def compile_gemm(torch, backends, a, b):
     return compiled, out, "\n".join(codes), seconds, moved
 
 
-def inductor_gemm(torch, ctx, shape, name, backends, a, b):
-    """prepare() for a backend through Inductor: compile, keep the generated code, name the kernel."""
-    compiled, out, code, seconds, moved = compile_gemm(torch, backends, a, b)
+def inductor_gemm(torch, ctx, shape, name, backends, args):
+    """prepare() for a backend through Inductor: compile the shape's op, keep the generated code, name the kernel."""
+    op = shape.get("op") or "mm"
+    compiled, out, code, seconds, moved = compile_gemm(torch, backends, args, op, getattr(torch, ctx["dtype"]))
     fields = {"compile_s": round(seconds, 3), "cache": moved}
     if ctx["code_dir"]:
-        stem = "%dx%dx%d-%s-%s-%s" % (shape["m"], shape["n"], shape["k"], shape.get("layout") or gemm.ROW_MAJOR,
-                                     shape["label"], name)
+        stem = "%s-%s-%s-%s" % (gemm.shape_text(shape), shape.get("layout") or gemm.ROW_MAJOR, shape["label"], name)
         path = os.path.join(ctx["code_dir"], re.sub(r"[^A-Za-z0-9_.-]+", "_", stem) + ".py")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(code)
         fields["code"] = path
-    fields["choice"], fields["kernel"] = classify(code, ctx["cutedsl_backend"])
-    return (lambda: compiled(a, b)), out, fields
+    fields["choice"], fields["kernel"] = classify(code, ctx["cutedsl_backend"], op)
+    return (lambda: compiled(*args)), out, fields
 
 
 def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
@@ -154,7 +157,7 @@ def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
     status. Returns (row, call or None: nothing to time)."""
     row = dict.fromkeys(ROW_SCHEMA)
     row.update(shape=shape, backend=name, backends=backends, repeat=repeat, status="error")
-    a, b, reference, max_ref = inputs
+    reference, max_ref = inputs[-2:]
     atol, rtol = gemm.TOLERANCES[ctx["dtype"]]
     try:
         call, out, fields = prepare()
@@ -172,38 +175,6 @@ def prepare_row(ctx, shape, name, backends, inputs, prepare, repeat=False):
         _failed(row, exc)
         return row, None
     return row, call
-
-
-def time_row(torch, ctx, row, call):
-    """A row's second half: the kernel time, then (not for a repeat) do_bench and the call time; errors become the
-    row's status. The GPU counts as sustained where the last row timed loaded it moments ago (LOADED_GAP_S)."""
-    try:
-        row["window"] = [time.time(), None]
-        sustained = time.perf_counter() - ctx["loaded_at"] < LOADED_GAP_S
-        row["kernel_ms"] = timing.kernel_time(torch, call, ctx["flush"], ctx["cycles_per_ms"], ctx["time_cap_s"],
-                                              ctx["noise_target"], sustained=sustained)
-        if not row["repeat"]:
-            if ctx["do_bench"] is not None:  # right after, so that the GPU is in the state it was timed in
-                row["do_bench_ms"] = ctx["do_bench"](call, return_mode="median", **timing.DO_BENCH)
-            row["call_ms"], row["host_ms"], row["call_spread"] = timing.call_time(torch, call)
-        row["window"][1] = time.time()
-        if row["kernel_ms"]["mode"] == "back-to-back":
-            ctx["loaded_at"] = time.perf_counter()
-        if not row["repeat"] and ctx["profile_kernels"]:
-            try:
-                row["device_kernels"] = timing.device_kernels(torch, call)
-            except Exception as exc:  # the profiler is a witness, not the measurement
-                row["device_kernels"] = ["(profiler failed: %s)" % str(exc)[:200]]
-        row["status"] = "ok"
-    except Exception as exc:  # noqa: BLE001 - one backend's failure is that row's result, the run goes on
-        _failed(row, exc)
-
-
-def _failed(row, exc):
-    row["status"] = "error"
-    row["reason"] = "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:500] if str(exc) else "")
-    row["error"] = {"type": type(exc).__module__ + "." + type(exc).__qualname__, "message": str(exc)[:4000]}
-    sys.stderr.write(traceback.format_exc())
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -249,14 +220,24 @@ def bench(plan, args, run):
         "cycles_per_ms": timing.calibrate_sleep(torch),
         "time_cap_s": float(plan["time_cap_s"]),
         "noise_target": float(plan["noise_target"]),
+        "noise_floor": float(plan.get("noise_floor", 0.01)),  # the analysis' (bench/noise.py), for stoprule
+        "peak_tflops": plan.get("peak_tflops"),  # the GPU's dense peak for the dtype (None: not known)
+        "budget_s": float(plan["budget_s"]),
         "do_bench": do_bench,
         "capability": result["gpu"]["capability"],
         # The CUDA profiler names the kernels that really ran (cuBLAS's too), but it may leave CUPTI hooked into
         # every later launch, which would inflate host_ms: opt-in, ENVCHECK_BENCH_PROFILE_KERNELS=1.
         "profile_kernels": os.environ.get("ENVCHECK_BENCH_PROFILE_KERNELS") == "1",
-        "loaded_at": float("-inf"),  # when a row last kept the GPU busy (time_row)
+        "loaded_at": float("-inf"),  # when the GPU was last kept busy, and for how long (shape_timing)
+        "loaded_ms": 0.0,
     }
     result["sleep_cycles_per_ms"] = round(ctx["cycles_per_ms"])
+    run.phase("import-inductor")  # its own phase: what the user's first torch.compile pays too, apart from the setup
+    try:
+        import torch._dynamo.utils  # noqa: F401 - gemm.counters
+        import torch._inductor.graph  # noqa: F401 - compile_gemm
+    except Exception:  # a broken Inductor: each row's compile says how (prepare_row)
+        pass
     result["method"] = timing.METHOD
     dtype = getattr(torch, plan["dtype"])
     generator = torch.Generator(device=device).manual_seed(int(plan.get("seed", 0)))
@@ -269,14 +250,17 @@ def bench(plan, args, run):
             for backend in backends:
                 _skip(run, shape, backend, "the time budget (%g s) ran out before this shape" % budget)
             continue
-        a, b = gemm.operands(torch, shape["m"], shape["n"], shape["k"], dtype, device, generator,
-                             shape.get("layout") or gemm.ROW_MAJOR)
-        reference = a.float() @ b.float()
-        inputs = (a, b, reference, reference.abs().max().item())
+        unfit = gemm.unfit(shape, ctx["capability"])
+        if unfit:
+            for backend in backends:
+                _skip(run, shape, backend, unfit)
+            continue
+        operands, reference = gemm.op_operands(torch, shape, dtype, device, generator)
+        inputs = (operands, reference, reference.abs().max().item())
         # Every row compiled first (each compile marked on stdout, so that the parent knows which autotuning in the
         # log was whose), then timed back to back: the GPU stays in its sustained state from one row to the next.
         rows = []
-        for backend, prepare in _plan_rows(torch, ctx, plan, shape, a, b, calls, result["candidates"]):
+        for backend, prepare in _plan_rows(torch, ctx, plan, shape, operands, calls, result["candidates"]):
             repeat = backend.get("repeat", False)
             if run.elapsed() >= budget:
                 if not repeat:
@@ -289,19 +273,15 @@ def bench(plan, args, run):
                 calls.setdefault(backend["name"], call)
             rows.append((row, call))
         run.phase("time %d/%d" % (index + 1, len(plan["shapes"])))
-        for row, call in rows:
-            if call is not None:
-                if run.elapsed() >= budget:
-                    row.update(status="skipped", reason="the time budget (%g s) ran out before it was timed" % budget)
-                else:
-                    time_row(torch, ctx, row, call)
+        shape_timing.time_shape(torch, ctx, shape, rows, lambda: run.elapsed() >= budget)
+        for row, _ in rows:
             run.emit(protocol.BENCH_ROW, row)
             sys.stderr.write("envcheck-bench: row %s %s %s %s %s\n" % (
                 shape["label"], row["backend"] + (" (repeat)" if row["repeat"] else ""),
                 row.get("kernel") or "", row["status"],
                 "%.4f ms" % row["kernel_ms"]["median"] if row.get("kernel_ms") else row.get("reason") or ""))
         del rows
-        del a, b, reference, inputs
+        del operands, reference, inputs
         calls.clear()
         torch._dynamo.reset()
         torch.cuda.empty_cache()
@@ -311,18 +291,18 @@ def bench(plan, args, run):
     run.phase("done")
 
 
-def _plan_rows(torch, ctx, plan, shape, a, b, calls, chosen):
+def _plan_rows(torch, ctx, plan, shape, operands, calls, chosen):
     """(backend, prepare) for each row of a shape, in order, ending with the repeat of the first one measured.
 
     Through Inductor: each backend of the plan. With plan["library"]: cuBLAS, then the library's kernels called
     directly (library.bench_rows says which)."""
     if plan.get("library"):
-        first = yield from library.bench_rows(torch, plan["library"], a, b, shape, tuple(ctx["capability"]),
+        first = yield from library.bench_rows(torch, plan["library"], *operands[:2], shape, tuple(ctx["capability"]),
                                               ctx["dtype"], plan.get("top_k"), chosen)
     else:
         for backend in plan["backends"]:
             yield backend, (lambda backend=backend: inductor_gemm(
-                torch, ctx, shape, backend["name"], backend["backends"], a, b))
+                torch, ctx, shape, backend["name"], backend["backends"], operands))
         first = plan["backends"][0]
     if calls.get(first["name"]) is not None:  # the same function again, after the others: run-to-run drift
         yield dict(first, repeat=True), (lambda: (calls[first["name"]], None, {}))

@@ -112,12 +112,114 @@ def fresh_gemm(torch, tag):
     """out = x @ y as a function with a code object of its own: Dynamo caches compiled code per code object, so
     GEMMs compiled one after another (bench's backends of one shape, smoke's layouts) must not share one (the
     second would reuse the first's)."""
+    return fresh_op(torch, tag)
 
-    def gemm(x, y):
+
+# The GEMM ops bench times as themselves (what model_record.py records): out = a @ b, with addmm's bias (an
+# epilogue: nn.Linear with a bias, lowered by Inductor to aten.addmm), bmm's batch, baddbmm's added input, and
+# _scaled_mm's fp8 operands with their scales (a GPU of compute capability FP8_CAPABILITY or newer).
+OPS = ("mm", "addmm", "bmm", "baddbmm", "_scaled_mm")
+FP8 = "float8_e4m3fn"
+FP8_CAPABILITY = (8, 9)
+_ADDED = ("addmm", "baddbmm")  # the ops whose first argument is added to the product (its shape: "bias")
+_BATCHED = ("bmm", "baddbmm")
+
+
+def fresh_op(torch, tag, op="mm", out_dtype=None):
+    """A function computing one GEMM op (OPS), with a code object of its own named after `tag` (see fresh_gemm):
+    mm(x, y), addmm(bias, x, y), bmm(x, y), baddbmm(c, x, y), _scaled_mm(x, y, scale_a, scale_b) -> out_dtype."""
+
+    def mm(x, y):
         return torch.mm(x, y)
 
-    code = gemm.__code__.replace(co_name="gemm_" + "".join(c if c.isalnum() else "_" for c in tag))
-    return types.FunctionType(code, gemm.__globals__, code.co_name, None, gemm.__closure__)
+    def addmm(c, x, y):
+        return torch.addmm(c, x, y)
+
+    def bmm(x, y):
+        return torch.bmm(x, y)
+
+    def baddbmm(c, x, y):
+        return torch.baddbmm(c, x, y)
+
+    def scaled_mm(x, y, scale_a, scale_b):
+        return torch._scaled_mm(x, y, scale_a, scale_b, out_dtype=out_dtype)
+
+    function = {"mm": mm, "addmm": addmm, "bmm": bmm, "baddbmm": baddbmm, "_scaled_mm": scaled_mm}[op]
+    code = function.__code__.replace(co_name="gemm_" + "".join(c if c.isalnum() else "_" for c in tag))
+    return types.FunctionType(code, function.__globals__, code.co_name, None, function.__closure__)
+
+
+def unfit(shape, capability):
+    """Why this GPU cannot run a plan's shape as its op (None: it can): _scaled_mm needs fp8."""
+    if shape.get("op") == "_scaled_mm" and tuple(capability) < FP8_CAPABILITY:
+        return "_scaled_mm needs fp8, which compute capability %d.%d does not have (%d.%d or newer)" % (
+            tuple(capability) + FP8_CAPABILITY)
+    return None
+
+
+def op_operands(torch, shape, dtype, device, generator):
+    """(the op's arguments, the fp32 reference of its output) for a plan's shape {"op", "m", "n", "k", "layout",
+    "batch", "bias"}: a row-major, b stored as the layout says (per batch for bmm and baddbmm), the added input of the
+    bias's shape; _scaled_mm's a and b in fp8 (b column-major, as it requires) with scales of 1, its output in
+    `dtype`. Random normal values, exact in their dtype: the reference is taken from these very tensors."""
+    op = shape.get("op") or "mm"
+    m, n, k = shape["m"], shape["n"], shape["k"]
+    layout = shape.get("layout") or ROW_MAJOR
+    if op in _BATCHED:
+        batch = int(shape.get("batch") or 1)
+        a = torch.randn(batch, m, k, device=device, dtype=dtype, generator=generator)
+        if layout == LINEAR:
+            b = torch.randn(batch, n, k, device=device, dtype=dtype, generator=generator).transpose(1, 2)
+        elif layout == ROW_MAJOR:
+            b = torch.randn(batch, k, n, device=device, dtype=dtype, generator=generator)
+        else:
+            raise ValueError("layout %r: expected one of %s" % (layout, ", ".join(LAYOUTS)))
+        product = torch.bmm(a.float(), b.float())
+    elif op == "_scaled_mm":
+        if layout != LINEAR:
+            raise ValueError("_scaled_mm takes b column-major (layout %s), not %s" % (LINEAR, layout))
+        fp8 = getattr(torch, FP8)
+        a, b = (t.to(fp8) for t in operands(torch, m, n, k, dtype, device, generator, LINEAR))
+        scale = torch.ones((), device=device, dtype=torch.float32)
+        return (a, b, scale, scale), a.float() @ b.float()
+    else:
+        a, b = operands(torch, m, n, k, dtype, device, generator, layout)
+        product = a.float() @ b.float()
+    if op in _ADDED:
+        added = torch.randn(*(shape.get("bias") or [n]), device=device, dtype=dtype, generator=generator)
+        return (added, a, b), product + added.float()
+    return (a, b), product
+
+
+def shape_text(shape):
+    """"16x4096x4096", "addmm 16x6144x2048", "bmm 8x256x4096x2048" (the batch first) for a plan's shape."""
+    op = shape.get("op") or "mm"
+    dims = "%dx%dx%d" % (shape["m"], shape["n"], shape["k"])
+    if op in _BATCHED:
+        dims = "%dx%s" % (int(shape.get("batch") or 1), dims)
+    return dims if op == "mm" else "%s %s" % (op, dims)
+
+
+# What computes a GEMM in Inductor's generated code, counted where the wrapper's call() runs it (after
+# async_compile.wait): a CuteDSL kernel defined by async_compile.nv_universal_gemm and run; a Triton template kernel
+# (triton_tem_*) run; cuBLAS through extern_kernels (or a fallback call of the ATen op).
+_NVGEMM_DEF = re.compile(r"^(\w+) = async_compile\.nv_universal_gemm\(", re.M)
+_TEMPLATE_DEF = re.compile(r"^(\w+) = async_compile\.triton\(\s*['\"]\w*_tem_\w*['\"]", re.M)
+_ATEN_CALL = re.compile(r"\b(?:extern_kernels|aten)\.(?:mm|addmm|bmm|baddbmm|_scaled_mm)(?:\.default|\.out)?\(")
+
+
+def gemm_calls(code):
+    """{"NVGEMM": n, "ATEN": n, "TRITON": n}: how many GEMMs each backend runs in one call of Inductor's generated
+    code (the modules of one compile, joined). A kernel defined once and run twice counts twice."""
+    found = {"NVGEMM": 0, "ATEN": 0, "TRITON": 0}
+    for module in re.split(r"(?=^# AOT ID:)", code, flags=re.M):
+        head, waited, body = module.partition("async_compile.wait(")
+        body = body if waited else head
+        for name, pattern in (("NVGEMM", _NVGEMM_DEF), ("TRITON", _TEMPLATE_DEF)):
+            for kernel in set(pattern.findall(head)):
+                found[name] += len(re.findall(r"\b%s\.run\(" % re.escape(kernel), body))
+        found["ATEN"] += len(_ATEN_CALL.findall(body))
+    return found
 
 
 def versions(torch):

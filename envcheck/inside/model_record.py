@@ -5,13 +5,17 @@ Copied into the run directory as model_record.py beside its helpers (envcheck_pr
 envcheck_usermodel.py) and run by path in the target interpreter; never imported by envcheck itself except by tests.
 Standard library only at module level, Python 3.8 syntax.
 
-    python model_record.py --model FILE.py --function NAME [--device meta] [--fallback cpu]
+    python model_record.py --model FILE.py --function NAME --device cuda [--fallback meta]
 
-The model runs on the meta device (shapes and strides without memory or compute) under torch.no_grad(), in eval
-mode, inside a TorchDispatchMode that sees each ATen op as it runs below autograd: where nn.Linear, F.linear and
-torch.matmul have become aten.mm, aten.addmm and aten.bmm with the strides Inductor is handed (nn.Linear's weight as
-W.t(): B strides [1, K]). A model whose forward the meta device cannot run (an op without a meta kernel, a .item())
-is run again on --fallback, and the result says why. Forward hooks name the innermost module that ran each GEMM.
+One real forward runs on --device (the device the model is timed on: CUDA, or the CPU where there is no GPU) under
+torch.no_grad(), in eval mode, inside a TorchDispatchMode that sees each ATen op as it runs below autograd: where
+nn.Linear, F.linear and torch.matmul have become aten.mm, aten.addmm (with its bias) and aten.bmm with the strides
+Inductor is handed (nn.Linear's weight as W.t(): B strides [1, K]), and where scaled_dot_product_attention has become
+the device's own fused kernel, not the two GEMMs of its math decomposition. What is seen but is no GEMM bench times
+(attention kernels, convolutions, grouped or integer GEMMs, matrix-vector products) is listed apart ("others"). A
+forward the device cannot run (out of memory, an op it lacks) is run again on --fallback (the meta device: shapes and
+strides without memory or compute, where fused kernels such as SDPA's may run as their decompositions), and the
+result says why. Forward hooks name the innermost module that ran each GEMM.
 
 It speaks envcheck/inside/protocol.py: `envcheck-model: phase NAME +SECONDS` lines on stderr, one
 `ENVCHECK-MODEL-RECORD {json}` line on stdout at the end (RESULT_SCHEMA).
@@ -20,6 +24,7 @@ It speaks envcheck/inside/protocol.py: `envcheck-model: phase NAME +SECONDS` lin
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 try:  # imported as envcheck.inside.model_record by envcheck's own process (tests)
@@ -32,10 +37,11 @@ RESULT_SCHEMA = (
     "ok",  # bool: the model ran once and its GEMMs are recorded
     "phase",  # import-torch, load, build, record, done
     "versions",
-    "device",  # where the recorded run ran ("meta", or the fallback)
+    "device",  # where the recorded forward ran ("cuda", "cpu"; "meta": see the module's text)
     "tried",  # [{"device", "error"}] of the devices the forward failed on first
     "module",  # {"class", "parameters", "inputs": [{"name", "shape", "dtype"}]}
     "gemms",  # [GEMM_FIELDS...], one per distinct GEMM, in the order first run
+    "others",  # [OTHER_FIELDS...]: the ops seen that compute products but are no GEMM_OPS, in the order first run
     "timings",
     "error",
 )
@@ -43,14 +49,19 @@ GEMM_FIELDS = (
     "op",  # the ATen op: mm, addmm, bmm, baddbmm, _scaled_mm
     "m", "n", "k",  # out[m, n] = a[m, k] @ b[k, n] (per batch for bmm)
     "batch",  # 1 for a 2-D GEMM
-    "dtype",  # of a ("bfloat16")
+    "dtype",  # of a ("bfloat16"; "float8_e4m3fn" for _scaled_mm)
+    "out_dtype",  # of the output ("bfloat16")
     "a_strides", "b_strides",  # of the 2-D operands (a batch's for bmm)
     "layout",  # gemm.layout_of: "linear", "row-major", or null (neither: bench does not build it)
+    "bias",  # the shape of the input added to the product (addmm's bias: [N] for nn.Linear; baddbmm's), else []
     "count",  # how often one forward runs it
     "modules",  # the qualified names of the modules that ran it, in order (a name once)
 )
+OTHER_FIELDS = ("op", "count", "modules")
 # The ATen ops that are a GEMM: (a's argument index, b's); everything else is left to run
 GEMM_OPS = {"mm": (0, 1), "addmm": (1, 2), "bmm": (0, 1), "baddbmm": (1, 2), "_scaled_mm": (0, 1)}
+# The other ops that compute products, listed with the reason they are not benched (render/bench_model.py)
+OTHERS = re.compile(r"attention|convolution|_mm$|^mv$|^addmv$|^dot$|^vdot$")
 
 
 def _dims(op, a, b):
@@ -60,28 +71,38 @@ def _dims(op, a, b):
     return 1, a.shape[0], b.shape[1], a.shape[1], list(a.stride()), list(b.stride())
 
 
-def recorder(torch, found, where):
-    """A TorchDispatchMode that adds each GEMM it sees to `found` ({key: entry}, insertion-ordered); `where` is the
-    stack of module names the forward hooks keep."""
+def _dtype(tensor):
+    return str(tensor.dtype).replace("torch.", "")
+
+
+def recorder(torch, found, others, where):
+    """A TorchDispatchMode that adds each GEMM it sees to `found` ({key: entry}, insertion-ordered) and each other op
+    that computes products (OTHERS) to `others` ({op: entry}); `where` is the stack of module names the forward hooks
+    keep."""
     from torch.utils._python_dispatch import TorchDispatchMode
+
+    def seen(entry):
+        entry["count"] += 1
+        name = where[-1] if where else ""
+        if name not in entry["modules"]:
+            entry["modules"].append(name)
 
     class GemmRecorder(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             op = func.overloadpacket.__name__
+            out = func(*args, **(kwargs or {}))
             if op in GEMM_OPS and len(args) > max(GEMM_OPS[op]):
                 first, second = GEMM_OPS[op]
                 a, b = args[first], args[second]
                 batch, m, n, k, a_strides, b_strides = _dims(op, a, b)
-                dtype = str(a.dtype).replace("torch.", "")
+                bias = list(args[0].shape) if op in ("addmm", "baddbmm") else []
                 layout = gemm.layout_of(a_strides, b_strides, m, n, k)
-                key = (op, batch, m, n, k, dtype, tuple(a_strides), tuple(b_strides))
-                entry = found.setdefault(key, dict(zip(GEMM_FIELDS, (
-                    op, m, n, k, batch, dtype, a_strides, b_strides, layout, 0, []))))
-                entry["count"] += 1
-                name = where[-1] if where else ""
-                if name not in entry["modules"]:
-                    entry["modules"].append(name)
-            return func(*args, **(kwargs or {}))
+                key = (op, batch, m, n, k, _dtype(a), _dtype(out), tuple(a_strides), tuple(b_strides), tuple(bias))
+                seen(found.setdefault(key, dict(zip(GEMM_FIELDS, (
+                    op, m, n, k, batch, _dtype(a), _dtype(out), a_strides, b_strides, layout, bias, 0, [])))))
+            elif OTHERS.search(op):
+                seen(others.setdefault(op, dict(zip(OTHER_FIELDS, (op, 0, [])))))
+            return out
 
     return GemmRecorder()
 
@@ -104,26 +125,26 @@ def _hooks(module, where):
 
 
 def record(torch, module, args, kwargs):
-    """[GEMM entries] of one forward of module(*args, **kwargs) under torch.no_grad()."""
-    found, where = {}, []
+    """([GEMM entries], [other entries]) of one forward of module(*args, **kwargs) under torch.no_grad()."""
+    found, others, where = {}, {}, []
     handles = _hooks(module, where)
     try:
-        with torch.no_grad(), recorder(torch, found, where):
+        with torch.no_grad(), recorder(torch, found, others, where):
             module(*args, **kwargs)
     finally:
         for handle in handles:
             handle.remove()
-    return list(found.values())
+    return list(found.values()), list(others.values())
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description="envcheck bench --model: record the GEMMs a model runs.")
     parser.add_argument("--model", required=True)
     parser.add_argument("--function", default=usermodel.DEFAULT_FUNCTION)
-    parser.add_argument("--device", default="meta")
+    parser.add_argument("--device", required=True, help="the device the model runs on: cuda, cpu (or meta)")
     parser.add_argument("--fallback", default=None, help="the device to run on where the first one cannot")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    run = protocol.Recorder(RESULT_SCHEMA, protocol.MODEL_PHASE, versions={}, tried=[], gemms=[])
+    run = protocol.Recorder(RESULT_SCHEMA, protocol.MODEL_PHASE, versions={}, tried=[], gemms=[], others=[])
     where = "%s %s:%s" % (usermodel.FLAG, args.model, args.function)
 
     def body():
@@ -135,18 +156,21 @@ def main(argv=None):
         run.phase("load")
         function = usermodel.load(args.model, args.function)
         for device in [d for d in (args.device, args.fallback) if d]:
-            run.phase("build")
-            module, inputs, kwargs = usermodel.build(torch, function, device, where)
-            result["module"] = {"class": type(module).__name__,
-                                "parameters": sum(p.numel() for p in module.parameters()),
-                                "inputs": usermodel.describe_inputs(torch, inputs, kwargs)}
-            run.phase("record")
             try:
-                result["gemms"] = record(torch, module, inputs, kwargs)
-            except Exception as exc:  # noqa: BLE001 - this device cannot run it: the next may
+                run.phase("build")
+                module, inputs, kwargs = usermodel.build(torch, function, device, where)
+                result["module"] = {"class": type(module).__name__,
+                                    "parameters": sum(p.numel() for p in module.parameters()),
+                                    "inputs": usermodel.describe_inputs(torch, inputs, kwargs)}
+                run.phase("record")
+                result["gemms"], result["others"] = record(torch, module, inputs, kwargs)
+            except protocol.ModelUnusable:
+                raise  # the function cannot be used on any device
+            except Exception as exc:  # noqa: BLE001 - this device cannot run it (its memory, an op): the next may
                 result["tried"].append({"device": device, "error": "%s: %s" % (type(exc).__name__, str(exc)[:500])})
                 if device == args.fallback or not args.fallback:
                     raise
+                module = inputs = kwargs = None  # the device's memory back before the next one
                 continue
             result["device"] = device
             break

@@ -12,7 +12,8 @@ reference (../shared/h200/2026-12-01-s4/model.py): the module on CUDA in eval mo
 output the reference; per set, torch._dynamo.reset(), Inductor's max_autotune with max_autotune_gemm_backends set
 (no CUDA graphs), torch.compile(module), the first call timed as the compile, then triton.testing.do_bench over
 the compiled module (quartiles: the median and its spread), and the max |out - eager|. The first set is timed again
-at the end (the repeat: run-to-run drift, in the noise). Inductor's generated code says what computes each GEMM.
+at the end (the repeat: run-to-run drift, in the noise). Inductor's generated code says what computes each GEMM
+(gemm.gemm_calls: how many of the compiled model's GEMMs each backend runs per forward).
 
 It speaks envcheck/inside/protocol.py: `envcheck-model: phase NAME +SECONDS` lines on stderr, one
 `ENVCHECK-MODEL-ROW {json}` line per set as soon as it is timed (ROW_SCHEMA), one `ENVCHECK-MODEL-RESULT {json}`
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 import traceback
@@ -40,19 +40,13 @@ ROW_SCHEMA = (
     "repeat",  # true: the first set timed again at the end
     "status",  # "ok", "error", "wrong-result", "skipped"
     "reason",
+    "error",  # null or {"type", "message"}: the exception whole (its `target: aten.<op>` line: the op it failed on)
     "compile_s",  # the first call of the compiled module: Dynamo, Inductor, autotuning, the kernels' JIT
     "ms",  # {"median", "q25", "q75", "spread"}: do_bench per forward
     "max_error",  # max |out - eager|
     "max_ref",  # max |eager|
-    "gemm_kernels",  # what Inductor's code calls for the GEMMs: {"NVGEMM": 2, "ATEN": 1, "TRITON": 0}
+    "gemm_calls",  # the GEMMs each backend runs per forward in Inductor's code: {"NVGEMM": 2, "ATEN": 1, "TRITON": 0}
 )
-_COUNTED = (("NVGEMM", r"async_compile\.nv_universal_gemm\("), ("ATEN", r"extern_kernels\.(?:mm|addmm|bmm|baddbmm)\("),
-            ("TRITON", r"async_compile\.triton\(\s*['\"]triton_tem_"))
-
-
-def gemm_kernels(code):
-    """How many GEMM kernels of each backend Inductor's generated code defines or calls."""
-    return {name: len(re.findall(pattern, code)) for name, pattern in _COUNTED}
 
 
 def _outputs(torch, value):
@@ -110,7 +104,7 @@ def measure(torch, ctx, entry, repeat=False):
                 compiled = ctx["compiled"][entry["name"]]
             else:
                 compiled, out, seconds, code = compile_set(torch, ctx["module"], args, kwargs, entry["backends"])
-                row.update(compile_s=round(seconds, 3), gemm_kernels=gemm_kernels(code))
+                row.update(compile_s=round(seconds, 3), gemm_calls=gemm.gemm_calls(code))
                 row["max_error"], row["max_ref"] = max_error(torch, out, ctx["reference"])
                 if not gemm.within_tolerance(row["max_error"], row["max_ref"], ctx["dtype"]):
                     row["status"], row["reason"] = "wrong-result", "max |out - eager| = %.4g (max |eager| %.4g)" % (
@@ -121,6 +115,7 @@ def measure(torch, ctx, entry, repeat=False):
         row["status"] = "ok"
     except Exception as exc:  # noqa: BLE001 - one set failing is that row's result, the others go on
         row["reason"] = "%s: %s" % (type(exc).__name__, (str(exc).splitlines() or [""])[0][:500])
+        row["error"] = {"type": type(exc).__module__ + "." + type(exc).__qualname__, "message": str(exc)[:4000]}
         sys.stderr.write(traceback.format_exc())
     return row
 

@@ -15,7 +15,7 @@ from .facts import (
 )
 from .findings import Evidence, Finding, Remedy, Run, Status, Step
 from .plain import plain
-from .report import Host, ProfileChoice, Report
+from .report import Host, LogStack, ProfileChoice, Report
 
 _SMOKE = ("SmokeResult", "GemmProof", "Contradiction", "Reconciliation", "LoadedLibrary", "ProcessRecord", "EnvironmentRecord",
           "CompileWay")
@@ -44,6 +44,7 @@ __all__ = [
     "SearchPaths",
     "System",
     "ProfileChoice",
+    "LogStack",
     "Host",
     "Report",
     "SmokeResult",

@@ -12,7 +12,7 @@ from .findings import Finding, Status
 if TYPE_CHECKING:
     from .smoke import Reconciliation, SmokeResult
 
-__all__ = ["ProfileChoice", "Host", "Report"]
+__all__ = ["ProfileChoice", "LogStack", "Host", "Report"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,22 @@ class ProfileChoice:
 
     def __str__(self) -> str:
         return self.id
+
+
+@dataclass(frozen=True)
+class LogStack:
+    """What a log says of the stack that wrote it, for explain to choose a profile and an interpreter by when no
+    target is named (causes/logstack.py reads it, profile/select.py weighs it)."""
+
+    torch: Optional[str] = None  # the first torch version the log names ("torch 2.15.0", "torch-2.14.1+cu130")
+    libraries: tuple[str, ...] = ()  # the kernel-library modules its lines go through (as modules or as paths)
+    nvgemm: bool = False  # its lines go through Inductor's NVGEMM code (torch/_inductor/codegen/nv_universal_gemm)
+    inductor: bool = False  # its lines go through Inductor at all (torch/_inductor/)
+    frames: tuple[str, ...] = ()  # Inductor's frames it shows, "torch/_inductor/graph.py:1595 call_function"
+    dsl_folders: tuple[str, ...] = ()  # where its `cutlass` is: "dsl_packages" (DSL >= 4.6), "python_packages" (< 4.6)
+    python: Optional[str] = None  # the Python version its interpreter's site directory names ("3.12")
+    interpreter: Optional[str] = None  # that interpreter ("/home/u/.venv/bin/python"), None where no path names one
+    site: Optional[str] = None  # the site directory it was read from ("/home/u/.venv/lib/python3.12/site-packages")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from packaging.specifiers import SpecifierSet
 from ..model import Status
 from .composite import _BESIDE, _MODULE_DIRS, _besides, _exempt, _flavours, _module_dirs
 from .fields import (
-    _CAPABILITIES, _RELATIVE_PATH_EXPECTED, _Table, _apt_package, _backend_name, _basis, _bool, _capability,
+    _CAPABILITIES, _RELATIVE_PATH_EXPECTED, _Table, _apt_package, _aten_op, _frame, _backend_name, _basis, _bool, _capability,
     _distribution_name, _extras, _git_ref, _index_url, _level, _module, _name_prefix, _names, _one_line, _regex,
     _relative_path, _requirement, _requirement_text, _sha, _specifier, _status, _url, _version,
 )
@@ -22,8 +22,8 @@ from .origins import _Origins
 from .runs import builtin_runs
 from .target import compile_target
 from .schema import (
-    RUNTIME, SCHEMA, Caveat, Conflict, CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec,
-    StandIn,
+    RUNTIME, SCHEMA, Caveat, Conflict, CutlassSource, GemmOp, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec,
+    StandIn, TorchFrames,
 )
 
 __all__ = ["build"]
@@ -111,6 +111,28 @@ def _caveat(entry: _Table) -> Caveat:
     )
     entry.done()
     return caveat
+
+
+def _gemm_op(entry: _Table) -> GemmOp:
+    row = GemmOp(
+        op=entry.get("op", _aten_op, "an aten op's name such as 'addmm' or '_scaled_mm'"),
+        capability=entry.get("capability", _specifier, _CAPABILITIES, None),
+        why=entry.text("why", ""),
+        source=entry.text("source", ""),
+    )
+    entry.done()
+    return row
+
+
+def _torch_frames(entry: _Table) -> TorchFrames:
+    row = TorchFrames(
+        torch=entry.get("torch", _version, "a torch release such as '2.15.0'"),
+        frames=frozenset(entry.get("frames", _names(_frame), "a list of frames such as "
+                                   "['torch/_inductor/graph.py:1595 call_function']")),
+        source=entry.text("source", ""),
+    )
+    entry.done()
+    return row
 
 
 def _python_range(entry: _Table) -> PythonRange:
@@ -260,6 +282,8 @@ def build(data: dict, origins: _Origins) -> Policy:
         torch_newest=torch.get("newest", _version, "a torch release such as '2.15.0'", None),
         torch_newest_source=torch.text("newest-source", ""),
         compile_target=compile_target(top),
+        gemm_ops=tuple(_gemm_op(t) for t in top.tables("gemm-ops", [])),
+        torch_frames=tuple(_torch_frames(t) for t in torch.tables("frames", [])),
     )
     for table in (python, torch, cuda, cutedsl, top):
         table.done()

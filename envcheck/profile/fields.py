@@ -222,6 +222,8 @@ def _matching(pattern: str) -> Callable[[Any], str]:
 _apt_package = _matching(r"(?:[a-z0-9][a-z0-9+.-]+)?")  # a Debian package name ('cuda-compat-13-1'), or none
 _module = _matching(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # 'cutlass', 'cutlass.operators'
 _backend_name = _matching(r"[A-Z][A-Z0-9_]*")  # 'NVGEMM', 'CUTEDSL'
+_aten_op = _matching(r"[a-z_][a-z0-9_]*")  # an aten op's name: 'addmm', '_scaled_mm'
+_frame = _matching(r"torch/[\w/]+\.py:[0-9]+ \w+")  # a torch frame: 'torch/_inductor/graph.py:1595 call_function'
 
 
 def _names(parse: Callable[[Any], str]) -> Callable[[Any], tuple[str, ...]]:

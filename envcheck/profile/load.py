@@ -26,7 +26,7 @@ _MAX_EXTENDS = 8
 # The keys a profile's top level may hold: a file `extends` reaches with any other key is not a profile.
 _TOP_KEYS = frozenset({"schema", "extends", "id", "title", "backend", "link", "python", "torch", "cuda", "cutedsl",
                        "cutlass", "packages", "conflicts", "stand-ins", "gpu", "gpu-below", "inductor", "smoke",
-                       "mixed-cuda-exempt", "caveats"})
+                       "mixed-cuda-exempt", "caveats", "gemm-ops", "compile-target"})
 
 
 @functools.lru_cache(maxsize=1)

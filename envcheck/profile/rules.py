@@ -14,7 +14,7 @@ from packaging.version import Version
 from ..model import Status
 
 __all__ = ["RUNTIME", "RECIPE", "RUN", "SOURCES", "Beside", "PackageRule", "Conflict", "StandIn", "GpuRule", "Caveat",
-           "PythonRange", "spec_text", "driver_text", "driver_floor_for", "on_capabilities"]
+           "PythonRange", "GemmOp", "TorchFrames", "spec_text", "driver_text", "driver_floor_for", "on_capabilities"]
 
 RUNTIME, RECIPE = "runtime", "recipe"
 RUN, SOURCES = "run", "sources"  # what a compile-target verdict rests on: a recorded run, or the sources read
@@ -177,6 +177,27 @@ class Caveat:
             return True
         installed = version_of(self.when.name)
         return installed is not None and self.when.specifier.contains(installed, prereleases=True)
+
+
+@dataclass(frozen=True)
+class GemmOp:
+    """An aten GEMM op Inductor's lowering offers NVGEMM choices for ([[gemm-ops]]): wherever NVGEMM has kernels, or
+    only on the compute capabilities of `capability` (addmm on the operators stack: the SM100 EFC kernels)."""
+
+    op: str  # the aten op as a LoweringException names it, without `aten.` and the overload: "addmm", "_scaled_mm"
+    capability: Optional[SpecifierSet] = None  # None: on every GPU the profile's kernels run on
+    why: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class TorchFrames:
+    """Inductor's own frames of one torch release ([[torch.frames]]), "torch/_inductor/graph.py:1595 call_function":
+    a traceback through one of them was written by that release."""
+
+    torch: Version
+    frames: frozenset[str]
+    source: str = ""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,9 @@ Everything that differs between stacks is profile data; code never branches on a
   the part of that range that was verified; a torch inside `version` but outside `verified` is judged, marked
   unverified (warn). `torch.newest` (Policy.torch_newest, with `newest-source`: where and when it was read): the
   newest torch on the package index when the profile was written, which a plain `pip install torch` gives; said to a
-  target without torch.
+  target without torch. `[[torch.frames]]` (Policy.torch_frames, TorchFrames): Inductor's own frames of a torch
+  release it covers (`torch`, `frames`: "torch/_inductor/graph.py:1595 call_function", `source`), read from its wheel:
+  explain places a log that names no torch version by them.
 - `[python]` (Policy.python): the Python versions of the whole profile (`version`, `why`, `source`), and
   `[[python.by-torch]]` (Policy.python_by_torch, PythonRange): a narrower range where the installed torch is in
   `torch` (torch 2.15.0 requires Python >= 3.11). Without torch, the profile's range: pip installs the newest torch
@@ -66,6 +68,10 @@ Everything that differs between stacks is profile data; code never branches on a
   defaults, `basis`, `text`, `source`): below the threshold the process that holds the GPU compiles them, a pass;
   `[[compile-target.more-choices]]` the settings of the job's environment that can raise them to it (`variable`,
   the `values` that do, `above`: a number above it does too, `text`, `source`).
+- `[[gemm-ops]]` (Policy.gemm_ops, GemmOp): the aten GEMM ops Inductor's lowerings offer NVGEMM choices for on this
+  stack (`op`: "mm", "addmm", "_scaled_mm"), with `capability` where only some GPUs get them (addmm on the operators
+  stack: the SM100 fused-epilogue kernels), `why` and `source`; an op not listed gets no NVGEMM choice on any GPU.
+  None listed: the profile does not say (explain then claims no op unserved).
 - `[smoke]`: the smoke's backends, the extra backends per compute capability, and the patterns that prove the
   kernel ran in Inductor's generated code (`call-pattern`, `kernel-pattern`, `imports`), and the kernel library
   `smoke --library` calls directly (`library`).
@@ -86,13 +92,13 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..model import Run
-from .rules import (RECIPE, RUN, RUNTIME, SOURCES, Beside, Caveat, Conflict, GpuRule, PackageRule, PythonRange, StandIn,
-                    driver_floor_for, driver_text, on_capabilities, spec_text)
+from .rules import (RECIPE, RUN, RUNTIME, SOURCES, Beside, Caveat, Conflict, GemmOp, GpuRule, PackageRule,
+                    PythonRange, StandIn, TorchFrames, driver_floor_for, driver_text, on_capabilities, spec_text)
 from .targetrules import CompileTarget, MoreChoices, TargetRow, TorchChoices
 
 __all__ = ["DEFAULT_PROFILE", "SCHEMA", "RUNTIME", "RECIPE", "RUN", "SOURCES", "LEVELS", "Beside", "PackageRule",
            "Conflict", "StandIn", "GpuRule", "Caveat", "PythonRange", "CompileTarget", "TargetRow", "TorchChoices",
-           "MoreChoices", "CutlassSource",
+           "MoreChoices", "GemmOp", "TorchFrames", "CutlassSource",
            "SmokeSpec", "Policy", "spec_text", "driver_text", "driver_floor_for", "on_capabilities"]
 
 DEFAULT_PROFILE = "torch-2.11-nvgemm"  # the published recipe: the profile without torch, and below every range
@@ -174,11 +180,17 @@ class Policy:
     torch_newest: Optional[Version] = None  # the newest torch on the index when written: what `pip install torch` gives
     torch_newest_source: str = ""
     compile_target: Optional[CompileTarget] = None  # None: the profile does not judge the DSL's compile target
+    gemm_ops: tuple[GemmOp, ...] = ()  # the aten ops NVGEMM serves ([[gemm-ops]]); (): the profile does not say
+    torch_frames: tuple[TorchFrames, ...] = ()  # Inductor's frames of the torch releases read ([[torch.frames]])
 
     def origin(self, key: str) -> str:
         """The file (or built-in profile) that set a key's value, as `origins` records it; the profile's own source
         when no file did."""
         return next((source for name, source in self.origins if name == key), self.source)
+
+    def gemm_op(self, op: str) -> Optional[GemmOp]:
+        """The [[gemm-ops]] row of an aten op (`addmm`), or None where the profile lists it not."""
+        return next((row for row in self.gemm_ops if row.op == op), None)
 
     @property
     def driver_floor(self) -> Version:

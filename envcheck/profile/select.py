@@ -13,7 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ..errors import UsageError
-from ..model import ProfileChoice
+from ..model import LogStack, ProfileChoice
 from .build import build
 from .load import _read, _read_toml, builtin_profiles, load, load_builtin
 from .origins import PolicyError
@@ -83,28 +83,66 @@ class Candidates:
         """The kernel-library modules of the candidates (`smoke.library`), for a log to be read for."""
         return tuple(dict.fromkeys(p.smoke.library for p in self.policies if p.smoke.library))
 
-    def from_log(self, torch: Optional[str], libraries: tuple[str, ...], nvgemm: bool) -> tuple[Policy, ProfileChoice]:
+    def from_log(self, stack: LogStack) -> tuple[Policy, ProfileChoice]:
         """The profile for a log read without a target (explain without --python), from what the log says of its
-        stack: the torch it names, else the one kernel library its lines go through (a traceback through
-        cutlass.operators), else, where it only goes through Inductor's NVGEMM code, the profile of the newest torch
-        (`torch.newest`: what `pip install torch` gives); else the default."""
+        stack, the strongest evidence first: the torch version it names; the torch release its Inductor frames are
+        ([[torch.frames]]); the one kernel library its lines go through; the folder its DSL's `cutlass` is in, where
+        one profile's DSL lives there; its interpreter's Python, where one profile takes it; its lines going through
+        Inductor at all: the profile of the newest torch (`torch.newest`, what `pip install torch` gives); else the
+        default. Weaker evidence that points to another profile is named in the reason."""
         if self.reason is not None or len(self.policies) == 1:
             return self.select(None, target=False)
-        if torch_release(torch) is not None:
-            policy, choice = select(self.policies, torch)
-            return policy, replace(choice, reason=f"the log names torch {torch}: {choice.reason}")
-        by_library = [p for p in self.policies if p.smoke.library and p.smoke.library in libraries]
-        if len(by_library) == 1:
-            policy = by_library[0]
-            return policy, ProfileChoice(policy.id, f"the log goes through {policy.smoke.library}, the kernel library "
-                                         f"of torch {spec_text(policy.torch)}", policy.source, True)
-        newest = max((p for p in self.policies if p.torch_newest is not None), key=lambda p: p.torch_newest,
-                     default=None)
-        if nvgemm and not by_library and newest is not None:
-            return newest, ProfileChoice(newest.id, "the log goes through Inductor's NVGEMM code (nv_universal_gemm) "
-                                         f"and names no torch or kernel library: judged as torch {newest.torch_newest}, "
-                                         "what `pip install torch` gives today", newest.source, True)
-        return select(self.policies, None, "the log names no torch and no one kernel library")
+        clues = _log_clues(self.policies, stack)
+        others = lambda chosen: "".join(f"; though {why}" for owners, why in clues  # noqa: E731
+                                        if len(owners) == 1 and owners[0] is not chosen)
+        if torch_release(stack.torch) is not None:
+            policy, choice = select(self.policies, stack.torch)
+            return policy, replace(choice, reason=f"the log names torch {stack.torch}: {choice.reason}{others(policy)}")
+        decided = next(((owners[0], why) for owners, why in clues if len(owners) == 1), None)
+        if decided is None:
+            return select(self.policies, None, "the log names no torch and shows no one stack")
+        policy, why = decided
+        return policy, ProfileChoice(policy.id, why + others(policy), policy.source, True)
+
+
+def _log_clues(policies: tuple[Policy, ...], stack: LogStack) -> list[tuple[tuple[Policy, ...], str]]:
+    """What each kind of evidence in a log says, strongest first: (the profiles it admits, why in words)."""
+    clues: list[tuple[tuple[Policy, ...], str]] = []
+    framed = [(p, row.torch, frame) for frame in stack.frames for p in policies for row in p.torch_frames
+              if frame in row.frames]
+    if framed:
+        _, release, frame = framed[0]
+        clues.append((tuple(dict.fromkeys(p for p, _, _ in framed)),
+                      f"its Inductor frames are torch {release}'s ({frame.replace(' ', ' in ', 1)})"))
+    by_library = tuple(p for p in policies if p.smoke.library and p.smoke.library in stack.libraries)
+    if by_library:
+        clues.append((by_library, "it goes through " + " and ".join(
+            f"{p.smoke.library}, the kernel library of torch {spec_text(p.torch)}" for p in by_library)))
+    if stack.dsl_folders:  # two folders: two DSLs in one log, which decide nothing together
+        owners = tuple(p for p in policies if any(_dsl_lives_in(p, folder) for folder in stack.dsl_folders))
+        keeps = " and ".join(f"profile {p.id}'s DSL ({spec_text(p.cutedsl.specifier)})" for p in owners)
+        folders = " and ".join(f"nvidia_cutlass_dsl/{folder}" for folder in stack.dsl_folders)
+        clues.append((owners, f"its DSL's `cutlass` is in {folders}, where {keeps or 'no profile'}"
+                      f"{' keeps it' if len(owners) == 1 else ' keep it' if owners else ' keeps its DSL'}"))
+    if stack.python:
+        owners = tuple(p for p in policies if p.python.contains(stack.python))
+        clues.append((owners, f"its interpreter is Python {stack.python} ({stack.site or 'its site directory'}), "
+                      f"which {' and '.join(f'{p.id} ({spec_text(p.python)})' for p in owners) or 'no profile'} takes"))
+    newest = max((p for p in policies if p.torch_newest is not None), key=lambda p: p.torch_newest, default=None)
+    if (stack.inductor or stack.nvgemm) and not by_library and newest is not None:
+        code = "Inductor's NVGEMM code (nv_universal_gemm)" if stack.nvgemm else "Inductor (torch/_inductor)"
+        clues.append(((newest,), f"the log goes through {code} and shows no torch version, kernel library, DSL or "
+                      f"Python of one stack: judged as torch {newest.torch_newest}, what `pip install torch` gives "
+                      "today"))
+    return clues
+
+
+def _dsl_lives_in(policy: Policy, folder: str) -> bool:
+    """Whether a DSL the profile takes keeps its `cutlass` in nvidia_cutlass_dsl/<folder> ([cutedsl] module-dirs)."""
+    wanted = policy.cutedsl.specifier
+    versions = [lower_bound(wanted), *(Version(s.version) for s in wanted if s.operator in ("<=", "=="))]
+    return any(dirs_spec.contains(version) and any(d.rstrip("/").endswith(f"/{folder}") for d in dirs)
+               for dirs_spec, dirs in policy.cutedsl.module_dirs for version in versions)
 
 
 def candidates(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None) -> Candidates:

@@ -1,5 +1,7 @@
-"""A `bench --model` run as text: the GEMMs the model runs (and which of them bench timed), the model timed per set
-of backends, and the model-level verdict. The same lines under bench's own report, in the table and in markdown."""
+"""A `bench --model` run as text: the GEMMs the model runs (which of them bench timed, as what op, and how many
+choices Inductor offered the backend for each), the product ops it ran that are no GEMM bench times, the model timed
+per set of backends with the GEMMs each set ran on each backend, and the model-level verdict. The same lines under
+bench's own report, in the table and in markdown."""
 
 from __future__ import annotations
 
@@ -8,24 +10,36 @@ from typing import TYPE_CHECKING
 from .bench_text import columns, markdown_table, number, percent
 
 if TYPE_CHECKING:
-    from ..bench.model_result import ModelBench
+    from ..bench.model_outcome import ModelBench
 
 __all__ = ["model_lines", "model_markdown"]
 
 GEMM_HEADER = ("op", "shape", "layout", "dtype", "calls", "modules", "benched")
 TIME_HEADER = ("backends", "ms per forward", "spread", "vs ATEN,TRITON", "compile s", "max err vs eager",
-               "GEMM kernels", "")
+               "GEMMs per backend", "")
 
 
 def _gemm_rows(model: "ModelBench") -> list[tuple[str, ...]]:
     skipped = dict(model.skipped)
-    rows = [GEMM_HEADER]
+    offered = dict(model.offered)
+    backend = model.backend or "NVGEMM"
+    rows = [GEMM_HEADER + ((f"{backend} choices",) if offered else ())]
     for g in model.recording.gemms:
-        shape = f"{g.batch}x{g.m}x{g.n}x{g.k}" if g.batch != 1 else f"{g.m}x{g.n}x{g.k}"
         why = skipped.get(g)
-        rows.append((f"aten.{g.op}", shape, g.layout or "other", g.dtype, str(g.count), g.label,
-                     "yes" if why is None else f"no: {why}"))
+        shape = g.shape.text.split(" ")[-1] + (f" + bias {list(g.bias)}" if g.bias else "")
+        dtype = g.dtype if g.dtype == g.run_dtype else f"{g.dtype} -> {g.run_dtype}"
+        row = (f"aten.{g.op}", shape, g.layout or "other", dtype, str(g.count), g.label,
+               "yes" if why is None else f"no: {why}")
+        rows.append(row + ((offered[g].text(backend) if g in offered else "",) if offered else ()))
     return rows
+
+
+def _calls(row, backend: str) -> str:
+    """"NVGEMM 0 of 5, ATEN 3, TRITON 2": the GEMMs of the compiled model each backend runs per forward."""
+    if not row.gemm_calls:
+        return ""
+    others = ", ".join(f"{name} {count}" for name, count in row.gemm_calls if count and name != backend)
+    return f"{backend} {row.served(backend)} of {row.gemms}" + (f", {others}" if others else "")
 
 
 def _time_rows(model: "ModelBench") -> list[tuple[str, ...]]:
@@ -34,10 +48,10 @@ def _time_rows(model: "ModelBench") -> list[tuple[str, ...]]:
     rows = [TIME_HEADER]
     for r in timing.rows if timing else ():
         against = f"{base.ms / r.ms:.3f}x" if r.trusted and base is not None and base.trusted else ""
-        kernels = ", ".join(f"{name} {count}" for name, count in r.gemm_kernels if count)
-        status = "" if r.status == "ok" else f"{r.status}: {r.reason}"
+        status = "" if r.status == "ok" else r.failure
         rows.append((r.backends + (" (recommended)" if r.recommended else ""), number(r.ms), percent(r.spread),
-                     against, number(r.compile_s, 3), number(r.max_error, 3), kernels, status))
+                     against, number(r.compile_s, 3), number(r.max_error, 3), _calls(r, model.backend or "NVGEMM"),
+                     status))
     return rows
 
 
@@ -50,11 +64,15 @@ def _head(model: "ModelBench") -> list[str]:
              + (f", inputs {inputs}" if inputs else "")]
     if not recording.ok:
         lines.append(f"  recording failed: {recording.error}")
-    else:
-        calls = sum(g.count for g in recording.gemms)
-        lines.append(f"  {len(recording.gemms)} distinct GEMMs, {calls} calls per forward, recorded on the "
-                     f"{recording.device} device" + (f" ({recording.device} after: " + "; ".join(
-                         f"{d}: {e}" for d, e in recording.tried) + ")" if recording.tried else ""))
+        return lines
+    calls = sum(g.count for g in recording.gemms)
+    where = recording.decompositions or (f"recorded on the {recording.device} device, one real forward"
+                                         + (f" ({recording.device} after: " + "; ".join(
+                                             f"{d}: {e}" for d, e in recording.tried) + ")" if recording.tried else ""))
+    lines.append(f"  {len(recording.gemms)} distinct GEMMs, {calls} calls per forward, {where}")
+    for other in recording.others:
+        modules = f" ({', '.join(other.modules)})" if other.modules else ""
+        lines.append(f"  not a GEMM bench times: aten.{other.op} x{other.count}{modules}: {other.reason}")
     return lines
 
 

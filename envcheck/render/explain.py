@@ -54,6 +54,8 @@ def to_dict(explained: Explained, profile: Optional[ProfileChoice] = None) -> di
         ],
         "target": explained.doctor.target if explained.doctor else None,
         "candidates": {"gemms": [g.to_dict() for g in explained.candidates], "lost": lost_text(explained.candidates)},
+        **({"python": {"path": explained.interpreter[0], "from": explained.interpreter[1]}}
+           if explained.interpreter else {}),
     }
 
 
@@ -65,6 +67,10 @@ def render_text(explained: Explained, profile: Optional[ProfileChoice] = None) -
     lines = [f"explain  {counted(len(explained.causes), 'known failure')} in {where} ({read}){first}"]
     if profile is not None:  # the remedies are the profile's
         lines.append(f"  {profile_line(profile)}")
+    if explained.interpreter:  # and their interpreter the one the log's paths name
+        path, site = explained.interpreter
+        lines.append(f"  python  {path}, read from the log's paths ({site} holds its torch); --python PY names "
+                     "another")
     for index, found in enumerate(explained.causes):
         cause = found.cause
         lines.append("")
@@ -73,7 +79,8 @@ def render_text(explained: Explained, profile: Optional[ProfileChoice] = None) -
         if cause.remedy is not None:
             lines.extend(remedy_lines(cause.remedy))
         if found.checks:
-            target = explained.doctor.target if explained.doctor else "python3"  # the remedies' python, unknown
+            target = (explained.doctor.target if explained.doctor else  # the remedies' python
+                      explained.interpreter[0] if explained.interpreter else "python3")
             doctor = shell.line(("envcheck", "doctor", "--python", target))
             lines.append(f"  check     $ {doctor}   # {', '.join(found.checks)}")
         for finding in _findings(explained.doctor, found.checks):
