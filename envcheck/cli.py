@@ -268,13 +268,18 @@ def dockerfile(
     base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
     gpu_capability: List[str] = typer.Option([], "--gpu-capability", metavar="X.Y", callback=gpu_capabilities("--gpu-capability"),
                                              help="Build for GPUs of this compute capability: the image sets their compile "
-                                                  "target (ENV CUTE_DSL_ARCH) and its doctor judges for them; repeatable."),
+                                                  "target (ENV CUTE_DSL_ARCH) where its torch needs it, and its doctor "
+                                                  "judges for them; repeatable."),
+    torch: Optional[str] = typer.Option(None, "--torch", metavar="VERSION",
+                                        help="The torch the image installs (its pylock.toml's), such as 2.15.0: the "
+                                             "profile that covers it, and whether its GPUs need CUTE_DSL_ARCH (default: "
+                                             "not known, so set where any torch of the profile needs it)."),
 ) -> int:
     """Render the Dockerfile template for a profile (with its .dockerignore next to -o FILE)."""
     from .commands.dockerfile import run_dockerfile
 
     return run_dockerfile(output, profile=named_profile(profile, policy), base_image=base_image,
-                          gpu_capabilities=gpu_capability)
+                          gpu_capabilities=gpu_capability, torch=torch)
 
 
 @app.command()

@@ -90,6 +90,7 @@ def gather_selected(
     with_checkout = next((p for p in candidates.policies if p.cutlass is not None), candidates.policies[0])
     sources = replace(Sources.for_policy(resolve_python(python), with_checkout, cutlass_dir, env),
                       modules=candidates.probe_modules, variables=candidates.variables,
+                      torch_values=candidates.torch_values,
                       gpu_capabilities=tuple(gpu_capabilities))
     facts = collect(sources) if collect is not None else gather(sources, gatherers or Gatherers())
     policy, choice = candidates.select(_torch_version(facts))

@@ -4,7 +4,8 @@ The script is copied into a run directory of its own under envcheck's cache (log
 the newest KEEP_RUNS are kept), with the helpers it imports beside it (write_scripts), run by path with no shell, in
 a session of its own (so a timeout kills its whole process group, Inductor's compile workers included), with an
 environment that clears what would change the run (ENVIRONMENT: every variable that bears on NVGEMM, cleared or kept,
-and why; the result records each one present) and points Inductor's, Triton's and CuteDSL's caches into envcheck's
+and why; the result records each one present, and names the user's settings it compiled with: Inductor's NVGEMM
+settings, passed on so that a GEMM gets as many NVGEMM choices as in the user's process) and points Inductor's, Triton's and CuteDSL's caches into envcheck's
 cache (so a second run is warm). The DSL's compile target (CUTE_DSL_ARCH) is passed on only where it names this GPU's
 own target (compile_way); Inductor's cache is kept apart per compile target, so that a run with the remedy never
 answers from one without it, or the other way round. The script speaks envcheck/inside/protocol.py: `PREFIX {json}`
@@ -70,6 +71,7 @@ class Variable:
     clear: bool  # CLEAR: not passed on; KEEP: passed on as it is. Either way a present one is recorded.
     why: str
     unless_target: bool = False  # cleared, except where it names this GPU's own compile target (compile_way)
+    setting: bool = False  # a setting of the user's that changes what the run compiles: the result's text names it
 
     def covers(self, variable: str) -> bool:
         return fnmatch.fnmatchcase(variable, self.name)
@@ -87,9 +89,25 @@ ENVIRONMENT = (
              "a site's install location"),
     Variable("CUDA_VISIBLE_DEVICES", KEEP, "which GPUs the run may use: the user's choice; recorded so that a result "
              "says which device 0 was"),
-    Variable("TORCHINDUCTOR_NVGEMM_*", CLEAR, "Inductor's NVGEMM settings: how many candidates are profiled "
-             "(MAX_PROFILING_CONFIGS: 5 in torch 2.13, 10 in 2.14), SUPPLEMENT_CONFIGS, SWAP_AB (2.14), PDL (2.15), "
-             "PREFETCH (2.14); the smoke sets the one it needs"),
+    # Inductor's NVGEMM settings (every TORCHINDUCTOR_NVGEMM_ torch 2.14.1 and 2.15.0 read: config.py 2.14.1
+    # :659-679, 2.15.0 :708-746, 2.14.1 kernel/vendored_templates/cutedsl/wrappers/dense_blockscaled_gemm_kernel.py:220)
+    # decide how many NVGEMM choices a GEMM gets, and so whether torch sends their precompile to its compile workers
+    # (8 or more: cutedsl.arch): the child compiles with the user's, as the user's process does. None makes the run
+    # prove nothing: each still compiles through NVGEMM alone, and the generated code names the kernel that ran.
+    Variable("TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS", KEEP, "how many heuristic-ranked NVGEMM choices a GEMM "
+             "gets per family (10 by default in torch 2.14 and 2.15; all, none or 0: every one): passed on, so the "
+             "child's GEMMs get as many as the user's process's (a value torch cannot read fails both alike)",
+             setting=True),
+    Variable("TORCHINDUCTOR_NVGEMM_SUPPLEMENT_CONFIGS", KEEP, "adds hand-picked tile and cluster configs to each "
+             "GEMM's choices: passed on, as the user's process has it", setting=True),
+    Variable("TORCHINDUCTOR_NVGEMM_SWAP_AB", KEEP, "adds a family of choices with A and B swapped to each 2-D GEMM: "
+             "passed on, as the user's process has it", setting=True),
+    Variable("TORCHINDUCTOR_NVGEMM_PDL", KEEP, "programmatic dependent launch of the SM100 block-scaled (NVFP4) "
+             "kernel (torch 2.15): passed on, as the user's process has it; a bf16 GEMM does not use it", setting=True),
+    Variable("TORCHINDUCTOR_NVGEMM_PREFETCH", KEEP, "the prefetch variant of the SM100 block-scaled kernel (torch "
+             "2.14): passed on, as the user's process has it; a bf16 GEMM does not use it", setting=True),
+    Variable("TORCHINDUCTOR_NVGEMM_*", KEEP, "Inductor's other NVGEMM settings (a newer torch's): passed on, as the "
+             "user's process has them", setting=True),
     Variable("TORCHINDUCTOR_MAX_AUTOTUNE*", CLEAR, "max-autotune, its GEMM backends and search space: each child "
              "sets the backends it proves or times"),
     Variable("TORCHINDUCTOR_*AUTOTUNE*", CLEAR, "how Inductor autotunes and what it may pick: IN_SUBPROC, the "
@@ -191,6 +209,8 @@ def child_environment(base: Mapping[str, str], cache_root: Path, settings: Mappi
         cleared=tuple((k, redact(v)) for k, v in sorted(base.items())
                       if (rules[k] and rules[k].clear or k in own) and v != own.get(k)),
         kept=tuple((k, redact(v)) for k, v in sorted(base.items()) if rules[k] and not rules[k].clear and k not in own),
+        settings=tuple((k, redact(v)) for k, v in sorted(base.items())
+                       if rules[k] and not rules[k].clear and rules[k].setting and k not in own),
         assigned=tuple((k, redact(v)) for k, v in sorted(own.items())),
     )
     return ChildEnvironment(variables, record, way)

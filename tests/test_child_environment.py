@@ -36,8 +36,7 @@ PY = sys.executable
 # Every variable facts-17 section 7 found read by torch 2.13-2.15, nvidia-cutlass-operators 0.3.0, the DSL 4.8.1
 # and apache-tvm-ffi 0.1.15.post2 that changes what an NVGEMM run does or how it is measured.
 CLEARED = (
-    "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS", "TORCHINDUCTOR_NVGEMM_SUPPLEMENT_CONFIGS", "TORCHINDUCTOR_NVGEMM_SWAP_AB",
-    "TORCHINDUCTOR_NVGEMM_PDL", "TORCHINDUCTOR_NVGEMM_PREFETCH", "TORCHINDUCTOR_MAX_AUTOTUNE",
+    "TORCHINDUCTOR_MAX_AUTOTUNE",
     "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM", "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS",
     "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_SEARCH_SPACE", "TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC",
     "TORCHINDUCTOR_AUTOTUNE_CHOICE_NAME_REGEX", "TORCHINDUCTOR_AUTOTUNE_CHOICE_DESC_REGEX",
@@ -49,6 +48,11 @@ CLEARED = (
     "DISABLE_ARGUMENT_FILTERING", "TVM_FFI_DISABLE_TORCH_C_DLPACK", "TVM_FFI_CUDA_ARCH_LIST", "PYTHONDONTWRITEBYTECODE",
 )
 KEPT = ("TVM_FFI_CACHE_DIR", "CUTLASS_NVMMH_SO_PATH", "CUDA_VISIBLE_DEVICES")
+# Inductor's NVGEMM settings (issue 29): how many NVGEMM choices a GEMM gets, and so whether torch sends them to its
+# compile workers: passed on, so the children compile as the user's process does, and named in the result.
+SETTINGS = ("TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS", "TORCHINDUCTOR_NVGEMM_SUPPLEMENT_CONFIGS",
+            "TORCHINDUCTOR_NVGEMM_SWAP_AB", "TORCHINDUCTOR_NVGEMM_PDL", "TORCHINDUCTOR_NVGEMM_PREFETCH",
+            "TORCHINDUCTOR_NVGEMM_OF_A_NEWER_TORCH")
 UNRELATED = ("PATH", "HOME", "TORCH_HOME", "CUTLASS_PATH", "TORCHINDUCTOR_UNRELATED", "LANG")
 
 
@@ -62,6 +66,12 @@ def test_every_nvgemm_variable_is_cleared(name):
 def test_a_sites_own_locations_are_kept_and_recorded(name):
     rule = variable_rule(name)
     assert rule is not None and not rule.clear and rule.why
+
+
+@pytest.mark.parametrize("name", SETTINGS)
+def test_inductors_nvgemm_settings_are_passed_on_and_named(name):
+    rule = variable_rule(name)
+    assert rule is not None and not rule.clear and rule.setting and rule.why
 
 
 @pytest.mark.parametrize("name", UNRELATED)
@@ -83,6 +93,12 @@ def test_the_record_names_each_present_one_with_its_value_redacted():
     assert "CUTE_DSL_ARCH" not in env.variables and env.variables["TVM_FFI_CACHE_DIR"] == "/scratch/tvm"
     # the caller's value equal to envcheck's own is no clearing
     assert "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS" not in record["cleared"]
+    # a setting passed on is kept and named
+    passed = child_environment({**base, "TORCHINDUCTOR_NVGEMM_SWAP_AB": "1"}, Path("/c"), {})
+    assert passed.record.to_dict()["settings"] == {"TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "1",
+                                                   "TORCHINDUCTOR_NVGEMM_SWAP_AB": "1"}
+    assert passed.variables["TORCHINDUCTOR_NVGEMM_SWAP_AB"] == "1"
+    assert set(passed.record.to_dict()["settings"]) <= set(passed.record.to_dict()["kept"])
 
 
 def test_the_first_row_decides_and_every_row_says_why():
@@ -95,8 +111,10 @@ def test_the_first_row_decides_and_every_row_says_why():
 
 SEEN = "import json, os, sys\nprint('CHILD-ENV ' + json.dumps(dict(os.environ)))\nprint('CHILD-ARGV ' + json.dumps(sys.argv[1:]))\n"
 CALLER = {"CUTE_DSL_ARCH": "sm_100a", "CUTLASS_OPERATORS_USE_TVM_FFI": "1", "TORCHINDUCTOR_NVGEMM_SWAP_AB": "1",
+          "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "all",
           "TORCHINDUCTOR_AUTOTUNE_CHOICE_NAME_REGEX": "triton", "DISABLE_ARGUMENT_FILTERING": "1",
           "TVM_FFI_CACHE_DIR": "/scratch/tvm", "CUDA_VISIBLE_DEVICES": "0"}
+PASSED = {"TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS": "all", "TORCHINDUCTOR_NVGEMM_SWAP_AB": "1"}
 
 
 def seen_by(log: str) -> tuple[dict, list]:
@@ -107,9 +125,10 @@ def seen_by(log: str) -> tuple[dict, list]:
 
 
 def check_record(record: dict, env: dict) -> None:
-    assert set(record["cleared"]) >= {"CUTE_DSL_ARCH", "CUTLASS_OPERATORS_USE_TVM_FFI", "TORCHINDUCTOR_NVGEMM_SWAP_AB",
+    assert set(record["cleared"]) >= {"CUTE_DSL_ARCH", "CUTLASS_OPERATORS_USE_TVM_FFI",
                                       "TORCHINDUCTOR_AUTOTUNE_CHOICE_NAME_REGEX", "DISABLE_ARGUMENT_FILTERING"}
-    assert record["kept"] == {"TVM_FFI_CACHE_DIR": "/scratch/tvm", "CUDA_VISIBLE_DEVICES": "0"}
+    assert record["kept"] == {"TVM_FFI_CACHE_DIR": "/scratch/tvm", "CUDA_VISIBLE_DEVICES": "0", **PASSED}
+    assert record["settings"] == PASSED and all(env[name] == value for name, value in PASSED.items())
     assert not set(record["cleared"]) & set(env)  # the child did not see what was cleared
     assert env["TVM_FFI_CACHE_DIR"] == "/scratch/tvm" and env["CUDA_VISIBLE_DEVICES"] == "0"
     assert all(Redactor()(env[name]) == value for name, value in record["set"].items())  # a path under ~ is shown so
@@ -142,6 +161,25 @@ def test_the_smokes_text_names_what_it_cleared(policy, tmp_path):
     result = run_smoke(PY, GOOD, policy, timeout=30, cache_dir=tmp_path / "c", child=script, env={**os.environ, **CALLER})
     line = next(line for line in render_text(result).splitlines() if line.strip().startswith("cleared"))
     assert "CUTE_DSL_ARCH" in line and "CUTLASS_OPERATORS_USE_TVM_FFI" in line and "TVM_FFI_CACHE_DIR" not in line
+    assert "TORCHINDUCTOR_NVGEMM" not in line
+    line = next(line for line in render_text(result).splitlines() if line.strip().startswith("settings"))
+    assert line == ("  settings  TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS=all, TORCHINDUCTOR_NVGEMM_SWAP_AB=1, passed "
+                    "on from your environment: the run compiled as your process does")
+    plain = run_smoke(PY, GOOD, policy, timeout=30, cache_dir=tmp_path / "c", child=script,
+                      env={k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR_NVGEMM_")})
+    assert not any(line.strip().startswith("settings") for line in render_text(plain).splitlines())
+
+
+def test_the_benchs_text_names_the_settings_it_compiled_with(policy, tmp_path):
+    from envcheck.render.bench import render
+
+    script = tmp_path / "child.py"
+    script.write_text(SEEN, encoding="utf-8")
+    options = BenchOptions(shapes=(Shape(256, 256, 256),), budget_s=10)
+    result = run_bench(PY, GOOD, policy, options, cache_dir=tmp_path / "c", child=script, env={**os.environ, **CALLER})
+    text = render(result, json.loads(json.dumps(result.to_dict())), "table")
+    assert any(line.startswith("  settings  TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS=all, TORCHINDUCTOR_NVGEMM_SWAP_AB=1")
+               for line in text.splitlines()), text
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from factsbuilder import driver, facts, gpu, stack
 from envcheck.gather import Sources, gather
 from envcheck.judge import judge
 from envcheck.judge.target import device_capability, device_target, snippet_lines, target_remedy
-from envcheck.model import Gpu, Status
+from envcheck.model import Gpu, SourceValue, Status
 from envcheck.profile import DEFAULT_PROFILE, PolicyError, load, load_builtin
 from envcheck.profile.rules import RUN, SOURCES
 
@@ -28,14 +28,30 @@ OPERATORS = load_builtin("torch-2.14-operators")
 VAR = "CUTE_DSL_ARCH"
 
 
-def arch(capabilities=((9, 0),), value=None, torch="2.14.1", policy=OPERATORS, no_gpu=False, given=(), **kw):
+THRESHOLD = ("_inductor/select_algorithm.py", "_NVGEMM_SUBPROCESS_PRECOMPILE_THRESHOLD")
+
+
+def read(value=None, line=4924, why="no line of _inductor/select_algorithm.py assigns it a number"):
+    """What the probe read of the threshold: a number on a line, or why none."""
+    if value is None:
+        return SourceValue(*THRESHOLD, why=why)
+    return SourceValue(*THRESHOLD, value, line)
+
+
+def arch(capabilities=((9, 0),), value=None, torch="2.14.1", policy=OPERATORS, no_gpu=False, given=(), threshold=None,
+         settings=(), **kw):
+    """cutedsl.arch for GPUs of these capabilities, the variable `value` (None: not set), `torch` (None: none
+    installed), the `threshold` the probe read in its source (None: not read) and `settings` of the job's."""
     gpus = [gpu(cc, f"GPU {i}", index=i) for i, cc in enumerate(capabilities)]
     interpreter = stack(torch=torch or "2.14.1")
     if torch is None:
         interpreter = replace(interpreter, torch=None, distributions=tuple(d for d in interpreter.distributions
                                                                            if d.name != "torch"))
+    elif threshold is not None:
+        interpreter = replace(interpreter, torch=replace(interpreter.torch, values=(threshold,)))
+    environment = (((VAR, value),) if value is not None else ()) + tuple(settings)
     made = facts(interpreter=interpreter, checkout=None,
-                 driver=driver("580.159.04", "13.0", gpus), environment=((VAR, value),) if value is not None else (),
+                 driver=driver("580.159.04", "13.0", gpus), environment=environment,
                  given_gpus=tuple(Gpu(i, "given", cc, source="given") for i, cc in enumerate(given)), **kw)
     return {f.id: f for f in judge(made, policy, no_gpu=no_gpu)}["cutedsl.arch"]
 
@@ -95,14 +111,146 @@ def test_a_value_the_dsl_refuses_fails_with_or_without_a_gpu(value):
     assert arch(((9, 0),), value).remedy.commands == (("export", f"{VAR}=sm_90a"),)
 
 
-@pytest.mark.parametrize("torch, status", [("2.14.0", Status.WARN), ("2.14.1", Status.WARN), ("2.15.0", Status.WARN),
-                                           ("2.13.0", Status.PASS), (None, Status.WARN)])
+@pytest.mark.parametrize("torch, status", [("2.14.0", Status.WARN), ("2.14.1", Status.WARN), ("2.15.0", Status.PASS),
+                                           ("2.13.0", Status.PASS), ("2.16.0", Status.WARN), (None, Status.WARN)])
 def test_the_torch_range_decides_whether_the_workers_need_it(torch, status):
-    # 2.13 is outside the built-in profile; a profile for it (extends) would judge it so: the workers' path is 2.14's
+    # 2.13 is outside the built-in profile; a profile for it (extends) would judge it so: the workers' path is 2.14's.
+    # 2.15 keeps a GEMM's choices below the threshold (the profile's 8: no source read here); 2.16 has no record, and
+    # no torch is judged for the torch the profile would install: both as the workers would compile
     finding = arch(((9, 0),), torch=torch)
     assert finding.status is status
+    assert (finding.remedy is None) is (status is Status.PASS)
     if torch is None:
         assert any("no torch installed" in d for d in finding.details)
+    if torch == "2.16.0":
+        assert any("no record of how many NVGEMM choices torch 2.16.0 offers" in d for d in finding.details)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Per torch: the threshold (read from the installed torch's source, else the profile's) against the most NVGEMM
+# choices one GEMM got (the profile's by-torch rows: 10 for 2.14 on 9.0, 5 for 2.15), and the settings that raise them
+
+
+@pytest.mark.parametrize("torch, threshold, status, said", [
+    ("2.14.1", None, Status.WARN, "its source not read: the profile's number for torch >=2.14, <2.15"),
+    ("2.14.1", read(8, 4753), Status.WARN, "as its torch/_inductor/select_algorithm.py:4753 says"),
+    ("2.14.1", read(10), Status.WARN, "from 10"),  # 10 choices reach a threshold of 10
+    ("2.14.1", read(11), Status.PASS, "only from 11"),  # a torch that raised it: judged by what it says
+    ("2.14.1", read(20), Status.PASS, "only from 20"),
+    ("2.14.0", read(), Status.WARN, "no line of _inductor/select_algorithm.py assigns it a number: the profile's"),
+    ("2.15.0", None, Status.PASS, "its source not read: the profile's number for torch >=2.15, <2.16"),
+    ("2.15.0", read(8), Status.PASS, "only from 8 (as its torch/_inductor/select_algorithm.py:4924 says)"),
+    ("2.15.0", read(6), Status.PASS, "only from 6"),
+    ("2.15.0", read(5), Status.WARN, "from 5"),  # 5 choices reach a threshold of 5
+    ("2.15.0", read(0), Status.WARN, "from 0"),
+    ("2.15.0", read(why="torch has no _inductor/select_algorithm.py"), Status.PASS,
+     "torch has no _inductor/select_algorithm.py: the profile's number for torch >=2.15, <2.16"),
+    ("2.15.0", read(why="_inductor/select_algorithm.py is larger than 8 MiB: not read"), Status.PASS, "larger than 8 MiB"),
+])
+def test_the_threshold_against_the_choices_each_torch_offers(torch, threshold, status, said):
+    finding = arch(((9, 0),), torch=torch, threshold=threshold)
+    assert finding.status is status, finding.found
+    assert said in " ".join((finding.found, *finding.details))
+    if status is Status.PASS:
+        assert finding.remedy is None and finding.basis == ""
+        assert "compiles NVGEMM in the process that holds the GPU, for its own target sm_90a" in finding.found
+        assert any("it would take CUTE_DSL_ARCH=sm_90a from" in d for d in finding.details)
+    else:
+        assert finding.remedy.commands == (("export", f"{VAR}=sm_90a"),) and finding.basis == RUN
+        assert "CUTE_DSL_ARCH is not set: Inductor's compile workers build" in finding.found
+
+
+def test_a_torch_without_a_row_says_what_its_source_says():
+    finding = arch(((9, 0),), torch="2.16.0", threshold=read(8))
+    assert finding.status is Status.WARN
+    assert any("(its source says from 8: torch/_inductor/select_algorithm.py:4924)" in d for d in finding.details)
+
+
+SUPPLEMENT, SWAP, MAX = ("TORCHINDUCTOR_NVGEMM_SUPPLEMENT_CONFIGS", "TORCHINDUCTOR_NVGEMM_SWAP_AB",
+                         "TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS")
+
+
+@pytest.mark.parametrize("settings, status", [
+    ((), Status.PASS),
+    (((SUPPLEMENT, "1"),), Status.WARN), (((SUPPLEMENT, "0"),), Status.PASS), (((SUPPLEMENT, "true"),), Status.PASS),
+    (((SWAP, "1"),), Status.WARN), (((SWAP, "0"),), Status.PASS),
+    (((MAX, "all"),), Status.WARN), (((MAX, "ALL"),), Status.WARN), (((MAX, "none"),), Status.WARN),
+    (((MAX, "0"),), Status.WARN), (((MAX, "00"),), Status.WARN),  # torch's int("00") is 0: every config
+    (((MAX, "11"),), Status.WARN), (((MAX, "10"),), Status.PASS), (((MAX, "4"),), Status.PASS),
+    (((MAX, "-1"),), Status.PASS), (((MAX, " 12 "),), Status.WARN),  # int() takes the spaces, as torch's does
+    (((MAX, "lots"),), Status.WARN),  # no value torch reads: envcheck cannot tell
+    (((MAX, "4"), (SWAP, "1")), Status.WARN),
+    (((MAX, "4"), (SUPPLEMENT, "0"), (SWAP, "0")), Status.PASS),
+])
+def test_a_setting_that_raises_a_gemms_choices_to_the_threshold_warns_with_why(settings, status):
+    finding = arch(((9, 0),), torch="2.15.0", threshold=read(8), settings=settings)
+    assert finding.status is status, finding.found
+    if status is Status.WARN:
+        assert finding.basis == SOURCES and finding.remedy.commands == (("export", f"{VAR}=sm_90a"),)
+        assert "a GEMM can reach 8 NVGEMM choices, from which torch 2.15.0 compiles them in its compile workers" in finding.found
+        raising = [f"{name}={value}" for name, value in settings if value not in ("0", "4", "10", "-1", "true")]
+        assert all(r in finding.found for r in raising), finding.found
+        if (MAX, "lots") in settings:
+            assert "is no value envcheck reads as torch does" in finding.found
+    else:
+        assert finding.remedy is None
+
+
+@pytest.mark.parametrize("torch, settings", [("2.14.1", ((MAX, "4"),)), ("2.16.0", ((SUPPLEMENT, "0"),))])
+def test_settings_are_not_read_where_the_workers_compile_anyway(torch, settings):
+    """2.14.1 offers 10 choices by its defaults (a lower cap is not counted on: the warning stays); a torch without a
+    row is judged as the workers compile."""
+    finding = arch(((9, 0),), torch=torch, settings=settings)
+    assert (finding.status, finding.basis) == (Status.WARN, RUN)
+
+
+@pytest.mark.parametrize("capability, status", [((10, 0), Status.PASS), ((10, 3), Status.WARN), ((12, 0), Status.WARN)])
+def test_torch_2_15_on_other_gpus_keeps_their_rows(capability, status):
+    """The choices were counted on 9.0 only: elsewhere (2-CTA and EFC families on Blackwell) the row's verdict stands;
+    on 10.0 the fallback is the GPU's own target, whatever the settings."""
+    finding = arch((capability,), torch="2.15.0", threshold=read(8), settings=((SUPPLEMENT, "1"),))
+    assert finding.status is status
+    if status is Status.WARN:
+        assert any("no record of how many NVGEMM choices torch 2.15.0 offers per GEMM on compute capability" in d
+                   for d in finding.details)
+
+
+@pytest.mark.parametrize("capabilities, settings, status", [
+    (((9, 0), (10, 0)), (), Status.PASS), (((9, 0), (10, 0)), ((SWAP, "1"),), Status.WARN),
+    (((9, 0), (10, 3)), (), Status.WARN),
+])
+def test_torch_2_15_on_gpus_of_two_capabilities(capabilities, settings, status):
+    finding = arch(capabilities, torch="2.15.0", threshold=read(8), settings=settings)
+    assert finding.status is status
+    assert any("one value per process" in d for d in finding.details)
+    assert (finding.remedy is None) is (status is Status.PASS)
+
+
+@pytest.mark.parametrize("value, status", [("sm_90a", Status.PASS), ("sm_100a", Status.FAIL), ("sm_90", Status.WARN),
+                                           ("bogus", Status.FAIL)])
+def test_with_torch_2_15_a_value_set_is_judged_as_before(value, status):
+    """The DSL reads the variable in the process that holds the GPU too: a wrong one breaks it there."""
+    assert arch(((9, 0),), value, torch="2.15.0", threshold=read(8)).status is status
+
+
+@pytest.mark.parametrize("setting, value, raises", [
+    (0, "1", True), (0, "0", False), (0, "", False), (0, "yes", False),
+    (2, "all", True), (2, "All", True), (2, "none", True), (2, "0", True), (2, "000", True), (2, "10", False),
+    (2, "11", True), (2, "9", False), (2, "-3", False), (2, "1e3", None), (2, "", None), (2, "ten", None),
+])
+def test_what_each_setting_reads_as(setting, value, raises):
+    rule = OPERATORS.compile_target.more_choices[setting]
+    assert rule.raises(value) is raises
+
+
+def test_the_profile_names_each_torchs_counts_and_the_settings_with_their_sources():
+    rule = OPERATORS.compile_target
+    assert rule.threshold_value == THRESHOLD and OPERATORS.torch_values == (THRESHOLD,)
+    assert [(str(r.torch), r.threshold, r.choices, r.basis) for r in rule.by_torch] == [
+        ("<2.15,>=2.14", 8, (((9, 0), 10),), RUN), ("<2.16,>=2.15", 8, (((9, 0), 5),), RUN)]
+    assert [m.variable for m in rule.more_choices] == [SUPPLEMENT, SWAP, MAX]
+    assert all(r.source and r.text for r in (*rule.by_torch, *rule.more_choices))
+    assert OPERATORS.variables == (VAR, SUPPLEMENT, SWAP, MAX)
 
 
 def test_outside_the_range_a_wrong_target_still_fails():
@@ -165,6 +313,55 @@ def test_the_evidence_logs_show_what_the_runs_say():
         assert sum(g.count for gemm in gemms for g in gemm.lost if g.cause_id == "dsl-arch-mismatch") == lost, name
 
 
+def _offered(run) -> list[int]:
+    """The NVGEMM choices each GEMM of a recorded run got, read from its capture as smoke and bench read them (a log's
+    autotuning tables; a result's candidates); [] where the capture counts none."""
+    from envcheck.causes.candidates import read_log_candidates
+
+    path = Path(__file__).parent.parent / run.source.split(" ")[0]
+    if path.suffix == ".json":
+        data = json.loads(path.read_text())
+        if "smoke" in data:
+            return [g["offered"] for g in ((data["smoke"].get("candidates") or {}).get("gemms") or [])]
+        return [c["offered"] for v in data.get("bench", data).get("verdicts", []) for c in v.get("candidates") or []]
+    if path.suffix == ".log":
+        return [g.offered for g in read_log_candidates(path.read_text(errors="replace"))]
+    return []
+
+
+@pytest.mark.parametrize("row", OPERATORS.compile_target.by_torch, ids=lambda r: str(r.torch))
+def test_each_torchs_count_is_the_most_its_recorded_runs_got(row):
+    """A by-torch row's choices are the runs': the most NVGEMM choices one GEMM got in the profile's recorded runs of
+    that torch on that GPU with Inductor's defaults (no TORCHINDUCTOR_NVGEMM_ setting), read from their captures."""
+    for capability, most in row.choices:
+        runs = [r for r in OPERATORS.runs if r.capability == capability and row.torch.contains(r.version("torch"))
+                and not any(name.startswith("TORCHINDUCTOR_NVGEMM_") for name, _ in r.environment)]
+        counts = [n for r in runs for n in _offered(r)]
+        assert counts and max(counts) == most, (row.torch, counts)
+
+
+def test_torch_2_15_lost_nothing_without_the_variable_in_its_recorded_runs():
+    """The runs the 2.15 pass cites: smoke, the MLP by default and with every config, with CUTE_DSL_ARCH unset, no
+    candidate lost and fewer than 8 choices each; doctor names them as this combination's evidence."""
+    from envcheck.causes.candidates import read_log_candidates
+
+    data = Path(__file__).parent / "data" / "h200-s5"
+    for name, offered in (("a6-X.log", 4), ("a6-CUTE_DSL_ARCH.log", 4), ("d1-all-configs-arch-unset.log", 7)):
+        gemms = read_log_candidates((data / name).read_text(errors="replace"))
+        assert [(g.offered, g.failed, g.lost) for g in gemms] == [(offered, 0, ())] * 2, name
+        assert "expects arch" not in (data / name).read_text()
+    finding = arch(((9, 0),), torch="2.15.0", threshold=read(8))
+    cited = {r.source for r in finding.evidence.runs}
+    assert {"tests/data/h200-s5/a4-smoke-unset.json", "tests/data/h200-s5/a6-X.log"} <= cited
+    assert all(r.version("torch") == "2.15.0" and r.variable(VAR) is None and not r.environment
+               for r in finding.evidence.runs)
+    # a job with every config is cited the run with every config, and only that (its settings are part of the
+    # combination): 7 choices there, one short of the threshold its warning names
+    every = arch(((9, 0),), torch="2.15.0", threshold=read(8), settings=((MAX, "all"),))
+    assert [r.source for r in every.evidence.runs] == ["tests/data/h200-s5/d1-all-configs-arch-unset.log"]
+    assert ("env TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS", "all") in every.evidence.combination
+
+
 def test_one_remedy_and_its_python_lines():
     remedy = target_remedy(VAR, "sm_90a")
     assert "`export CUTE_DSL_ARCH=sm_90a`" in remedy.text and "`ENV CUTE_DSL_ARCH=sm_90a`" in remedy.text
@@ -222,6 +419,7 @@ def test_doctor_reads_its_own_environment(value, status, tmp_path):
 
 
 BASE = 'extends = "torch-2.14-operators"\n'
+BY_TORCH = '[[compile-target.by-torch]]\ntorch = ">=2.16,<2.17"\nbasis = "run"\ntext = "t"\n'
 
 
 @pytest.mark.parametrize("body, key, expected", [
@@ -238,6 +436,19 @@ BASE = 'extends = "torch-2.14-operators"\n'
     ('[[compile-target.gpu]]\ncapability = "9.0"\ntarget = "sm_90a"\nstatus = "warn"\nbasis = "run"\n',
      "compile-target.gpu[0].text", "(the key is required)"),
     ('[compile-target]\ncolour = 1\n', "compile-target.colour", "no such key"),
+    ('[compile-target]\nthreshold-file = "../../os.py"\n', "compile-target.threshold-file", "a file in torch's package"),
+    ('[compile-target]\nthreshold-name = "X = 1; import os"\n', "compile-target.threshold-name", "a Python name"),
+    (BY_TORCH + 'threshold = -1\nchoices = { "9.0" = 5 }\n', "compile-target.by-torch[2].threshold", "a whole number"),
+    (BY_TORCH + 'threshold = true\nchoices = { "9.0" = 5 }\n', "compile-target.by-torch[2].threshold", "a whole number"),
+    (BY_TORCH + 'threshold = 8\nchoices = { "nine" = 5 }\n', "compile-target.by-torch[2].choices", "compute capability"),
+    (BY_TORCH + 'threshold = 8\nchoices = { "9.0" = "5" }\n', "compile-target.by-torch[2].choices", "compute capability"),
+    (BY_TORCH + 'threshold = 8\nchoices = { "9.0" = 5 }\ncolour = 1\n', "compile-target.by-torch[2].colour", "no such key"),
+    ('[[compile-target.more-choices]]\nvariable = "X"\nvalues = [1]\ntext = "t"\n', "compile-target.more-choices[3].values",
+     "a list of the values"),
+    ('[[compile-target.more-choices]]\nvariable = "X"\nvalues = ["a b"]\ntext = "t"\n',
+     "compile-target.more-choices[3].values", "a list of the values"),
+    ('[[compile-target.more-choices]]\nvariable = "X"\nvalues = ["1"]\nabove = "ten"\ntext = "t"\n',
+     "compile-target.more-choices[3].above", "a whole number"),
 ])
 def test_a_bad_compile_target_names_the_file_and_the_key(tmp_path, body, key, expected):
     path = tmp_path / "p.toml"
@@ -246,6 +457,33 @@ def test_a_bad_compile_target_names_the_file_and_the_key(tmp_path, body, key, ex
         load(path)
     message = str(caught.value)
     assert str(path) in message and f"'{key}'" in message and expected in message, message
+
+
+def test_a_profile_changes_one_torchs_row_and_one_setting_by_their_keys(tmp_path):
+    """extends merges by-torch by its torch and more-choices by its variable: a site that measured more choices on its
+    torch 2.15 says so, and one whose jobs never swap A and B drops that setting."""
+    path = tmp_path / "p.toml"
+    path.write_text(BASE + '[[compile-target.by-torch]]\ntorch = ">=2.15,<2.16"\nthreshold = 8\nchoices = { "9.0" = 9 }\n'
+                           'basis = "run"\ntext = "ours"\n[[compile-target.more-choices]]\n'
+                           'variable = "TORCHINDUCTOR_NVGEMM_SWAP_AB"\nremove = true\n')
+    rule = load(path).compile_target
+    assert [r.most((9, 0)) for r in rule.by_torch] == [10, 9] and rule.by_torch[1].text == "ours"
+    assert [m.variable for m in rule.more_choices] == [SUPPLEMENT, MAX]
+    finding = arch(((9, 0),), torch="2.15.0", threshold=read(8), policy=load(path))
+    assert finding.status is Status.WARN  # 9 choices reach 8
+    finding = arch(((9, 0),), torch="2.15.0", threshold=read(10), policy=load(path), settings=((SWAP, "1"),))
+    assert finding.status is Status.PASS  # 9 < 10, and SWAP_AB is no setting of this profile's
+
+
+def test_a_threshold_file_without_its_name_is_refused(tmp_path):
+    path = tmp_path / "p.toml"
+    body = ('[compile-target]\nvariable = "CUTE_DSL_ARCH"\ntorch = ">=2.14"\nfallback = "sm_100a"\n'
+            'accepts = { sm_100a = "10.0" }\nthreshold-file = "_inductor/select_algorithm.py"\n')
+    text = (Path(__file__).parent.parent / "envcheck" / "profile" / "builtin" / "torch-2.14-operators.toml").read_text()
+    start, end = text.index("[compile-target]"), text.index("[smoke]")
+    path.write_text(text[:start].replace('id = "torch-2.14-operators"', 'id = "mine"') + body + "\n" + text[end:])
+    with pytest.raises(PolicyError, match="threshold-file and threshold-name both, or neither"):
+        load(path)
 
 
 def test_a_profile_changes_one_row_by_its_capability(tmp_path):
@@ -345,13 +583,18 @@ def test_explain_names_the_h200_logs_cause_and_gives_doctors_remedy(profile, cap
 # bench's snippet
 
 
-@pytest.mark.parametrize("capability, torch, wanted", [((9, 0), "2.14.1", ((VAR, "sm_90a"),)), ((9, 0), "2.15.0", ((VAR, "sm_90a"),)),
-                                                       ((10, 3), "2.14.1", ((VAR, "sm_103a"),)), ((10, 0), "2.14.1", ()),
-                                                       ((8, 0), "2.14.1", ())])
-def test_what_the_gpus_process_must_set(capability, torch, wanted):
+@pytest.mark.parametrize("capability, torch, settings, wanted", [
+    ((9, 0), "2.14.1", (), ((VAR, "sm_90a"),)), ((9, 0), "2.15.0", (), ()),
+    ((9, 0), "2.15.0", (("TORCHINDUCTOR_NVGEMM_SUPPLEMENT_CONFIGS", "1"),), ((VAR, "sm_90a"),)),
+    ((10, 3), "2.14.1", (), ((VAR, "sm_103a"),)), ((10, 3), "2.15.0", (), ((VAR, "sm_103a"),)),
+    ((10, 0), "2.14.1", (), ()), ((8, 0), "2.14.1", (), ()),
+])
+def test_what_the_gpus_process_must_set(capability, torch, settings, wanted):
+    """bench's snippet follows cutedsl.arch's verdict without the variable: torch 2.15.0 on 9.0 needs nothing unless a
+    setting of the job's raises a GEMM's NVGEMM choices to the threshold."""
     from envcheck.judge.target import needed_environment
 
-    made = facts(interpreter=stack(torch=torch), driver=driver(gpus=[gpu(capability)]))
+    made = facts(interpreter=stack(torch=torch), driver=driver(gpus=[gpu(capability)]), environment=settings)
     assert needed_environment(made, OPERATORS) == wanted
     assert needed_environment(made, load_builtin(DEFAULT_PROFILE)) == ()
     assert needed_environment(facts(driver=driver(gpus=[])), OPERATORS) == ()

@@ -73,16 +73,42 @@ def install(target_python: Path, wheelhouse: Path, *requirements: str, extra: Se
     pip(target_python, "install", "--no-index", "--find-links", str(wheelhouse), *extra, *requirements)
 
 
-def _torch(version: str, cuda: str) -> dict[str, str]:
-    return {"torch/__init__.py": "", "torch/version.py": f"__version__ = '{version}'\ncuda = {cuda!r}\ngit_version = 'x'\n"}
+THRESHOLD_LINE = "_NVGEMM_SUBPROCESS_PRECOMPILE_THRESHOLD = 8"  # torch 2.14.1 and 2.15.0 select_algorithm.py
+
+
+def _torch(version: str, cuda: Optional[str], threshold_line: Optional[str] = None) -> dict[str, str]:
+    """torch's files: version.py, and, given a threshold line, an _inductor/select_algorithm.py that holds it where
+    torch's does (a local of a method, indented), among lines that name it without assigning it."""
+    files = {"torch/__init__.py": "",
+             "torch/version.py": f"__version__ = '{version}'\ncuda = {cuda!r}\ngit_version = 'x'\n"}
+    if threshold_line is not None:
+        files["torch/_inductor/__init__.py"] = ""
+        files["torch/_inductor/select_algorithm.py"] = (
+            "class AlgorithmSelectorCache:\n"
+            "    def precompile(self, choices):\n"
+            "        # Count NVGEMM choices to decide whether subprocess precompile is worth it.\n"
+            f"        {threshold_line}\n"
+            "        nvgemm_count = len(choices)\n"
+            "        return nvgemm_count >= _NVGEMM_SUBPROCESS_PRECOMPILE_THRESHOLD\n")
+    return files
+
+
+def torch_wheel(folder: Path, version: str, cuda: Optional[str] = "13.0",
+                threshold_line: Optional[str] = THRESHOLD_LINE,
+                requires: Sequence[str] = ("cuda-bindings>=13.0.3,<14",)) -> Path:
+    """A torch wheel of that version: its version.py, and its select_algorithm.py holding `threshold_line` (None:
+    no such file)."""
+    return build_wheel(folder, "torch", version, _torch(version, cuda, threshold_line), requires=requires)
 
 
 def operators_wheels(folder: Path) -> Path:
     """Small real wheels shaped like both upstream stacks as torch 2.14 meets them (tests/test_fix_operators.py says
-    how): torch 2.14.1 and 2.16.0, the recipe's DSL 4.3.5 and cutlass-api, the operators stack's DSL 4.8.1 (a meta
-    package with -libs-base, -libs-cu12, and -libs-cu13 in [cu13]) and nvidia-cutlass-operators 0.3.0."""
-    build_wheel(folder, "torch", "2.14.1+cu130", _torch("2.14.1+cu130", "13.0"), requires=["cuda-bindings>=13.0.3,<14"])
-    build_wheel(folder, "torch", "2.16.0+cu130", _torch("2.16.0+cu130", "13.0"), requires=["cuda-bindings>=13.0.3,<14"])
+    how): torch 2.14.1 and 2.15.0 (their select_algorithm.py holds the NVGEMM precompile threshold) and 2.16.0, the
+    recipe's DSL 4.3.5 and cutlass-api, the operators stack's DSL 4.8.1 (a meta package with -libs-base, -libs-cu12,
+    and -libs-cu13 in [cu13]) and nvidia-cutlass-operators 0.3.0."""
+    torch_wheel(folder, "2.14.1+cu130")
+    torch_wheel(folder, "2.15.0+cu132", "13.2")
+    torch_wheel(folder, "2.16.0+cu130", threshold_line=None)
     build_wheel(folder, "cuda-bindings", "13.3.1", {"cuda/bindings/__init__.py": ""})
     build_wheel(folder, "cuda-python", "13.3.1", {"cuda_python_meta/__init__.py": ""}, requires=["cuda-bindings~=13.3.1"])
     # the torch 2.11 recipe

@@ -49,6 +49,7 @@ class Sources:
     modules: tuple[str, ...] = field(default_factory=_default_modules)  # what the probe locates (the profile's)
     gpu_capabilities: tuple[tuple[int, int], ...] = ()  # --gpu-capability: GPUs to judge for, as if present
     variables: tuple[str, ...] = ()  # the environment variables the profiles judge (Policy.variables)
+    torch_values: tuple[tuple[str, str], ...] = ()  # numbers of torch's sources to read (Policy.torch_values)
 
     @classmethod
     def for_policy(
@@ -65,6 +66,7 @@ class Sources:
             cutlass_module=source.module if source else "",
             modules=policy.probe_modules,
             variables=policy.variables,
+            torch_values=policy.torch_values,
         )
 
 
@@ -72,7 +74,7 @@ class Sources:
 class Gatherers:
     """The gatherers, passed in so that a test can break any one of them."""
 
-    interpreter: Callable[..., Interpreter] = gather_interpreter  # (python, timeout, env, modules)
+    interpreter: Callable[..., Interpreter] = gather_interpreter  # (python, timeout, env, modules, torch_values)
     driver: Callable[[], object] = gather_driver
     toolkit: Callable[..., object] = gather_toolkit
     checkout: Callable[..., object] = read_checkout
@@ -113,7 +115,8 @@ def started(python: str, env: Optional[Mapping[str, str]] = None) -> Gatherers:
     target interpreter. A head start for the same target (and the environment of the process) is taken, once."""
     host = (_HEAD_START.pop(python, None) if env is None else None) or _Host.start(os.environ if env is None else env)
     probe = Probe(python, env)
-    return replace(Gatherers(), interpreter=lambda _python, timeout, _env, modules=(): probe.result(timeout, modules),
+    return replace(Gatherers(), interpreter=lambda _python, timeout, _env, modules=(), torch_values=():
+                   probe.result(timeout, modules, torch_values),
                    driver=host.driver.result, toolkit=functools.partial(gather_toolkit, started=host.nvcc))
 
 
@@ -135,7 +138,8 @@ def gather(sources: Sources, gatherers: Gatherers = Gatherers()) -> Facts:
     timings: dict[str, float] = {}
     pool = ThreadPoolExecutor(max_workers=5, thread_name_prefix="gather")
     try:
-        interpreter_f = pool.submit(gatherers.interpreter, sources.python, sources.timeout, sources.env, sources.modules)
+        interpreter_f = pool.submit(gatherers.interpreter, sources.python, sources.timeout, sources.env, sources.modules,
+                                    sources.torch_values)
         driver_f = pool.submit(gatherers.driver)
         system_f = pool.submit(gatherers.system, sources.env)
         paths = read_search_paths(sources.env)  # a few folder listings, here while the others run

@@ -6,7 +6,7 @@ import json
 import os
 from typing import Mapping, Optional, Sequence
 
-from ..model import Distribution, Interpreter, ModuleLocation, PthImport, TorchBuild, canonical_name
+from ..model import Distribution, Interpreter, ModuleLocation, PthImport, SourceValue, TorchBuild, canonical_name
 from ..proc import MAX_OUTPUT, Child
 from ..userdata import parse_json
 
@@ -54,11 +54,14 @@ class Probe:
         except OSError as exc:
             self.error = f"{python} could not be started: {exc.strerror or exc}"
 
-    def result(self, timeout: float = 30.0, modules: Sequence[str] = ()) -> Interpreter:
-        """The interpreter's facts, `modules` located. Raises on failure; the caller records it as a fact."""
+    def result(self, timeout: float = 30.0, modules: Sequence[str] = (),
+               torch_values: Sequence[tuple[str, str]] = ()) -> Interpreter:
+        """The interpreter's facts, `modules` located and `torch_values` ((file, name) in torch's folder) read. Raises
+        on failure; the caller records it as a fact."""
         if self.child is None:
             raise RuntimeError(self.error)
-        self.child.feed((json.dumps(list(modules)) + "\n").encode())
+        request = {"modules": list(modules), "torch_values": [list(pair) for pair in torch_values]}
+        self.child.feed((json.dumps(request) + "\n").encode())
         end = self.child.finish(timeout)
         if end.timed_out:
             raise RuntimeError(f"the probe did not finish within {timeout:.0f} s in {self.python} (it was killed)")
@@ -101,11 +104,12 @@ def _quoted(line: str) -> str:
 
 
 def gather_interpreter(
-    python: str, timeout: float = 30.0, env: Optional[Mapping[str, str]] = None, modules: Sequence[str] = ()
+    python: str, timeout: float = 30.0, env: Optional[Mapping[str, str]] = None, modules: Sequence[str] = (),
+    torch_values: Sequence[tuple[str, str]] = (),
 ) -> Interpreter:
-    """Run the probe in `python` and read its JSON, locating `modules` (the profile's). Raises on failure; the
-    caller records it as a fact."""
-    return Probe(python, env).result(timeout, modules)
+    """Run the probe in `python` and read its JSON, locating `modules` and reading `torch_values` (the profile's).
+    Raises on failure; the caller records it as a fact."""
+    return Probe(python, env).result(timeout, modules, torch_values)
 
 
 _SHAPE = (("executable", str), ("implementation", str), ("prefix", str), ("base_prefix", str),
@@ -133,6 +137,9 @@ def _check_shape(data: object) -> None:
             raise ValueError("a .pth import line without its file, text and the folders it adds")
     if not isinstance(data.get("torch") or {}, dict) or not isinstance(data.get("markers") or {}, dict):
         raise ValueError("'torch' or 'markers' is not an object")
+    values = (data.get("torch") or {}).get("values", [])
+    if not (isinstance(values, list) and all(isinstance(v, dict) for v in values)):
+        raise ValueError("'torch.values' is not a list of objects")
 
 
 def parse_probe(data: dict) -> Interpreter:
@@ -163,11 +170,22 @@ def parse_probe(data: dict) -> Interpreter:
             for d in data["distributions"]
         ),
         modules=tuple(ModuleLocation(m["name"], m.get("origin"), m.get("error")) for m in data["modules"]),
-        torch=TorchBuild(torch["version"], torch.get("cuda"), torch.get("git_version"), torch.get("path", ""))
+        torch=TorchBuild(torch["version"], torch.get("cuda"), torch.get("git_version"), torch.get("path", ""),
+                         tuple(_source_value(v) for v in torch.get("values") or ()))
         if torch and torch.get("version")
         else None,
         markers=tuple(sorted(data.get("markers", {}).items())),
     )
+
+
+def _source_value(data: dict) -> SourceValue:
+    """One number the probe read in torch's sources; a value that is not a whole number is none (bad input)."""
+    value, line = data.get("value"), data.get("line")
+    if not isinstance(data.get("file"), str) or not isinstance(data.get("name"), str):
+        raise ValueError("a torch value without its file and name")
+    if not (isinstance(value, int) and not isinstance(value, bool) and isinstance(line, int)):
+        return SourceValue(data["file"], data["name"], why=str(data.get("why") or "not read"))
+    return SourceValue(data["file"], data["name"], value, line)
 
 
 def _path_from_url(url: str | None) -> str | None:

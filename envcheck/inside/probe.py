@@ -6,13 +6,15 @@ must still be described. Nothing of the target's runs: envcheck starts it isolat
 search path the target would have is computed from data, as site.py builds it (search_path.py). sys.path itself
 is never changed, so everything this script imports comes from the standard library. Modules are located with
 PathFinder over the computed path (find_spec runs no module), distributions are read from their .dist-info folders,
-torch's version.py is read as text. Import lines of .pth files are reported, never run; the MAPPING of a setuptools
+torch's version.py is read as text, and so are the numbers of torch's own sources the profile asks for (the line
+`NAME = <integer>` of a file in torch's package folder: torch_values). Import lines of .pth files are reported, never run; the MAPPING of a setuptools
 editable finder that one would install is read as a literal.
 """
 
 import json
 import os
 import platform
+import re
 import sys
 from importlib.machinery import PathFinder, all_suffixes
 
@@ -21,10 +23,12 @@ try:  # imported as envcheck.inside.probe by envcheck's own process (tests)
 except ImportError:  # run as `python -I -S -c SOURCE`: SOURCE is search_path.py's text, then this file's
     pass  # (gather/interpreter.py, probe_source), so these names are defined already
 
-# The modules to locate come from the profile, as a JSON list: the first argument, or, when that is "-", the first
-# line of stdin, read after the slow part (the distributions), so the caller can start the probe before it has read
-# its profile. torch is always looked for.
+# What to look for comes from the profile: the first argument, or, when that is "-", the first line of stdin, read
+# after the slow part (the distributions), so the caller can start the probe before it has read its profile. It is a
+# JSON list of modules to locate, or an object {"modules": [...], "torch_values": [[FILE, NAME], ...]} that also
+# names numbers to read in torch's sources. torch is always looked for.
 MODULES = ("torch",)
+SOURCE_LIMIT = 8 << 20  # bytes of a torch source file read for a number (select_algorithm.py of 2.15.0: 259 KB)
 
 
 def _header_fields(path):
@@ -98,18 +102,29 @@ def distributions(path):
     return found
 
 
-def requested_modules(argv):
-    """torch, plus the module names the caller passed as a JSON list (argv[1], or stdin's first line for "-")."""
-    names = list(MODULES)
+def requested(argv):
+    """(modules, torch values) the caller asked for (argv[1], or stdin's first line for "-"): torch plus the module
+    names given, and the (file, name) pairs to read in torch's sources. Anything else in the request is ignored."""
+    given = []
     if len(argv) > 1:
         try:
             given = json.loads(sys.stdin.readline() if argv[1] == "-" else argv[1])
         except ValueError:
             given = []
-        if not isinstance(given, list):
-            given = []
-        names += [n for n in given if isinstance(n, str) and n not in names]
-    return names
+    if isinstance(given, dict):
+        names, pairs = given.get("modules"), given.get("torch_values")
+    else:
+        names, pairs = given, []
+    modules = list(MODULES)
+    modules += [n for n in (names if isinstance(names, list) else []) if isinstance(n, str) and n not in modules]
+    values = [(p[0], p[1]) for p in (pairs if isinstance(pairs, list) else [])
+              if isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)]
+    return modules, values
+
+
+def requested_modules(argv):
+    """torch, plus the module names the caller passed (requested)."""
+    return requested(argv)[0]
 
 
 def _editable_module(name, mappings):
@@ -188,6 +203,61 @@ def torch_build(origin):
     }
 
 
+def _safe_file(file):
+    """A file named relative to torch's folder, of plain names: nothing above it, nothing absolute."""
+    parts = file.split("/")
+    return file.endswith(".py") and all(p and p not in (".", "..") and re.match(r"^[A-Za-z0-9_.-]+$", p) for p in parts)
+
+
+def torch_value(folder, file, name):
+    """The number `name` is assigned on one line of torch's `file` (`NAME = 8`, `NAME: int = 8`, a comment after it),
+    read as text from at most SOURCE_LIMIT bytes of a regular file: {file, name, value, line}, or {file, name, why}."""
+    found = {"file": file, "name": name}
+    path = os.path.join(folder, *file.split("/"))
+    if not _safe_file(file) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+        found["why"] = "not a file and name envcheck reads"
+        return found
+    if not os.path.isfile(path):
+        found["why"] = "torch has no %s" % file
+        return found
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(SOURCE_LIMIT + 1)
+    except OSError as exc:
+        found["why"] = "%s could not be read: %s" % (file, exc.strerror or exc)
+        return found
+    if len(data) > SOURCE_LIMIT:
+        found["why"] = "%s is larger than %d MiB: not read" % (file, SOURCE_LIMIT >> 20)
+        return found
+    pattern = re.compile(r"[ \t]*" + name + r"[ \t]*(?::[ \t]*int[ \t]*)?=[ \t]*([0-9]+)[ \t\r]*(?:#.*)?$")
+    text = data.decode("utf-8", "replace")
+    lines = {}
+    at = text.find(name)
+    while at >= 0:  # only the lines that name it are matched: the file is large
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        match = pattern.match(text, start, len(text) if end < 0 else end)
+        if match:
+            lines.setdefault(int(match.group(1)), text.count("\n", 0, start) + 1)
+        at = text.find(name, at + len(name))
+    if not lines:
+        found["why"] = "no line of %s assigns %s a number" % (file, name)
+    elif len(lines) > 1:
+        found["why"] = "%s assigns %s %d different numbers (lines %s)" % (
+            file, name, len(lines), ", ".join(str(n) for n in sorted(lines.values())))
+    else:
+        ((found["value"], found["line"]),) = lines.items()
+    return found
+
+
+def torch_values(origin, pairs):
+    """Each (file, name) asked, read in the folder of torch's __init__.py (torch_value); none without torch."""
+    if not origin or not pairs:
+        return []
+    folder = os.path.dirname(origin)
+    return [torch_value(folder, file, name) for file, name in pairs]
+
+
 def markers():
     implementation = sys.implementation
     info = implementation.version
@@ -214,8 +284,12 @@ def markers():
 def main():
     search = SearchPath(site_dirs(), sys.argv[2] if len(sys.argv) > 2 else None)  # argv[2]: the user's folder
     found_distributions = distributions(search.entries)
-    found_modules = modules(requested_modules(sys.argv), search)
+    names, values = requested(sys.argv)
+    found_modules = modules(names, search)
     torch_origin = next((m["origin"] for m in found_modules if m["name"] == "torch"), None)
+    build = torch_build(torch_origin)
+    if build is not None:
+        build["values"] = torch_values(torch_origin, values)
     report = {
         "executable": sys.executable,
         "version": list(sys.version_info[:3]),
@@ -229,7 +303,7 @@ def main():
         "pth_imports": search.pth_imports,
         "distributions": found_distributions,
         "modules": found_modules,
-        "torch": torch_build(torch_origin),
+        "torch": build,
         "markers": markers(),
     }
     sys.stdout.write(json.dumps(report))

@@ -10,8 +10,8 @@ was a measured part of doctor's start-up, and a doctor without --smoke names non
 
 from .facts import (
     GIVEN, SEEN, Checkout, CudaFolder, Distribution, Driver, Facts, Failure, Gpu, Interpreter, ModuleLocation, Nvcc,
-    PthImport, SearchPaths, System, Toolkit, TorchBuild, canonical_name, capability_of, capability_text, gpus_given,
-    is_distribution_name,
+    PthImport, SearchPaths, SourceValue, System, Toolkit, TorchBuild, canonical_name, capability_of, capability_text,
+    gpus_given, is_distribution_name,
 )
 from .findings import Evidence, Finding, Remedy, Run, Status, Step
 from .plain import plain
@@ -31,6 +31,7 @@ __all__ = [
     "Distribution",
     "ModuleLocation",
     "PthImport",
+    "SourceValue",
     "TorchBuild",
     "Interpreter",
     "Gpu",

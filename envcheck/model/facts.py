@@ -9,7 +9,7 @@ from functools import cached_property
 from typing import Optional, Union
 
 __all__ = ["canonical_name", "is_distribution_name", "capability_of", "capability_text", "gpus_given", "Failure",
-           "CudaFolder", "SearchPaths", "System", "Distribution", "ModuleLocation", "PthImport", "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc",
+           "CudaFolder", "SearchPaths", "System", "Distribution", "ModuleLocation", "PthImport", "SourceValue", "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc",
            "Toolkit", "Checkout", "Facts", "SEEN", "GIVEN"]
 
 
@@ -84,13 +84,36 @@ class PthImport:
 
 
 @dataclass(frozen=True)
+class SourceValue:
+    """A number the installed torch's own source assigns to a name, read as text by the probe (torch never imported):
+    the one line `NAME = <integer>` of a file in torch's package folder. Not read (`value` None): `why` says why (no
+    such file, no such line, a file too large to read)."""
+
+    file: str  # in torch's package folder: "_inductor/select_algorithm.py"
+    name: str  # "_NVGEMM_SUBPROCESS_PRECOMPILE_THRESHOLD"
+    value: Optional[int] = None
+    line: Optional[int] = None  # 1-based
+    why: str = ""
+
+    @property
+    def where(self) -> str:
+        """The line, as a citation names it: "torch/_inductor/select_algorithm.py:4924"."""
+        return f"torch/{self.file}" + (f":{self.line}" if self.line is not None else "")
+
+
+@dataclass(frozen=True)
 class TorchBuild:
-    """torch/version.py read as text."""
+    """torch/version.py read as text, and the numbers of torch's sources the profile asked for (SourceValue)."""
 
     version: str
     cuda: Optional[str]  # None: a CPU-only build
     git_version: Optional[str] = None
     path: str = ""
+    values: tuple[SourceValue, ...] = ()
+
+    def value_of(self, file: str, name: str) -> Optional[SourceValue]:
+        """What the probe read of `name` in `file`; None where it was not asked."""
+        return next((v for v in self.values if v.file == file and v.name == name), None)
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,21 @@ class EnvironmentRecord:
     cleared: tuple[tuple[str, str], ...] = ()  # the caller's, not passed on (or replaced by envcheck's own value)
     kept: tuple[tuple[str, str], ...] = ()  # the caller's, passed on as they are
     assigned: tuple[tuple[str, str], ...] = ()  # what envcheck set for the run: its caches and settings
+    # of `kept`, the caller's settings that change what the run compiles (Inductor's NVGEMM settings: how many
+    # choices a GEMM gets), named in the result's text
+    settings: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def settings_said(self) -> str:
+        """The settings passed on, as the result's text names them ("" : none)."""
+        if not self.settings:
+            return ""
+        return (", ".join(f"{name}={value}" for name, value in self.settings)
+                + ", passed on from your environment: the run compiled as your process does")
 
     def to_dict(self) -> dict:
-        return {"cleared": dict(self.cleared), "kept": dict(self.kept), "set": dict(self.assigned)}
+        return {"cleared": dict(self.cleared), "kept": dict(self.kept), "set": dict(self.assigned),
+                "settings": dict(self.settings)}
 
 
 REMEDY, YOURS, CLEARED = "remedy", "yours", "cleared"  # the ways a child compiles (CompileWay.way)

@@ -8,7 +8,9 @@
   load.py     a profile file or built-in id, its `extends` chain, the built-in profiles (builtin/*.toml, read once)
   select.py   which profile a run is judged by (choose: every command's one choice): the one named, or the one
               covering the target's torch
-  target.py   [compile-target]: the DSL's compile target and what its fallback costs per compute capability
+  target.py   [compile-target]: the DSL's compile target and what its fallback costs per compute capability, per
+              torch (the NVGEMM choices a GEMM gets, the threshold from which they go to the compile workers)
+  targetrules.py  the frozen values [compile-target] is read into
   project.py  which pyproject.toml is the user's project (its [tool.envcheck] is a profile)
 
 `from envcheck.profile import X` is the way in; the modules inside import each other directly. Names with a leading
@@ -20,8 +22,8 @@ from .load import MAX_ENTRIES, builtin_profiles, load, load_builtin
 from .origins import PolicyError
 from .schema import (
     DEFAULT_PROFILE, LEVELS, RECIPE, RUN, RUNTIME, SCHEMA, SOURCES, Beside, Caveat, CompileTarget, Conflict,
-    CutlassSource, GpuRule, PackageRule, Policy, PythonRange, SmokeSpec, StandIn, TargetRow, driver_floor_for,
-    driver_text, on_capabilities, spec_text,
+    CutlassSource, GpuRule, MoreChoices, PackageRule, Policy, PythonRange, SmokeSpec, StandIn, TargetRow, TorchChoices,
+    driver_floor_for, driver_text, on_capabilities, spec_text,
 )
 from .select import (
     Candidates, builtin_only, candidates, choose, lower_bound, named_profile, resolve, select, torch_release,
@@ -36,6 +38,8 @@ __all__ = [
     "SOURCES",
     "CompileTarget",
     "TargetRow",
+    "TorchChoices",
+    "MoreChoices",
     "MAX_ENTRIES",
     "ProfileChoice",
     "SmokeSpec",

@@ -16,7 +16,7 @@ __all__ = ["ENTRY_KEYS", "merge", "merge_entries"]
 # The arrays of tables that merge entry by entry under `extends`, and the key(s) that name an entry.
 ENTRY_KEYS = {"packages": ("name",), "conflicts": ("name", "prefix"), "stand-ins": ("missing",), "gpu": ("capability",),
               "driver-floor": ("cuda",), "caveats": ("name",), "by-torch": ("torch",),
-              "gemm-ops": ("op",), "frames": ("torch",)}
+              "gemm-ops": ("op",), "frames": ("torch",), "more-choices": ("variable",)}
 
 
 def merge(base: dict, override: dict, source: str, where: dict, path: str = "") -> dict:

@@ -1,5 +1,6 @@
 """The requirements a profile is read into, frozen (schema.py says what each key means): a package and its basis,
-a conflict, a stand-in, a row of the kernel table, a caveat, a Python range; and the words they are shown in."""
+a conflict, a stand-in, a row of the kernel table, a caveat, a Python range; and the words they are shown in.
+[compile-target]'s are in targetrules.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from packaging.version import Version
 from ..model import Status
 
 __all__ = ["RUNTIME", "RECIPE", "RUN", "SOURCES", "Beside", "PackageRule", "Conflict", "StandIn", "GpuRule", "Caveat",
-           "PythonRange", "TargetRow", "CompileTarget", "GemmOp", "TorchFrames", "spec_text", "driver_text", "driver_floor_for", "on_capabilities"]
+           "PythonRange", "GemmOp", "TorchFrames", "spec_text", "driver_text", "driver_floor_for", "on_capabilities"]
 
 RUNTIME, RECIPE = "runtime", "recipe"
 RUN, SOURCES = "run", "sources"  # what a compile-target verdict rests on: a recorded run, or the sources read
@@ -197,50 +198,6 @@ class TorchFrames:
     torch: Version
     frames: frozenset[str]
     source: str = ""
-
-
-@dataclass(frozen=True)
-class TargetRow:
-    """One compute capability of [compile-target]: the GPU's own target, and the verdict where a process compiles for
-    the DSL's fallback instead (no target set, in a process that cannot read the GPU)."""
-
-    capability: tuple[int, int]
-    target: str  # what the DSL detects in a process that sees this GPU: "sm_90a"
-    status: Status  # pass: the fallback is this GPU's own target; warn or fail: what the fallback costs here
-    basis: str  # RUN: a recorded run showed it; SOURCES: read from the wheels, not run (unverified)
-    text: str
-    source: str = ""
-
-
-@dataclass(frozen=True)
-class CompileTarget:
-    """[compile-target]: the variable the DSL takes its compile target from, the torches whose NVGEMM precompile
-    workers compile without one (so that the DSL falls back to `fallback`, not the GPU), the values the DSL accepts
-    (each with the compute capability it compiles for) and a row per compute capability."""
-
-    variable: str  # "CUTE_DSL_ARCH"
-    torch: SpecifierSet  # the torch versions whose workers compile without a target
-    fallback: str  # what the DSL compiles for where it cannot read the GPU: "sm_100a"
-    accepts: tuple[tuple[str, tuple[int, int]], ...]  # (value, the compute capability it compiles for)
-    gpus: tuple[TargetRow, ...]  # ascending by capability
-    why: str = ""
-    source: str = ""
-
-    def row(self, capability: tuple[int, int]) -> Optional[TargetRow]:
-        return next((r for r in self.gpus if r.capability == capability), None)
-
-    def target_for(self, capability: tuple[int, int]) -> Optional[str]:
-        """The GPU's own target; None where no row names one."""
-        row = self.row(capability)
-        return row.target if row is not None else None
-
-    def capability_of(self, value: str) -> Optional[tuple[int, int]]:
-        """The compute capability a value compiles for; None: the DSL refuses it."""
-        return next((cc for name, cc in self.accepts if name == value), None)
-
-    def affects(self, torch: Optional[Version]) -> bool:
-        """Whether this torch's workers compile without a target (no torch: the profile's torch would)."""
-        return torch is None or self.torch.contains(torch, prereleases=True)
 
 
 @dataclass(frozen=True)

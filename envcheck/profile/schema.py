@@ -61,6 +61,13 @@ Everything that differs between stacks is profile data; code never branches on a
   compute capability it compiles for (`accepts`), why and the source; `[[compile-target.gpu]]` one row per compute
   capability: the GPU's own `target`, the `status` where a process compiles for the fallback, its `basis` (`run`:
   a recorded run shows it; `sources`: read, not run), `text`, `source`. Absent: not judged (cutedsl.arch skips).
+  Whether torch compiles in its workers at all: `threshold-file` (in torch's package folder) and `threshold-name`
+  name the line that says from how many NVGEMM choices of one GEMM it sends them there (the probe reads it as text
+  from the installed torch); `[[compile-target.by-torch]]` one row per torch range (`torch`, its `threshold` where
+  the source cannot be read, `choices`: the most NVGEMM choices one GEMM got per compute capability with Inductor's
+  defaults, `basis`, `text`, `source`): below the threshold the process that holds the GPU compiles them, a pass;
+  `[[compile-target.more-choices]]` the settings of the job's environment that can raise them to it (`variable`,
+  the `values` that do, `above`: a number above it does too, `text`, `source`).
 - `[[gemm-ops]]` (Policy.gemm_ops, GemmOp): the aten GEMM ops Inductor's lowerings offer NVGEMM choices for on this
   stack (`op`: "mm", "addmm", "_scaled_mm"), with `capability` where only some GPUs get them (addmm on the operators
   stack: the SM100 fused-epilogue kernels), `why` and `source`; an op not listed gets no NVGEMM choice on any GPU.
@@ -85,12 +92,13 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..model import Run
-from .rules import (RECIPE, RUN, RUNTIME, SOURCES, Beside, Caveat, CompileTarget, Conflict, GemmOp, GpuRule,
-                    PackageRule, PythonRange, StandIn, TargetRow, TorchFrames, driver_floor_for, driver_text, on_capabilities,
-                    spec_text)
+from .rules import (RECIPE, RUN, RUNTIME, SOURCES, Beside, Caveat, Conflict, GemmOp, GpuRule, PackageRule,
+                    PythonRange, StandIn, TorchFrames, driver_floor_for, driver_text, on_capabilities, spec_text)
+from .targetrules import CompileTarget, MoreChoices, TargetRow, TorchChoices
 
 __all__ = ["DEFAULT_PROFILE", "SCHEMA", "RUNTIME", "RECIPE", "RUN", "SOURCES", "LEVELS", "Beside", "PackageRule",
-           "Conflict", "StandIn", "GpuRule", "Caveat", "PythonRange", "CompileTarget", "TargetRow", "GemmOp", "TorchFrames", "CutlassSource",
+           "Conflict", "StandIn", "GpuRule", "Caveat", "PythonRange", "CompileTarget", "TargetRow", "TorchChoices",
+           "MoreChoices", "GemmOp", "TorchFrames", "CutlassSource",
            "SmokeSpec", "Policy", "spec_text", "driver_text", "driver_floor_for", "on_capabilities"]
 
 DEFAULT_PROFILE = "torch-2.11-nvgemm"  # the published recipe: the profile without torch, and below every range
@@ -214,7 +222,14 @@ class Policy:
     @property
     def variables(self) -> tuple[str, ...]:
         """The environment variables its verdicts read (gathered as facts: the job's environment)."""
-        return (self.compile_target.variable,) if self.compile_target is not None else ()
+        rule = self.compile_target
+        return (rule.variable, *(m.variable for m in rule.more_choices)) if rule is not None else ()
+
+    @property
+    def torch_values(self) -> tuple[tuple[str, str], ...]:
+        """The numbers of torch's own sources its verdicts read ((file, name): the probe reads them as text)."""
+        rule = self.compile_target
+        return (rule.threshold_value,) if rule is not None and rule.threshold_value is not None else ()
 
     @property
     def probe_modules(self) -> tuple[str, ...]:

@@ -59,6 +59,11 @@ class Candidates:
         return tuple(dict.fromkeys(m for p in self.policies for m in p.probe_modules))
 
     @property
+    def torch_values(self) -> tuple[tuple[str, str], ...]:
+        """The numbers of torch's sources any of them judges by (read by the probe)."""
+        return tuple(dict.fromkeys(v for p in self.policies for v in p.torch_values))
+
+    @property
     def variables(self) -> tuple[str, ...]:
         """The environment variables any of them judges (gathered as facts)."""
         return tuple(dict.fromkeys(v for p in self.policies for v in p.variables))

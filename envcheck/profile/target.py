@@ -1,15 +1,19 @@
 """Reading [compile-target] (schema.py says what it means): the DSL's compile-target variable, the torches whose
 precompile workers compile without a target, the DSL's fallback, the values it accepts and one row per compute
-capability. Every value is checked against the others: the fallback and each row's target must be values the DSL
-accepts, and a row's target must compile for its own capability."""
+capability; where torch says from how many NVGEMM choices it sends a GEMM to the workers, one row per torch range of
+that threshold and the choices seen, and the settings that raise the choices. Every value is checked against the
+others: the fallback and each row's target must be values the DSL accepts, and a row's target must compile for its
+own capability."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any, Optional
 
 from .fields import _Table, _capability, _matching, _specifier, _status
-from .rules import RUN, SOURCES, CompileTarget, TargetRow
+from .rules import RUN, SOURCES
+from .targetrules import CompileTarget, MoreChoices, TargetRow, TorchChoices
 
 __all__ = ["compile_target"]
 
@@ -18,6 +22,9 @@ __all__ = ["compile_target"]
 _target = _matching(r"sm_[0-9]{2,3}[af]?")
 _variable = _matching(r"[A-Z_][A-Z0-9_]*")
 _TARGET = "a target as the DSL names one, such as 'sm_90a'"
+# A file in torch's package folder (the probe reads it as text) and the name one of its lines assigns a number to.
+_torch_file = _matching(r"[A-Za-z0-9_]+(/[A-Za-z0-9_]+)*\.py")
+_name = _matching(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _basis(value: Any) -> str:
@@ -31,6 +38,54 @@ def _accepts(value: Any) -> tuple[tuple[str, tuple[int, int]], ...]:
     if not isinstance(value, dict) or not value:
         raise TypeError
     return tuple((_target(name), _capability(cc)) for name, cc in value.items())
+
+
+def _count(value: Any) -> int:
+    """A whole number of choices, 0 or more."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError
+    return value
+
+
+def _choices(value: Any) -> tuple[tuple[tuple[int, int], int], ...]:
+    """A table of compute capability -> the most choices one GEMM got there ({ "9.0" = 5 })."""
+    if not isinstance(value, dict) or not value:
+        raise TypeError
+    return tuple(sorted((_capability(cc), _count(count)) for cc, count in value.items()))
+
+
+def _words(value: Any) -> tuple[str, ...]:
+    """Values of a variable, compared in lower case: plain words ("1", "all")."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", v) for v in value):
+        raise TypeError
+    return tuple(v.lower() for v in value)
+
+
+def _by_torch(entry: _Table) -> TorchChoices:
+    row = TorchChoices(
+        torch=entry.get("torch", _specifier, "a torch version specifier such as '>=2.15,<2.16'"),
+        threshold=entry.get("threshold", _count, "a whole number of choices, 0 or more"),
+        choices=entry.get("choices", _choices, "a table of compute capability -> the most NVGEMM choices one GEMM got "
+                                               "there, such as { \"9.0\" = 5 }"),
+        basis=entry.get("basis", _basis, f"'{RUN}' (a recorded run shows it) or '{SOURCES}' (read, not run)"),
+        text=entry.text("text"),
+        source=entry.text("source", ""),
+    )
+    entry.done()
+    return row
+
+
+def _more_choices(entry: _Table) -> MoreChoices:
+    row = MoreChoices(
+        variable=entry.get("variable", _variable, "an environment variable name such as "
+                                                  "'TORCHINDUCTOR_NVGEMM_SUPPLEMENT_CONFIGS'"),
+        values=entry.get("values", _words, "a list of the values that raise the choices, such as [\"1\"]"),
+        above=entry.get("above", _count, "a whole number: a value above it raises the choices", None),
+        text=entry.text("text"),
+        source=entry.text("source", ""),
+    )
+    entry.done()
+    return row
 
 
 def _row(entry: _Table, accepts: CompileTarget) -> TargetRow:
@@ -63,7 +118,19 @@ def compile_target(top: _Table) -> Optional[CompileTarget]:
         gpus=(),
         why=table.text("why", ""),
         source=table.text("source", ""),
+        threshold_file=table.get("threshold-file", _torch_file, "a file in torch's package folder such as "
+                                                                "'_inductor/select_algorithm.py'", ""),
+        threshold_name=table.get("threshold-name", _name, "a Python name such as "
+                                                          "'_NVGEMM_SUBPROCESS_PRECOMPILE_THRESHOLD'", ""),
+        by_torch=tuple(_by_torch(entry) for entry in table.tables("by-torch", [])),
+        more_choices=tuple(_more_choices(entry) for entry in table.tables("more-choices", [])),
     )
+    if bool(accepts.threshold_file) != bool(accepts.threshold_name):
+        raise table._error("threshold-name" if accepts.threshold_file else "threshold-file", "(missing)",
+                           "threshold-file and threshold-name both, or neither", show=False)
+    if len({m.variable for m in accepts.more_choices}) != len(accepts.more_choices):
+        raise table._error("more-choices", "(a variable twice)", "one [[compile-target.more-choices]] row per "
+                           "variable", show=False)
     if accepts.capability_of(accepts.fallback) is None:
         raise table._error("fallback", accepts.fallback, "a value of compile-target.accepts")
     rows = [_row(entry, accepts) for entry in table.tables("gpu", [])]

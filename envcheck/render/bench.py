@@ -57,6 +57,8 @@ def _header(result: "BenchResult") -> list[str]:
     lines.append(f"  method    {result.method}")
     if result.compile_target is not None:
         lines.append(f"  compiled  {result.compile_target.said}")
+    if result.environment is not None and result.environment.settings:
+        lines.append(f"  settings  {result.environment.settings_said}")
     for label, state in (("before", result.gpu_before), ("after", result.gpu_after)):
         if state:
             clocks = state.get("sm_mhz") or [None]

@@ -41,6 +41,8 @@ def render_text(result: SmokeResult) -> str:
         lines.append(f"  loaded    {summary(result.process)}")
     if result.compile_target is not None:
         lines.append(f"  compiled  {result.compile_target.said}")
+    if result.environment is not None and result.environment.settings:
+        lines.append(f"  settings  {result.environment.settings_said}")
     if result.environment is not None and result.environment.cleared:
         names = ", ".join(name for name, _ in result.environment.cleared)
         lines.append(f"  cleared   {names} (the run used envcheck's own settings; --json has the values)")

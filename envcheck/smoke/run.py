@@ -50,7 +50,8 @@ class SmokeShape:
     layers run): a decode step of 64 sequences through Llama's attention projection (4096 -> 4096), for which torch
     2.14.1 offers 10 NVGEMM candidates on an H200 and so, as for a model's GEMMs, sends them to its compile workers
     (8 or more: select_algorithm.py:4753-4767). The earlier 256x512x256 got 3, compiled in process: the smoke passed
-    where a model lost 4 of 10 to the workers' target (tests/data/h200-s4/smoke-child-64.log). Still cheap to run."""
+    where a model lost 4 of 10 to the workers' target (tests/data/h200-s4/smoke-child-64.log). torch 2.15.0 offers it
+    4, as it does a model's GEMMs, and compiles them in process (tests/data/h200-s5). Still cheap to run."""
 
     m: int = 64
     n: int = 4096
@@ -79,10 +80,11 @@ def child_environment(base: Mapping[str, str], cache_root: Path, backends: str,
     envcheck's caches and the smoke's settings; and the record of it the result carries. way: the compile target it
     runs with (runner.compile_way)."""
     return runner.child_environment(base, cache_root, {
-        # Nothing else of Inductor's is set: the GEMM compiles as the user's process compiles it, with torch's own
-        # number of NVGEMM candidates (TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS: 5 in torch 2.11-2.13, 10 in 2.14)
-        # and its pool of compile workers, which torch 2.14 sends 8 or more NVGEMM candidates to (select_algorithm.py
-        # 4753-4840). One candidate, in process, proved the kernel but hid what the workers lose (STACK.md section 9).
+        # Nothing else of Inductor's is set: the GEMM compiles as the user's process compiles it, with the number of
+        # NVGEMM candidates torch and the user's TORCHINDUCTOR_NVGEMM_* settings give it (passed on: runner.py) and
+        # its pool of compile workers, which torch 2.14 and 2.15 send 8 or more NVGEMM candidates to
+        # (select_algorithm.py 2.14.1 :4753-4840, 2.15.0 :4924-5011). One candidate, in process, proved the kernel
+        # but hid what the workers lose (STACK.md section 9).
         "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": backends,
     }, way)
 
