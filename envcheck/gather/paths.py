@@ -1,5 +1,6 @@
 """The CUDA folders on PATH and LD_LIBRARY_PATH: which hold an nvcc, which hold CUDA libraries and of which release.
-Read as names only (a folder listing, a version.json beside it): nothing there is run or loaded."""
+Read as names only (a folder listing, a version.json beside it, the file a libcuda.so.1 links to): nothing there is
+run or loaded."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ _LIBRARY = re.compile(r"^(" + "|".join(CUDA_LIBRARIES) + r")\.so(\.\d+)+$")
 # A library whose file name carries the CUDA release it belongs to: libcudart.so.13.0.96, libnvrtc.so.13.0.88.
 _RELEASE_NAMED = re.compile(r"^lib(?:cudart|nvrtc|nvJitLink)\.so\.(\d+\.\d+)\.\d+$")
 _FOLDER_NAMED = re.compile(r"cuda-(\d+\.\d+)(?:/|$)")
+# The driver's user-mode library names its release: libcuda.so.1 -> libcuda.so.580.159.04 (the version NVML reports).
+_DRIVER_NAMED = re.compile(r"^libcuda\.so\.(\d+\.\d+(?:\.\d+)*)$")
 MAX_ENTRIES = 64  # folders read per variable
 MAX_FILES = 4096  # names read per folder
 
@@ -40,6 +43,16 @@ def _release_beside(folder: str) -> Optional[str]:
     return named.group(1) if named else None
 
 
+def _driver_library(folder: str) -> tuple[Optional[str], Optional[str]]:
+    """The file libcuda.so.1 in a folder resolves to and the driver release its name carries, read from the names
+    (the link, not the library: nothing is loaded); (None, None) where the link leads to no file."""
+    real = os.path.realpath(os.path.join(folder, "libcuda.so.1"))
+    if not os.path.isfile(real):
+        return None, None
+    named = _DRIVER_NAMED.match(os.path.basename(real))
+    return real, named.group(1) if named else None
+
+
 def _read_folder(path: str, variable: str, position: int) -> Optional[CudaFolder]:
     try:
         with os.scandir(path) as entries:
@@ -51,7 +64,9 @@ def _read_folder(path: str, variable: str, position: int) -> Optional[CudaFolder
     if not nvcc and not libraries:
         return None
     named = next((m.group(1) for m in map(_RELEASE_NAMED.match, libraries) if m), None)
-    return CudaFolder(path, variable, position, named or _release_beside(path), libraries, nvcc)
+    libcuda, libcuda_version = _driver_library(path) if "libcuda.so.1" in libraries else (None, None)
+    return CudaFolder(path, variable, position, named or _release_beside(path), libraries, nvcc, libcuda,
+                      libcuda_version)
 
 
 def read_search_paths(env: Mapping[str, str]) -> SearchPaths:

@@ -264,6 +264,10 @@ class CudaFolder:
     version: Optional[str] = None  # the CUDA release it belongs to (version.json beside it, or its libraries' names)
     libraries: tuple[str, ...] = ()  # the CUDA library files there: libcudart.so.13.0.96, libcuda.so.1, ...
     nvcc: bool = False
+    # The file its libcuda.so.1 resolves to ("/usr/local/nvidia/lib64/libcuda.so.580.159.04"); None: no libcuda.so.1
+    # here, or a link that leads to no file.
+    libcuda: Optional[str] = None
+    libcuda_version: Optional[str] = None  # the driver release that file's name carries ("580.159.04"); None: none
 
     def soname_majors(self, stem: str) -> tuple[int, ...]:
         """The major versions of a library's sonames here (libnvJitLink.so.13 -> 13)."""

@@ -1,4 +1,4 @@
-"""A stand-in for nvidia-ml-py's pynvml (see README.md): one NVIDIA H200 on driver 580.95.05 (CUDA 13.0), idle, no
+"""A stand-in for nvidia-ml-py's pynvml (see README.md): one NVIDIA H200 on driver 580.159.04 (CUDA 13.0), idle, no
 processes. envcheck's own process imports it (PYTHONPATH), never the target; the names are the ones envcheck calls
 (envcheck/gather/driver.py, envcheck/bench/watch.py)."""
 
@@ -41,7 +41,7 @@ def nvmlShutdown():
 
 
 def nvmlSystemGetDriverVersion():
-    return "580.95.05"
+    return "580.159.04"
 
 
 def nvmlSystemGetCudaDriverVersion():
