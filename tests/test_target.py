@@ -355,10 +355,11 @@ def test_torch_2_15_lost_nothing_without_the_variable_in_its_recorded_runs():
     assert {"tests/data/h200-s5/a4-smoke-unset.json", "tests/data/h200-s5/a6-X.log"} <= cited
     assert all(r.version("torch") == "2.15.0" and r.variable(VAR) is None and not r.environment
                for r in finding.evidence.runs)
-    # a job with every config is cited the run with every config, and only that (its settings are part of the
-    # combination): 7 choices there, one short of the threshold its warning names
+    # a job with every config is cited the runs with every config, and only those (its settings are part of the
+    # combination): 7 choices in the MLP, 4 in the smoke, short of the threshold its warning names
     every = arch(((9, 0),), torch="2.15.0", threshold=read(8), settings=((MAX, "all"),))
-    assert [r.source for r in every.evidence.runs] == ["tests/data/h200-s5/d1-all-configs-arch-unset.log"]
+    assert [r.source for r in every.evidence.runs] == ["tests/data/h200-s5/d1-all-configs-arch-unset.log",
+                                                       "tests/data/h200-s6/a4b-smoke-all.txt"]
     assert ("env TORCHINDUCTOR_NVGEMM_MAX_PROFILING_CONFIGS", "all") in every.evidence.combination
 
 

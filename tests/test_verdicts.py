@@ -320,11 +320,12 @@ def test_the_h200s_operators_runs_support_the_hopper_row():
 
 
 def test_the_h200s_torch_2_15_runs_support_the_hopper_row_for_that_torch():
-    """The runs of 2026-12-03 (torch 2.15.0) are that torch's evidence, and 2.14's are not."""
+    """The runs of 2026-12-03 and 2026-12-04 (torch 2.15.0) are that torch's evidence, and 2.14's are not."""
     finding = given(OPERATORS, stack(torch="2.15.0"), (9, 0))["gpu.compute-capability"]
     sources = _evidence(finding)
     assert "tests/data/h200-s5/a4-smoke-unset.json" in sources and "tests/data/bench/h200-s5/bench-llm-cold.json" in sources
-    assert all("/h200-s5/" in s for s in sources)
+    assert "tests/data/bench/h200-s6/bench-llm-cold.json" in sources
+    assert all("/h200-s5/" in s or "/h200-s6/" in s for s in sources)
     assert dict(finding.evidence.combination)["torch"] == "2.15"
 
 
