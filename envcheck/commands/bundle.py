@@ -85,7 +85,8 @@ def run_bundle(
     named = candidates(profile)  # read first: a profile that cannot be used is refused before the target runs
     target = _target(python)  # --only-missing --python PY: its torch (as doctor reads it), its Python and machine
     wheels_for, resolve_for = _platform_of(target, python, python_version, named_platform)
-    policy, choice = named.select(target.torch_version if target else None, target=target is not None)
+    policy, choice = named.select(target.torch_version if target else None, target=target is not None,
+                                  python=target.version_text if target else resolve_for.python_version)
     err(f"envcheck bundle: {profile_line(choice)}")
     dropped = tuple(canonicalize_name(n) for n in without)
     with tempfile.TemporaryDirectory(prefix="envcheck-bundle-lock-") as scratch:

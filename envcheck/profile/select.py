@@ -1,6 +1,8 @@
 """Which profile a run is judged by: the one choice every command makes. The profile the user named (--profile ID or
 FILE, --policy its hidden alias; else [tool.envcheck] of the project's pyproject.toml), or else the built-in profile
-that covers the target's torch, or the published recipe where there is no torch or no target to read it from.
+that covers the target's torch. Without torch (none installed, or no interpreter to read it from), the profile of the
+torch a plain `pip install torch` gives on the target's Python (`torch.newest`, and the Python each torch needs:
+[python] and [[python.by-torch]]), the others named as the other way (`--profile ID`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from .origins import PolicyError
 from .project import project_file
 from .schema import DEFAULT_PROFILE, Policy, spec_text
 
-__all__ = ["Candidates", "candidates", "builtin_only", "choose", "lower_bound", "named_profile", "resolve", "select",
-           "torch_release"]
+__all__ = ["Candidates", "PipTorch", "candidates", "builtin_only", "choose", "lower_bound", "named_profile", "pip_torch",
+           "resolve", "select", "torch_release"]
 
 FLAG = "--profile"  # the flag that names a profile on every command; --policy is its hidden alias
 NO_TARGET = "no target interpreter to read torch from"
@@ -35,11 +37,12 @@ def named_profile(profile: Optional[str], policy: Optional[str]) -> Optional[str
 
 
 def choose(named: Optional[Union[str, Path]] = None, torch: Optional[str] = None, *, target: bool = True,
-           cwd: Optional[Path] = None) -> tuple[Policy, ProfileChoice]:
+           cwd: Optional[Path] = None, python: Optional[str] = None) -> tuple[Policy, ProfileChoice]:
     """The profile a command is judged by, and why: `named` (--profile ID|FILE), else the project's [tool.envcheck],
     else the built-in profile that covers `torch`, the target's (target=False: the command has no target
-    interpreter, so the default)."""
-    return candidates(named, cwd).select(torch, target=target)
+    interpreter), or without one the profile of what `pip install torch` gives on `python` (the target's Python:
+    an interpreter's, a lock's --python-version; None: not known)."""
+    return candidates(named, cwd).select(torch, target=target, python=python)
 
 
 def resolve(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None, torch: Optional[str] = None) -> Policy:
@@ -63,14 +66,15 @@ class Candidates:
         """The environment variables any of them judges (gathered as facts)."""
         return tuple(dict.fromkeys(v for p in self.policies for v in p.variables))
 
-    def select(self, torch: Optional[str], *, target: bool = True) -> tuple[Policy, ProfileChoice]:
-        """The profile for the target's torch version (None: no torch; target=False: no target at all), and why."""
+    def select(self, torch: Optional[str], *, target: bool = True, python: Optional[str] = None) -> tuple[Policy, ProfileChoice]:
+        """The profile for the target's torch version (None: no torch; target=False: no target interpreter at all),
+        and why; without torch, by what `pip install torch` gives on `python`, the target's Python (None: unknown)."""
         if self.reason is not None or len(self.policies) == 1:
             policy = self.policies[0]
             release = torch_release(torch)
             verified = release is None or policy.torch_verified.contains(release)
             return policy, ProfileChoice(policy.id, self.reason or "the only profile", policy.source, verified)
-        return select(self.policies, torch if target else None, NO_TARGET if not target else None)
+        return select(self.policies, torch if target else None, NO_TARGET if not target else None, python=python)
 
 
     @property
@@ -95,7 +99,7 @@ class Candidates:
             return policy, replace(choice, reason=f"the log names torch {stack.torch}: {choice.reason}{others(policy)}")
         decided = next(((owners[0], why) for owners, why in clues if len(owners) == 1), None)
         if decided is None:
-            return select(self.policies, None, "the log names no torch and shows no one stack")
+            return select(self.policies, None, "the log names no torch and shows no one stack", python=stack.python)
         policy, why = decided
         return policy, ProfileChoice(policy.id, why + others(policy), policy.source, True)
 
@@ -204,18 +208,91 @@ def lower_bound(specifier: SpecifierSet) -> Version:
     return max(bounds, default=Version("0"))
 
 
-def select(policies: tuple[Policy, ...], torch: Optional[str], missing: Optional[str] = None) -> tuple[Policy, ProfileChoice]:
+@dataclass(frozen=True)
+class PipTorch:
+    """What a plain `pip install torch` gives on a Python, as the profiles know it: the profile that covers it, and
+    the torch (None: an older one of that profile's range, the newest needing a newer Python)."""
+
+    policy: Policy
+    torch: Optional[Version]
+    newest: Version  # the profile's newest torch (`torch.newest`)
+    needs: str  # the Python the newest needs, in words: '>=3.11'
+
+    def said(self, python: Optional[str]) -> str:
+        """'on Python 3.11.7 `pip install torch` gives torch 2.15.0', in words (python None: not known)."""
+        if python is None:
+            return f"`pip install torch` gives torch {self.newest} (on Python {self.needs})"
+        if self.torch is None:
+            return (f"on Python {python} `pip install torch` gives a torch older than {self.newest} (which needs Python "
+                    f"{self.needs})")
+        return f"on Python {python} `pip install torch` gives torch {self.torch}"
+
+
+def pip_torch(policies: tuple[Policy, ...], python: Optional[str]) -> Optional[PipTorch]:
+    """The profile of the torch a plain `pip install torch` gives on this Python (X.Y or X.Y.Z; None: one that takes
+    the newest torch), read from the profiles: each one's newest torch on the index (`torch.newest`), newest first,
+    where the Python takes it ([[python.by-torch]]: torch 2.15.0 needs >= 3.11); else an older torch of that
+    profile's range, where its Python range takes this Python (2.14.1 on Python 3.10). None where no profile's torch
+    takes it (on Python 3.9 pip gives a torch older than every profile) or no profile knows its newest torch."""
+    version = _version(python)
+    for policy in sorted((p for p in policies if p.torch_newest is not None), key=lambda p: p.torch_newest, reverse=True):
+        wanted, ranges = policy.python_for(policy.torch_newest)
+        needs = " and ".join(spec_text(r.version) for r in ranges) if ranges else spec_text(wanted)
+        if version is None or wanted.contains(version):
+            return PipTorch(policy, policy.torch_newest, policy.torch_newest, needs)
+        if policy.python.contains(version):
+            return PipTorch(policy, None, policy.torch_newest, needs)
+    return None
+
+
+def _version(text: Optional[str]) -> Optional[Version]:
+    try:
+        return Version(text) if text else None
+    except InvalidVersion:
+        return None
+
+
+def _without_torch(policies: tuple[Policy, ...], default: Policy, missing: str,
+                   python: Optional[str]) -> tuple[Policy, ProfileChoice]:
+    """No torch to read: the profile of what `pip install torch` gives on the target's Python (pip_torch); on a
+    Python no profile's torch takes, the profile of the newest torch, which a new environment gets (python.version
+    then says which Python); the published recipe only where no profile knows its newest torch. The other profiles
+    are named as the other way (--profile ID)."""
+    found = pip_torch(policies, python)
+    if found is not None:
+        reason = f"{missing}, and {found.said(python)}, in its range ({spec_text(found.policy.torch)})"
+    else:
+        found = pip_torch(policies, None)
+        if found is None:
+            return default, ProfileChoice(default.id, f"{missing}: the published recipe is the default (--profile "
+                                                      "picks another)", default.source)
+        reason = (f"{missing}, and no profile's torch takes Python {python}: judged for torch {found.newest}, what "
+                  f"`pip install torch` gives on Python {found.needs}")
+    policy = found.policy
+    if python is None:
+        reason = f"{missing}: {found.said(None)}, in its range ({spec_text(policy.torch)})"
+    others = sorted((p for p in policies if p is not policy), key=lambda p: lower_bound(p.torch))
+    reason += "".join(f"; for torch {spec_text(p.torch)}: {FLAG} {p.id}" for p in others)
+    return policy, ProfileChoice(policy.id, reason, policy.source)
+
+
+def select(policies: tuple[Policy, ...], torch: Optional[str], missing: Optional[str] = None, *,
+           python: Optional[str] = None) -> tuple[Policy, ProfileChoice]:
     """The built-in profile that covers an installed torch, and why.
 
-    No torch (`missing`: why there is none to read): the published recipe. A torch in a profile's range: that profile (unverified past its `verified`
-    range). A torch older than every range: the published recipe, whose torch.version check then fails. Between or
-    beyond ranges: the nearest profile below it, marked unverified."""
+    No torch (`missing`: why there is none to read): the profile of the torch a plain `pip install torch` gives on
+    `python`, the target's Python (pip_torch; None: not known). A torch in a profile's range: that profile
+    (unverified past its `verified` range). A torch older than every range, or one whose version cannot be read: the
+    published recipe, whose torch.version check then fails. Between or beyond ranges: the nearest profile below it,
+    marked unverified."""
     by_id = {p.id: p for p in policies}
     default = by_id.get(DEFAULT_PROFILE, policies[0])
     version = torch_release(torch)
+    if version is None and not torch:
+        return _without_torch(policies, default, missing or "no torch is installed", python)
     if version is None:
-        why = (missing or "no torch is installed") if not torch else f"torch {torch} is not a version envcheck can read"
-        return default, ProfileChoice(default.id, f"{why}: the published recipe is the default (--profile picks another)", default.source)
+        return default, ProfileChoice(default.id, f"torch {torch} is not a version envcheck can read: the published "
+                                                  "recipe is the default (--profile picks another)", default.source)
     covering = [p for p in policies if p.torch.contains(version)]
     if covering:
         policy = covering[0]
