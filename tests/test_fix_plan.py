@@ -245,7 +245,11 @@ def test_plan_blockers_are_the_python_version_problem_and_make_plan_starts_from_
     old = facts(interpreter(("torch", "2.11.0+cu130"), version=(3, 11, 7)))
     findings = (finding("python.version", status, text="needs 3.12"),) + broken_findings()
     reasons = plan_blockers(findings, old, policy)
-    assert reasons == ((f"/t/bin/python is Python 3.11.7; the stack needs {policy.python}",) if blocked else ())
+    assert reasons == ((f"/t/bin/python is Python 3.11.7; the stack needs Python {policy.python} (python.version says "
+                        "what to do)",) if blocked else ())
+    wanted = replace(findings[0], wanted="Python >=3.11 (beside torch 2.15.0)")  # the finding's own words, as doctor said them
+    assert all("the stack needs Python >=3.11 (beside torch 2.15.0)" in r
+               for r in plan_blockers((wanted,) + findings[1:], old, policy))
     assert make_plan(findings, old, policy, opts(tmp_path)).blocked[:len(reasons)] == reasons
 
 

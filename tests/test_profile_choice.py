@@ -265,7 +265,7 @@ def test_dsl_too_new_only_where_doctor_finds_the_dsl_outside_the_profile(version
                                                                         cutedsl_version=version))
     assert ("is too new" in text) is too_new and bool(remedy.steps) is too_new, text  # steps: install the DSL
     if not too_new:
-        within = ("within the policy's >=4.3.0, <=4.3.5" if version.startswith("4.3") else
+        within = ("within the profile's >=4.3.0, <=4.3.5" if version.startswith("4.3") else
                   "one that still exports it (<4.6")
         assert f"nvidia-cutlass-dsl {version} here is {within}" in text
         assert remedy.commands == (("envcheck", "doctor", "--python", "py", "-v"),)
@@ -345,7 +345,7 @@ def test_explain_agrees_with_doctor_on_the_recipes_dsl(torches):
     data = json.loads(envcheck("explain", "--python", str(torches["2.13.0"]), "--json", stdin=log).stdout)
     cause = data["causes"][0]
     assert cause["id"] == "dsl-too-new" and [d["status"] for d in cause["doctor"]] == ["pass"]
-    assert "is too new" not in cause["text"] and "within the policy's >=4.3.0, <=4.3.5" in cause["text"]
+    assert "is too new" not in cause["text"] and "within the profile's >=4.3.0, <=4.3.5" in cause["text"]
     assert cause["remedy"]["steps"] == [] and cause["remedy"]["commands"][0][:2] == ["envcheck", "doctor"]
 
 

@@ -131,7 +131,7 @@ def _open_log(state: Path, verb: str, what: str, redact: Optional[Redactor] = No
 def _no_credentials(url: str, flag_value: Optional[str]) -> str:
     """The CUTLASS URL, refused when it carries a secret: git would keep it in the checkout's .git/config."""
     if has_credentials(url):
-        where = "--cutlass-url" if flag_value else "the policy's cutlass.url"
+        where = "--cutlass-url" if flag_value else "the profile's cutlass.url"
         raise UsageError(
             f"{where} {Redactor(paths=False)(redact_url(url))!r}: carries credentials (user info or a query), which git would "
             "keep in the checkout's configuration and its output would show; fetch over ssh:// with your key, or "

@@ -41,7 +41,7 @@ TOOLKIT_HOME = "nvidia/cu13"
 
 def constraints_text(policy: Policy, interpreter: Interpreter, torch_planned: bool) -> str:
     """The policy's pins as a pip constraints file, with torch held where it is (or where the plan puts it)."""
-    lines = ["# Written by `envcheck fix`: the policy's pins, so that no pip step can move them."]
+    lines = ["# Written by `envcheck fix`: the profile's pins, so that no pip step can move them."]
     rules = [policy.cutedsl, *policy.packages]
     for rule in rules:
         if str(rule.specifier):

@@ -85,7 +85,7 @@ def _per_gpu(rule: CompileTarget, capability: tuple[int, int], value: Optional[s
     cc = capability_text(capability)
     row = rule.row(capability)
     if row is None:
-        return Status.SKIP, f"compute capability {cc}: no compile target known (the profile has no row for it)", "", None
+        return Status.SKIP, f"compute capability {cc}: no compile target known (the profile names none for it)", "", None
     if value is None and not affected:
         return Status.PASS, (f"compute capability {cc}: {rule.variable} is not set, and torch {torch} compiles NVGEMM "
                              f"in the process that holds the GPU, for its own target {row.target}"), "", row.target
@@ -122,7 +122,7 @@ def cutedsl_arch(ctx: Context) -> Finding:
                               commands=(("unset", rule.variable),)))
         return Finding(CHECK, TITLE, Status.FAIL,
                        f"{rule.variable}={value!r} is no target the DSL takes: every NVGEMM compile fails", wanted,
-                       rule.why, remedy, (where, f"the DSL takes: {accepted}", *source_lines(("rule", rule.source))))
+                       rule.why, remedy, (where, f"the DSL takes: {accepted}", *source_lines(("compile target", rule.source))))
     capabilities = ctx.capabilities
     if not capabilities:
         why_not = "--no-gpu" if ctx.no_gpu else "no GPU seen"
@@ -145,7 +145,7 @@ def cutedsl_arch(ctx: Context) -> Finding:
     if any(g.given for g in ctx.gpus):
         details.append("judged for the GPU given (--gpu-capability): the variable must be set where the job runs "
                        "(the image's ENV)")
-    details += source_lines(("rule", rule.source), *((f"{capability_text(cc)} row", rule.row(cc).source)
+    details += source_lines(("compile target", rule.source), *((f"compute capability {capability_text(cc)}", rule.row(cc).source)
                                                      for cc in capabilities if rule.row(cc) is not None))
     evidence = recorded(ctx, variable_field(rule.variable))
     details.append(evidence.said)
