@@ -121,7 +121,7 @@ def test_missing_required_table_is_named(tmp_path):
 def test_invalid_toml_and_unreadable_file(tmp_path):
     with pytest.raises(UsageError, match="not valid TOML"):
         load(_write(tmp_path, "this is = = not toml"))
-    with pytest.raises(UsageError, match="policy file .*absent.toml: cannot read"):
+    with pytest.raises(UsageError, match="profile file .*absent.toml: cannot read"):
         load(tmp_path / "absent.toml")
 
 
