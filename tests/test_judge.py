@@ -542,3 +542,36 @@ def _good_without(*names):
     from factsbuilder import GOOD_DISTS
 
     return {k: v for k, v in GOOD_DISTS.items() if k not in names}
+
+
+# What torch lacks of its own is torch's, what the stack's own packages lack is the stack's (issue 31 item 7): the
+# one is said with the command to run, the other is a step of fix's.
+TORCH_2150_REQUIRES = ("filelock", "typing-extensions>=4.13.0", "sympy>=1.13.3",
+                       'cuda-toolkit[cublas,cudart]==13.2.2; platform_system == "Linux"')
+
+
+@pytest.mark.parametrize("lacking, steps, said", [
+    ("torch", False, "torch 2.15.0+cu132 lacks requirements of its own (not the NVGEMM stack's"),
+    ("nvidia-cutlass-dsl", True, "nvidia-cutlass-dsl 4.8.1 requires filelock, which is not installed"),
+    ("nvidia-cutlass-operators", True, "nvidia-cutlass-operators 0.3.0 requires filelock"),
+    ("nvidia-matmul-heuristics", True, "nvidia-matmul-heuristics 0.1.0.27 requires filelock"),
+    ("cuda-bindings", False, "cuda-bindings 13.3.1 lacks requirements of its own"),
+])
+def test_a_requirement_torch_lacks_is_torchs_and_one_the_stack_lacks_is_fixed(lacking, steps, said):
+    from factsbuilder import stack
+
+    from envcheck.profile import load_builtin
+
+    env = stack(torch="2.15.0")
+    env = replace(env, distributions=tuple(
+        replace(d, requires=d.requires + (TORCH_2150_REQUIRES if lacking == "torch" else ("filelock",)))
+        if d.name == lacking else d for d in env.distributions))
+    finding = {f.id: f for f in judge(facts(interpreter=env), load_builtin("torch-2.14-operators"))}["packages.consistency"]
+    assert finding.status is Status.WARN and f"{lacking} " in finding.found
+    remedy = finding.remedy
+    assert bool(remedy.steps) is steps and said in (remedy.text + (remedy.steps[0].why if steps else "")), remedy
+    if not steps:  # the command a person runs: every requirement it lacks, the marker's own text left out
+        assert remedy.commands == ((("/opt/venv/bin/python", "-m", "pip", "install", *(
+            ("filelock", "typing-extensions>=4.13.0", "sympy>=1.13.3", "cuda-toolkit[cublas,cudart]==13.2.2")
+            if lacking == "torch" else ("filelock",)))),), remedy.commands
+        assert "envcheck fix" not in " ".join(map(" ".join, remedy.commands))
