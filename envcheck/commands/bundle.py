@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from .. import shell
 from ..bundle.make import BundleRequest, check_output, make_bundle
 from ..bundle.manifest import Platform
 from ..bundle.parts import parse_size
@@ -96,7 +97,8 @@ def run_bundle(
         )
         locked_profile = ((pylock.tool or {}).get("envcheck") or {}).get("profile")
         if locked_profile and locked_profile != policy.id:
-            raise UsageError(f"--lock {lock_path}: is a lock of profile {locked_profile!r}, not {policy.id!r}")
+            raise UsageError(f"--lock {lock_path}: is a lock of profile {locked_profile!r}, not {policy.id!r}: "
+                             f"name its profile (--profile {shell.word(str(locked_profile))})")
         present: frozenset[str] = frozenset()
         skip_cutlass = False
         if only_missing:
