@@ -151,15 +151,15 @@ def test_the_first_run_begins_and_ends_as_the_readme_quotes(tmp_path):
     done = doctor(env=clean_env(tmp_path, os.environ["PATH"]), cwd=tmp_path)
     assert done.returncode == 1, done.stderr
 
-    def told_apart(text: str) -> str:
+    def apart(text: str) -> str:
         text = re.sub(r"target \S+", "target TARGET", text)
         text = re.sub(r"`envcheck fix --python \S+`", "`envcheck fix --python TARGET`", text)
         return re.sub(r"Python \d+\.\d+\.\d+", "Python X.Y.Z", text)
 
     head = done.stdout.split("\n\n", 1)[0]
-    assert flat(told_apart(head)) == flat(told_apart(quoted)), head
+    assert flat(apart(head)) == flat(apart(quoted)), head
     last = [line for line in done.stdout.splitlines() if " can fix: " in line]
-    assert [told_apart(line) for line in last] == [told_apart(closing)], done.stdout[-600:]
+    assert [apart(line) for line in last] == [apart(closing)], done.stdout[-600:]
 
 
 # What `pip install torch` installed beside torch 2.15.0 in a Python 3.12 venv (2026-12-04), each a stand-in here:
