@@ -216,18 +216,17 @@ def _without_torch(policies: tuple[Policy, ...], default: Policy, missing: str,
     then says which Python); the published recipe only where no profile knows its newest torch. The other profiles
     are named as the other way (--profile ID)."""
     found = pip_torch(policies, python)
-    if found is not None:
-        reason = f"{missing}, and {found.said(python)}, in its range ({spec_text(found.policy.torch)})"
+    newest = found or pip_torch(policies, None)
+    if newest is None:
+        return default, ProfileChoice(default.id, f"{missing}: the published recipe is the default (--profile picks "
+                                                  "another)", default.source)
+    policy = newest.policy
+    if found is None:
+        reason = (f"{missing}, and no profile's torch takes Python {python}: judged for torch {newest.newest}, what "
+                  f"`pip install torch` gives on Python {newest.needs}")
     else:
-        found = pip_torch(policies, None)
-        if found is None:
-            return default, ProfileChoice(default.id, f"{missing}: the published recipe is the default (--profile "
-                                                      "picks another)", default.source)
-        reason = (f"{missing}, and no profile's torch takes Python {python}: judged for torch {found.newest}, what "
-                  f"`pip install torch` gives on Python {found.needs}")
-    policy = found.policy
-    if python is None:
-        reason = f"{missing}: {found.said(None)}, in its range ({spec_text(policy.torch)})"
+        reason = (f"{missing}{':' if python is None else ', and'} {found.said(python)}, in its range "
+                  f"({spec_text(policy.torch)})")
     others = sorted((p for p in policies if p is not policy), key=lambda p: lower_bound(p.torch))
     reason += "".join(f"; for torch {spec_text(p.torch)}: {FLAG} {p.id}" for p in others)
     return policy, ProfileChoice(policy.id, reason, policy.source)
