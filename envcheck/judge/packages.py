@@ -10,13 +10,13 @@ from packaging.markers import InvalidMarker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
-from ..profile import RUNTIME, spec_text
+from ..profile import RUNTIME, Policy, spec_text
 from ..model import Distribution, Finding, Interpreter, Remedy, Status, canonical_name
 from ._common import Context, interpreter_error, pip_command, pip_install, satisfies, source_lines, worst
 from .cutedsl import requirement_shortfall, rule_deviation, runtime_floor_broken, unverified
 from .evidence import recorded
 
-__all__ = ["nvgemm_deps", "packages_consistency", "broken_requirements", "cuda_majors", "stack_distributions"]
+__all__ = ["nvgemm_deps", "packages_consistency", "broken_requirements", "cuda_majors"]
 
 
 def nvgemm_deps(ctx: Context) -> Finding:
@@ -134,7 +134,7 @@ def cuda_majors(interpreter: Interpreter,
     return {major: tuple(names) for major, names in sorted(majors.items())}
 
 
-def stack_distributions(policy) -> frozenset[str]:
+def _stack_distributions(policy: Policy) -> frozenset[str]:
     """The distributions the profile itself names (the DSL and its CUDA flavours, the kernel library, [[packages]]):
     a requirement one of them lacks is the stack's to install; one torch or another package lacks is theirs."""
     names = [policy.cutedsl.name, *(n for _, flavour in policy.cutedsl.flavours for n in flavour),
@@ -149,14 +149,14 @@ def _unmarked(requirement: Requirement) -> str:
     return f"{requirement.name}{'[' + ','.join(sorted(requirement.extras)) + ']' if requirement.extras else ''}{requirement.specifier}"
 
 
-def _theirs(python: str, lacking: dict[str, list[str]]) -> Remedy:
+def _theirs(python: str, lacking: dict[str, list[str]], backend: str) -> Remedy:
     """What to do where torch (or another package the profile does not name) lacks its own requirements: install
     them with pip, or reinstall it with its dependencies; `envcheck fix` installs only the stack's packages."""
     who = " and ".join(lacking)
     requirements = list(dict.fromkeys(r for needed in lacking.values() for r in needed))
     return Remedy(
         text=f"{who} lack{'s' if len(lacking) == 1 else ''} requirements of {'its' if len(lacking) == 1 else 'their'} "
-             "own (not the NVGEMM stack's, so `envcheck fix` leaves them to you): install them, or reinstall "
+             f"own (not the {backend} stack's, so `envcheck fix` leaves them to you): install them, or reinstall "
              f"{'it' if len(lacking) == 1 else 'them'} with pip, which brings them.",
         commands=(pip_command(python, "install", *requirements),),
     )
@@ -179,7 +179,7 @@ def packages_consistency(ctx: Context) -> Finding:
         problems.append((Status.FAIL, f"nvidia-* wheels of {len(majors)} CUDA majors side by side ({listing})"))
 
     stand_ins = {s.missing: s for s in policy.stand_ins}
-    own = stack_distributions(policy)
+    own = _stack_distributions(policy)
     theirs: dict[str, list[str]] = {}  # what other distributions (torch) lack: theirs to install, not the plan's
     for dist, requirement, installed in broken_requirements(interpreter):
         name = canonical_name(requirement.name)
@@ -211,7 +211,7 @@ def packages_consistency(ctx: Context) -> Finding:
     if installs:  # the stack's own packages lack a requirement: fix installs it
         remedy = pip_install(python, [r for r, _ in installs], "; ".join(why for _, why in installs))
     elif theirs:
-        remedy = _theirs(python, theirs)
+        remedy = _theirs(python, theirs, policy.backend)
     elif len(majors) > 1:
         remedy = Remedy("Keep one CUDA major: uninstall the nvidia-*-cu12 wheels, or build a fresh virtual environment.",
                         commands=(pip_command(python, "check"),))
