@@ -16,8 +16,8 @@ import typer
 
 from . import endings, helpstyle
 from .errors import UsageError
-from .options import (RECIPE, CutlassDirOpt, LayoutOpt, PolicyOpt, ProfileOpt, PythonOpt, StrictOpt, gpu_capabilities,
-                      gpu_capability_option, named_profile, output_file, output_option, profile_option, seconds)
+from .options import (CutlassDirOpt, LayoutOpt, PolicyOpt, ProfileOpt, PythonOpt, StrictOpt, gpu_capabilities,
+                      gpu_capability_option, named_profile, output_file, output_option, seconds)
 
 app = typer.Typer(
     cls=helpstyle.Group,
@@ -117,8 +117,7 @@ def smoke(
 def explain(
     log: Optional[str] = typer.Argument(None, metavar="FILE|-", help="The log or traceback to read (default: standard input)."),
     python: Optional[str] = typer.Option(None, "--python", metavar="PATH", help="Also show what doctor sees in this interpreter."),
-    profile: Optional[str] = profile_option("with --python the one covering its torch, else the one the log shows (the "
-                                             f"torch it names, the kernel library it goes through), else {RECIPE}"),
+    profile: Optional[str] = ProfileOpt,
     policy: Optional[str] = PolicyOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the causes as JSON."),
     output: Optional[Path] = output_option("Write the causes to FILE (atomically) instead of standard output."),
@@ -179,8 +178,7 @@ def bench(
 @app.command()
 def lock(
     output: Path = output_option("Where to write the lock.", Path("pylock.toml")),
-    profile: Optional[str] = profile_option(f"with --from-env (or --python) the one covering its torch, else {RECIPE} "
-                                             "(the published recipe)"),
+    profile: Optional[str] = ProfileOpt,
     policy: Optional[str] = PolicyOpt,
     python_version: Optional[str] = typer.Option(None, "--python-version", metavar="X.Y", help="Resolve for this CPython (default 3.12)."),
     platform: Optional[str] = typer.Option(None, "--platform", metavar="NAME", help="Resolve for this uv platform (default x86_64-manylinux_2_28)."),
@@ -233,8 +231,7 @@ def verify(
 @app.command()
 def bundle(
     output: Path = output_option("A new folder, or one tar file.", ..., metavar="DIR|FILE.tar"),
-    profile: Optional[str] = profile_option("with --only-missing the one covering --python's torch, else "
-                                             f"{RECIPE} (the published recipe)"),
+    profile: Optional[str] = ProfileOpt,
     policy: Optional[str] = PolicyOpt,
     lock_file: Optional[Path] = typer.Option(None, "--lock", metavar="FILE", help="The lock to bundle (default: the profile resolved for the target, as `envcheck lock --profile` does)."),
     python_version: Optional[str] = typer.Option(None, "--python-version", metavar="X.Y", help="CPython version of the target (default: --python's, else 3.12)."),
@@ -263,7 +260,7 @@ def bundle(
 @app.command()
 def dockerfile(
     output: Optional[Path] = output_option("Where to write it (default: standard output)."),
-    profile: Optional[str] = profile_option(f"{RECIPE} (the published recipe)"),
+    profile: Optional[str] = ProfileOpt,
     policy: Optional[str] = PolicyOpt,
     base_image: Optional[str] = typer.Option(None, "--base-image", metavar="IMAGE", help="Override the profile's nvidia/cuda devel image."),
     gpu_capability: List[str] = typer.Option([], "--gpu-capability", metavar="X.Y", callback=gpu_capabilities("--gpu-capability"),

@@ -49,10 +49,8 @@ def diagnose_selected(
     policy, choice, facts = gather_selected(python, cutlass_dir, candidates, gatherers=gatherers,
                                             gpu_capabilities=gpu_capabilities)
     target = getattr(facts.interpreter, "executable", resolve_python(python))
-    others = tuple(p for p in candidates.policies if p.id != policy.id)
-
     def judged(facts: Facts):
-        return judge(facts, policy, no_gpu=no_gpu, strict=strict, runs=runs, others=others)
+        return judge(facts, policy, no_gpu=no_gpu, strict=strict, runs=runs)
 
     facts, findings = with_pythons(facts, judged(facts), judged, (gatherers or _gatherers()).pythons)
     return policy, Report(profile=choice, target=target, findings=findings, facts=facts)
@@ -80,7 +78,8 @@ def gather_selected(
     env: Optional[Mapping[str, str]] = None, collect: Optional[Callable[[Sources], Facts]] = None,
     gpu_capabilities: tuple[tuple[int, int], ...] = (),
 ) -> tuple[Policy, ProfileChoice, Facts]:
-    """The facts of a target, and the profile among `candidates` that covers its torch (fix and smoke use this too).
+    """The facts of a target, and the profile among `candidates` that covers its torch, or without torch the one of
+    what `pip install torch` gives on its Python (fix and smoke use this too).
 
     The probe locates every candidate's modules; the checkout is read for the first candidate that has one and
     dropped when the chosen profile needs none. `gpu_capabilities`: GPUs given (--gpu-capability), facts of their
@@ -93,7 +92,7 @@ def gather_selected(
                       torch_values=candidates.torch_values,
                       gpu_capabilities=tuple(gpu_capabilities))
     facts = collect(sources) if collect is not None else gather(sources, gatherers or Gatherers())
-    policy, choice = candidates.select(_torch_version(facts))
+    policy, choice = candidates.select(_torch_version(facts), python=_python_version(facts))
     if policy.cutlass is None:
         facts = replace(facts, checkout=None)
     return policy, choice, facts
@@ -107,6 +106,14 @@ def run_facts(python: str, candidates: Candidates) -> tuple[Policy, ProfileChoic
 
     return gather_selected(python, None, candidates,
                            gatherers=Gatherers(toolkit=lambda env, interpreter: Toolkit(), checkout=lambda *args: None))
+
+
+def _python_version(facts: Facts) -> Optional[str]:
+    """The target's Python (X.Y.Z), which decides the torch `pip install torch` gives it; None where unread."""
+    from .model import Interpreter
+
+    interpreter = facts.interpreter
+    return interpreter.version_text if isinstance(interpreter, Interpreter) else None
 
 
 def _torch_version(facts: Facts) -> Optional[str]:

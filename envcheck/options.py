@@ -13,24 +13,17 @@ import typer
 
 from .errors import UsageError
 
-__all__ = ["CutlassDirOpt", "LayoutOpt", "MAX_SECONDS", "PolicyOpt", "ProfileOpt", "PythonOpt", "RECIPE", "StrictOpt",
-           "gpu_capabilities", "gpu_capability_option", "named_profile", "output_file", "output_option",
-           "profile_option", "seconds"]
+__all__ = ["CutlassDirOpt", "LayoutOpt", "MAX_SECONDS", "PolicyOpt", "ProfileOpt", "PythonOpt", "StrictOpt",
+           "gpu_capabilities", "gpu_capability_option", "named_profile", "output_file", "output_option", "seconds"]
 
 PythonOpt = typer.Option(None, "--python", metavar="PATH", help="Target interpreter (default: the one running envcheck).")
-RECIPE = "torch-2.11-nvgemm"  # the published recipe: profile.DEFAULT_PROFILE (not imported at start; a test compares)
-
-
-def profile_option(default: str) -> typer.models.OptionInfo:
-    """--profile, its help ending in what the command's default really is (`default`: after the project's own)."""
-    return typer.Option(
-        None, "--profile", metavar="ID|FILE",
-        help="The profile to judge by: a built-in id (one per upstream stack) or a profile file (TOML). Default: "
-             f"the project's own (the tool.envcheck table of its pyproject.toml), else {default}.",
-    )
-
-
-ProfileOpt = profile_option(f"the one covering the target's torch (the published recipe, {RECIPE}, where there is none)")
+# --profile on every command that chooses one, the same words: the default in one line, how every command chooses in
+# the README (What it checks), where a change of the choice is said once.
+ProfileOpt = typer.Option(
+    None, "--profile", metavar="ID|FILE",
+    help="The profile to judge by: a built-in id or a TOML file; default: the one for the target's torch (README: What "
+         "it checks).",
+)
 PolicyOpt = typer.Option(None, "--policy", metavar="ID|FILE", hidden=True, help="The old name of --profile.")
 LayoutOpt = typer.Option(
     "linear", "--layout", metavar="LAYOUT",

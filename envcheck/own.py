@@ -14,7 +14,7 @@ import sys
 
 from . import DISTRIBUTION, __version__
 
-__all__ = ["version_line", "own_dependencies"]
+__all__ = ["version_line", "own_dependencies", "is_own_environment"]
 
 
 def version_line() -> str:
@@ -22,6 +22,15 @@ def version_line() -> str:
     package = os.path.dirname(os.path.abspath(__file__))
     python = ".".join(str(part) for part in sys.version_info[:3])
     return f"envcheck {__version__} from {package} (python {python}, {sys.executable})"
+
+
+def is_own_environment(prefix: str) -> bool:
+    """Whether an interpreter of this prefix (sys.prefix as the probe read it) is the environment envcheck runs in:
+    the virtual environment it was installed into, or the same installation of Python."""
+    try:
+        return os.path.samefile(prefix, sys.prefix)
+    except OSError:
+        return False
 
 
 def own_dependencies(timeout: float = 60.0) -> frozenset[str]:

@@ -12,7 +12,7 @@
 # Settings (environment, or edit the defaults here):
 #   ENVCHECK       the envcheck executable                (default: envcheck on PATH)
 #   STACK_PYTHON   the interpreter jobs use               (default: python3 on PATH)
-#   ENVCHECK_ARGS  more doctor flags, e.g. "--policy /etc/envcheck/policy.toml"
+#   ENVCHECK_ARGS  more doctor flags, e.g. "--profile /etc/envcheck/profile.toml"
 #   REPORT_DIR     where the node's JSON report is kept   (default: /var/lib/envcheck)
 set -euo pipefail
 

@@ -597,6 +597,6 @@ def test_bundles_messages_mask_an_index_urls_secrets_where_pip_prints_them(tmp_p
         profile = "torch-2.11-nvgemm"
         """))
     done = envcheck("bundle", "--lock", str(lock), "--index-url", f"https://me:{SECRET}-p@127.0.0.1:9/simple?x={SECRET}-q",
-                    "-o", str(tmp_path / "out"), cwd=tmp_path, limit=120)
+                    "--profile", "torch-2.11-nvgemm", "-o", str(tmp_path / "out"), cwd=tmp_path, limit=120)
     assert done.returncode != 0 and "pip download failed" in done.stderr and "/simple?x=***" in done.stderr, done.stderr
     assert SECRET not in done.stdout + done.stderr

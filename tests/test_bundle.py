@@ -588,7 +588,8 @@ def test_only_missing_downloads_for_the_target_s_python_not_envcheck_s(tmp_path,
     lock.write_text('lock-version = "1.0"\ncreated-by = "t"\n[[packages]]\nname = "nvidia-matmul-heuristics"\n'
                     f'version = "0.1.0.27"\nwheels = [{entries}]\n\n[tool.envcheck]\nprofile = "torch-2.11-nvgemm"\n')
     out = tmp_path / "out"
-    args = ["bundle", "--only-missing", "--python", sys.executable, "--lock", str(lock), "--no-index", "-o"]
+    args = ["bundle", "--only-missing", "--python", sys.executable, "--lock", str(lock), "--no-index",
+            "--profile", "torch-2.11-nvgemm", "-o"]  # a recipe's lock; this venv has no torch
     assert main([*args, str(out), "--python-version", other]) == 2
     assert (f"--python-version {other}: the target --python {sys.executable} is Python {own}"
             in capsys.readouterr().err) and not out.exists()
@@ -625,7 +626,8 @@ def test_bundle_platform_downloads_that_platform_s_wheels(machine_lock, tmp_path
     manifest names the platform, which fix --bundle holds a target against."""
     lock, by_tag = machine_lock
     out = tmp_path / "out"
-    argv = ["bundle", "--lock", str(lock), "--no-index", "-o", str(out)] + (["--platform", platform] if platform else [])
+    argv = ["bundle", "--lock", str(lock), "--no-index", "--profile", "torch-2.11-nvgemm", "-o", str(out)] + (
+        ["--platform", platform] if platform else [])
     assert main(argv) == 0, capsys.readouterr().err
     assert [p.name for p in (out / "wheels").iterdir()] == [by_tag[wheel]]
     manifest = json.loads((out / "manifest.json").read_text())["platform"]

@@ -40,7 +40,11 @@ REPO = Path(__file__).resolve().parent.parent
 # docker/ is the default profile's rendering
 
 
-def test_docker_dockerfile_is_the_default_profiles_rendering(policy):
+def test_docker_dockerfile_is_the_default_profiles_rendering():
+    """The profile `envcheck dockerfile` takes without --profile: what `pip install torch` gives (no target)."""
+    from envcheck.profile import choose
+
+    policy = choose(None, target=False)[0]
     assert (REPO / "docker" / "Dockerfile").read_text() == render_dockerfile(policy), (
         "docker/Dockerfile is out of date: run `envcheck dockerfile -o docker/Dockerfile`"
     )
@@ -150,7 +154,7 @@ def test_an_unknown_placeholder_is_named_with_its_line():
 def test_cli_writes_the_dockerfile_and_a_dockerignore_beside_it(tmp_path, policy):
     out = tmp_path / "ctx" / "Dockerfile"
     out.parent.mkdir(exist_ok=True)  # envcheck makes no folder for -o
-    assert main(["dockerfile", "-o", str(out)]) == 0
+    assert main(["dockerfile", "-o", str(out), "--profile", policy.id]) == 0
     assert out.read_text() == render_dockerfile(policy)
     assert (tmp_path / "ctx" / ".dockerignore").read_text() == render_dockerignore(policy)
     (tmp_path / "ctx" / ".dockerignore").write_text("# mine\n")
@@ -205,7 +209,7 @@ def test_gpus_of_two_targets_are_refused_and_nothing_is_written(tmp_path, capsys
 
 def test_a_profile_without_a_compile_target_sets_none_and_says_so(tmp_path, capsys, policy):
     out = tmp_path / "Dockerfile"
-    assert main(["dockerfile", "--gpu-capability", "9.0", "-o", str(out)]) == 0
+    assert main(["dockerfile", "--gpu-capability", "9.0", "-o", str(out), "--profile", policy.id]) == 0
     assert "names no compile target" in capsys.readouterr().err
     assert "CUTE_DSL_ARCH" not in out.read_text() and "--gpu-capability 9.0" in out.read_text()
     assert "CUTE_DSL_ARCH" not in render_dockerfile(load_builtin("torch-2.14-operators"))  # none given: none set

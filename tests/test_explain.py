@@ -151,7 +151,7 @@ def test_bad_input_exits_2(capsys, tmp_path, make):
 def test_with_python_adds_what_doctor_sees(capsys, tmp_path):
     log = tmp_path / "run.log"
     log.write_text("ModuleNotFoundError: No module named 'cutlass_api'\n")
-    assert main(["explain", str(log), "--python", sys.executable, "--json"]) == 1
+    assert main(["explain", str(log), "--python", sys.executable, "--profile", "torch-2.11-nvgemm", "--json"]) == 1
     shown = json.loads(capsys.readouterr().out)
     assert shown["target"] == Redactor()(sys.executable)  # `~/...` for a venv under the home folder
     doctor = {d["id"]: d["status"] for d in shown["causes"][0]["doctor"]}
@@ -164,9 +164,14 @@ NO_CHOICES = ("torch._inductor.exc.InductorError: LoweringException: NoValidChoi
 
 
 @pytest.mark.parametrize("given, words", [
-    ([], "Inductor found no CuteDSL kernel: cutlass_api (the kernel library"),  # the log alone: nothing claimed
-    (["--gpu-capability", "7.5"], "cutlass_api offers none for compute capability 7.5 (it needs 8.0 or newer)"),
-    (["--gpu-capability", "8.0"], "Inductor found no CuteDSL kernel: cutlass_api (the kernel library"),
+    # the log shows no stack: judged for what `pip install torch` gives, the operators stack
+    ([], "Inductor found no CuteDSL kernel: cutlass.operators (the kernel library"),  # the log alone: nothing claimed
+    (["--gpu-capability", "8.0"], "cutlass.operators offers none for compute capability 8.0 (it needs 9.0 or newer)"),
+    (["--gpu-capability", "9.0"], "Inductor found no CuteDSL kernel: cutlass.operators (the kernel library"),
+    (["--profile", "torch-2.11-nvgemm", "--gpu-capability", "7.5"],
+     "cutlass_api offers none for compute capability 7.5 (it needs 8.0 or newer)"),
+    (["--profile", "torch-2.11-nvgemm", "--gpu-capability", "8.0"],
+     "Inductor found no CuteDSL kernel: cutlass_api (the kernel library"),
 ])
 def test_a_gpu_capability_given_without_python_is_the_gpu_the_log_ran_on(capsys, tmp_path, given, words):
     log = tmp_path / "run.log"

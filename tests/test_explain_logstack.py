@@ -83,26 +83,28 @@ def test_what_is_kept_is_capped():
 
 
 # --------------------------------------------------------------------------------------------------------------
-# The profile, from each kind of evidence; disagreeing evidence named; none
+# The profile, from each kind of evidence; disagreeing evidence named; none: what `pip install torch` gives on the
+# log's Python (the choice every command makes without torch, issue 31 item 1)
 
 
 CHOICES = [
     # (the log's stack, the profile, words of the reason)
-    (LogStack(), RECIPE, "names no torch and shows no one stack"),
+    (LogStack(), OPERATORS, "names no torch and shows no one stack: `pip install torch` gives torch 2.15.0"),
     (LogStack(torch="2.15.0"), OPERATORS, "the log names torch 2.15.0"),
     (LogStack(torch="2.13.0"), RECIPE, "the log names torch 2.13.0"),
     (LogStack(frames=(F2150,)), OPERATORS, "its Inductor frames are torch 2.15.0's (torch/_inductor/graph.py:1595 in "
      "call_function)"),
     (LogStack(frames=(F2141,)), OPERATORS, "torch 2.14.1's"),
     (LogStack(frames=(F2130,)), RECIPE, "torch 2.13.0's"),
-    (LogStack(frames=("torch/_inductor/graph.py:9 call_function",)), RECIPE, "shows no one stack"),  # unknown lines
+    (LogStack(frames=("torch/_inductor/graph.py:9 call_function",)), OPERATORS, "shows no one stack"),  # unknown lines
     (LogStack(libraries=("cutlass.operators",)), OPERATORS, "goes through cutlass.operators"),
     (LogStack(libraries=("cutlass_api",)), RECIPE, "goes through cutlass_api"),
     (LogStack(dsl_folders=("dsl_packages",)), OPERATORS, "nvidia_cutlass_dsl/dsl_packages"),
     (LogStack(dsl_folders=("python_packages",)), RECIPE, "nvidia_cutlass_dsl/python_packages"),
     (LogStack(python="3.11", site="/v/lib/python3.11/site-packages"), OPERATORS, "Python 3.11"),
     (LogStack(python="3.10"), OPERATORS, "Python 3.10"),
-    (LogStack(python="3.12"), RECIPE, "shows no one stack"),  # both profiles take 3.12
+    (LogStack(python="3.12"), OPERATORS, "shows no one stack, and on Python 3.12 `pip install torch` gives torch "
+     "2.15.0"),  # both profiles take 3.12: what pip gives there
     (LogStack(inductor=True, python="3.12"), OPERATORS, "goes through Inductor (torch/_inductor)"),
     (LogStack(nvgemm=True), OPERATORS, "Inductor's NVGEMM code (nv_universal_gemm)"),
     # disagreeing: the stronger wins, the weaker is named
@@ -111,8 +113,8 @@ CHOICES = [
      "in call_function); though its DSL's `cutlass` is in nvidia_cutlass_dsl/dsl_packages"),
     (LogStack(libraries=("cutlass_api",), dsl_folders=("dsl_packages",)), RECIPE, "goes through cutlass_api"),
     (LogStack(dsl_folders=("python_packages",), python="3.11"), RECIPE, "though its interpreter is Python 3.11"),
-    (LogStack(libraries=("cutlass_api", "cutlass.operators"), nvgemm=True), RECIPE, "shows no one stack"),
-    (LogStack(dsl_folders=("dsl_packages", "python_packages")), RECIPE, "shows no one stack"),
+    (LogStack(libraries=("cutlass_api", "cutlass.operators"), nvgemm=True), OPERATORS, "shows no one stack"),
+    (LogStack(dsl_folders=("dsl_packages", "python_packages")), OPERATORS, "shows no one stack"),
 ]
 
 

@@ -266,8 +266,9 @@ def test_fix_says_the_nvcc_found_is_too_old_and_wraps_its_plan_at_columns(tmp_pa
     toolkit = next(s for s in json.loads(done.stdout)["plan"]["offered"] if s["kind"] == "toolkit-install")
     wanted = spec_text(load_builtin("torch-2.11-nvgemm").toolkit)
     assert toolkit["why"] == f"nvcc is too old (found 13.0.88, needs {wanted})", toolkit
-    wide = _run("fix", "--dry-run", "--no-gpu", env={**env, "COLUMNS": "1000"}, cwd=tmp_path).stdout.splitlines()
-    lines = _run("fix", "--dry-run", "--no-gpu", env={**env, "COLUMNS": "60"}, cwd=tmp_path).stdout.splitlines()
+    recipe = ("--profile", "torch-2.11-nvgemm")  # without torch the operators stack, whose nvcc 13.0 passes
+    wide = _run("fix", "--dry-run", "--no-gpu", *recipe, env={**env, "COLUMNS": "1000"}, cwd=tmp_path).stdout.splitlines()
+    lines = _run("fix", "--dry-run", "--no-gpu", *recipe, env={**env, "COLUMNS": "60"}, cwd=tmp_path).stdout.splitlines()
     assert f"why: nvcc is too old (found 13.0.88, needs {wanted})" in " ".join(" ".join(lines).split())
     assert [line for line in lines if "$ " in line] == [line for line in wide if "$ " in line]
     assert all(len(line) <= 60 or "$ " in line or " " not in line.strip() for line in lines), lines

@@ -106,7 +106,9 @@ def test_fix_then_undo_across_the_move(old_recipe, wheels):
     assert freeze(old_recipe) == before
 
 
-@pytest.mark.parametrize("profile, bound", [(None, "torch<2.14,>=2.11"), ("torch-2.14-operators", "torch<2.16,>=2.14")])
+@pytest.mark.parametrize("profile, bound", [
+    (None, "torch<2.16,>=2.14"),  # no torch: the profile of what `pip install torch` gives (this Python takes 2.15.0)
+    ("torch-2.11-nvgemm", "torch<2.14,>=2.11"), ("torch-2.14-operators", "torch<2.16,>=2.14")])
 def test_an_empty_environment_gets_a_torch_inside_the_profiles_range(tmp_path, wheels, profile, bound):
     python = make_venv(tmp_path / "empty")
     data = plan_of(python, wheels, **({"profile": profile} if profile else {}))

@@ -245,7 +245,11 @@ def test_plan_blockers_are_the_python_version_problem_and_make_plan_starts_from_
     old = facts(interpreter(("torch", "2.11.0+cu130"), version=(3, 11, 7)))
     findings = (finding("python.version", status, text="needs 3.12"),) + broken_findings()
     reasons = plan_blockers(findings, old, policy)
-    assert reasons == ((f"/t/bin/python is Python 3.11.7; the stack needs {policy.python}",) if blocked else ())
+    assert reasons == ((f"/t/bin/python is Python 3.11.7; the stack needs Python {policy.python} (python.version says "
+                        "what to do)",) if blocked else ())
+    wanted = replace(findings[0], wanted="Python >=3.11 (beside torch 2.15.0)")  # the finding's own words, as doctor said them
+    assert all("the stack needs Python >=3.11 (beside torch 2.15.0)" in r
+               for r in plan_blockers((wanted,) + findings[1:], old, policy))
     assert make_plan(findings, old, policy, opts(tmp_path)).blocked[:len(reasons)] == reasons
 
 
@@ -309,3 +313,35 @@ def test_from_a_bundle_every_locked_package_is_pinned_where_it_differs_and_what_
     assert not any(a.startswith("typing-extensions") for a in argv)
     unbundled = make_plan(findings, facts(target), policy, opts(tmp_path))
     assert any("cuda-python>=12.8" in s.commands[0] for s in unbundled.steps)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# fix --dry-run on a torch whose own requirements are missing (issue 31 item 7): no step of torch's, the optional
+# step called recommended only where it is, the constraints file named once
+
+
+@pytest.mark.parametrize("dsl_lacks, called", [(False, "(recommended: a failure here does not stop the plan)"),
+                                               (True, "(a failure here does not stop the plan)")])
+def test_the_dry_run_plans_the_stack_not_torchs_own_requirements(tmp_path, dsl_lacks, called):
+    from factsbuilder import facts as fact_set, stack
+
+    from envcheck.judge import judge
+    from envcheck.profile import load_builtin
+    from envcheck.render.fix import render_plan
+
+    operators = load_builtin("torch-2.14-operators")
+    env = stack(torch="2.15.0", drop=("nvidia-cutlass-operators", "nvidia-matmul-heuristics"))
+    torch_own = ("filelock", "sympy>=1.13.3", 'cuda-toolkit[cublas,cudart]==13.2.2; platform_system == "Linux"')
+    env = replace(env, distributions=tuple(
+        replace(d, requires=d.requires + (torch_own if d.name == "torch" else ("mpmath",) if dsl_lacks and
+                                          d.name == "nvidia-cutlass-dsl" else ())) for d in env.distributions))
+    findings = judge(fact_set(interpreter=env), operators, no_gpu=True)
+    plan = make_plan(findings, fact_set(interpreter=env), operators, opts(tmp_path))
+    text = render_plan(plan, "envcheck fix")
+    planned = " ".join(a for s in plan.steps for argv in s.commands for a in argv)
+    assert not any(name in planned for name in ("filelock", "sympy", "cuda-toolkit")), text
+    assert ("mpmath" in planned) is dsl_lacks
+    assert [s.kind for s in plan.steps] == ["pip-install", "pip-install"], text  # the pins, then the optional one
+    assert plan.steps[1].what.endswith(called), plan.steps[1].what
+    constraints = opts(tmp_path).constraints_file
+    assert text.count(f"writes {constraints}") == 1 and text.count(f"--constraint={constraints}") == 2, text

@@ -25,6 +25,8 @@ from envcheck.fix.undo import restore
 from envcheck.gather.checkout import read_checkout
 from envcheck.redact import Redactor
 
+RECIPE_ID = "torch-2.11-nvgemm"  # the profile with a CUTLASS checkout: doctor reads it only there
+
 SUBDIR = "python/cutlass_api"
 BRANCH = "cutlass_api"
 
@@ -123,7 +125,7 @@ def test_a_submodules_filter_driver_does_not_run_when_doctor_reads_the_checkout(
     dest, markers = with_submodule
     checkout = read_checkout(str(dest), "--cutlass-dir", SUBDIR, "cutlass_api")
     assert checkout.is_repo and checkout.commit == head(dest)
-    done = envcheck_cli("doctor", "--no-gpu", "--json", "--cutlass-dir", str(dest))
+    done = envcheck_cli("doctor", "--no-gpu", "--json", "--profile", RECIPE_ID, "--cutlass-dir", str(dest))
     assert done.returncode in (0, 1), done.stderr
     assert ran(markers) == []
 
@@ -454,7 +456,8 @@ def two_checkouts(cutlass_repo, tmp_path):
 
 def test_doctor_reads_the_checkout_it_was_asked_about_whatever_git_variables_say(two_checkouts):
     mine, other, markers, hook_env = two_checkouts
-    done = envcheck_cli("doctor", "--no-gpu", "--json", "--cutlass-dir", str(mine), env={**os.environ, **hook_env})
+    done = envcheck_cli("doctor", "--no-gpu", "--json", "--profile", RECIPE_ID, "--cutlass-dir", str(mine),
+                        env={**os.environ, **hook_env})
     assert done.returncode in (0, 1), done.stderr
     checkout = json.loads(done.stdout)["facts"]["checkout"]
     assert checkout["path"] == Redactor()(str(mine)) and checkout["commit"] == head(mine) != head(other)
@@ -508,7 +511,7 @@ def test_what_a_user_needs_for_ssh_and_tls_stays():
 def test_doctor_says_a_folder_with_a_control_character_cannot_be_the_checkout(tmp_path, name, cutlass_repo):
     folder = tmp_path / name
     git("clone", "-q", str(cutlass_repo), str(folder), cwd=tmp_path)
-    done = envcheck_cli("doctor", "--no-gpu", "--json", "--cutlass-dir", str(folder))
+    done = envcheck_cli("doctor", "--no-gpu", "--json", "--profile", RECIPE_ID, "--cutlass-dir", str(folder))
     assert "Traceback" not in done.stderr and done.returncode == 1, done.stderr
     finding = next(f for f in json.loads(done.stdout)["checks"] if f["id"] == "cutlass.checkout")
     assert finding["status"] == "error" and "control character" in finding["found"] and "--cutlass-dir" in finding["found"]

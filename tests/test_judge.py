@@ -35,8 +35,8 @@ def test_python_version(policy, version, status):
 
 
 @pytest.mark.parametrize("version, torch, status, first_command", [
-    # torch 2.15.0 needs 3.11 (the operators profile's own floor is 3.10): the venv to make is a 3.11, the largest of
-    # the lower bounds (it said 3.10, the smallest)
+    # torch 2.15.0 needs 3.11 (the operators profile's own floor is 3.10): without a suggested Python the venv to make
+    # is a 3.11, the largest of the lower bounds (it said 3.10, the smallest)
     ((3, 10, 14), "2.15.0+cu132", Status.FAIL, ("python3.11", "-m", "venv", "nvgemm-venv")),
     ((3, 11, 0), "2.15.0+cu132", Status.PASS, None),
     ((3, 10, 14), "2.14.1+cu130", Status.PASS, None),
@@ -45,7 +45,7 @@ def test_python_version(policy, version, status):
 def test_python_version_beside_torch_takes_the_largest_lower_bound(version, torch, status, first_command):
     from envcheck.profile import load_builtin
 
-    operators = load_builtin("torch-2.14-operators")
+    operators = replace(load_builtin("torch-2.14-operators"), python_suggested="")
     dists = {"torch": torch}
     finding = judge(facts(interpreter=interpreter(version=version, dists=dists)), operators)[0]
     assert finding.id == "python.version" and finding.status == status, finding.found
@@ -54,34 +54,47 @@ def test_python_version_beside_torch_takes_the_largest_lower_bound(version, torc
         assert f"Python {first_command[0][6:]} or newer" in finding.remedy.text
 
 
-@pytest.mark.parametrize("version, status, keep", [
-    ((3, 10, 14), Status.FAIL, True),  # the operators stack takes 3.10 (pip then gives torch 2.14.x, not 2.15.0)
-    ((3, 11, 9), Status.FAIL, True),  # a new user's empty 3.11 venv: keep it for the operators stack
-    ((3, 9, 18), Status.FAIL, False),  # no stack takes 3.9: make a venv
-    ((3, 12, 3), Status.PASS, False),
+# The Python a new environment is made from (issue 31 item 3): the profile's suggested one (3.12, what the recorded
+# runs had) where this machine has it or it is to be installed, not the newest found (3.13); else the newest taken.
+@pytest.mark.parametrize("found, suggested, first", [
+    ((("/py/3.13/bin/python3", "3.13.0"), ("/py/3.12/bin/python3", "3.12.1"), ("/py/3.11/bin/python3", "3.11.7")),
+     "3.12", "/py/3.12/bin/python3"),
+    ((("/py/3.13/bin/python3", "3.13.0"), ("/py/3.12/bin/python3", "3.12.1")), "", "/py/3.13/bin/python3"),
+    ((("/py/3.13/bin/python3", "3.13.0"), ("/py/3.11/bin/python3", "3.11.7")), "3.12", "/py/3.13/bin/python3"),
+    ((("/py/3.9/bin/python3", "3.9.18"),), "3.12", "python3.12"),  # none taken: install the suggested one
+    ((), "3.12", "python3.12"),
+    ((), "3.10", "python3.12"),  # a suggestion the range does not take: the range's own floor
+    ((), "", "python3.12"),
 ])
-def test_without_torch_python_version_says_what_each_stack_needs(policy, version, status, keep):
-    """A target without torch is judged by the recipe (Python >= 3.12); the finding says what each stack needs and
-    which one `pip install torch` gives today, and where only the other stack takes this Python, keeps it."""
+def test_the_new_environment_is_made_from_the_suggested_python(found, suggested, first):
+    from envcheck.judge.python_torch import new_venv
+    from packaging.specifiers import SpecifierSet
+
+    text, commands = new_venv(SpecifierSet(">=3.12"), found, suggested)
+    assert commands[0] == (first, "-m", "venv", "nvgemm-venv") and commands[1][:3] == ("envcheck", "fix", "--python")
+    assert ("or newer" in text) is (first.startswith("python") and suggested != "3.12"), text
+
+
+@pytest.mark.parametrize("profile", ["torch-2.11-nvgemm", "torch-2.14-operators"])
+@pytest.mark.parametrize("version", [(3, 9, 18), (3, 10, 14), (3, 11, 9), (3, 12, 3), (3, 13, 1), (3, 14, 0)])
+def test_without_torch_python_version_gives_one_remedy_for_the_profile_judged(profile, version):
+    """A target without torch, judged by either profile: the finding speaks of that profile only (no other stack's
+    needs, no "Keep Python ... Or, for profile ..."), and where it fails its one remedy is a venv from Python 3.12,
+    the suggested one, though 3.13 is on the machine too."""
     from envcheck.profile import load_builtin
 
-    operators = load_builtin("torch-2.14-operators")
-    empty = interpreter(version=version, dists={})
-    finding = judge(facts(interpreter=empty), policy, others=(operators,))[0]
-    assert finding.status == status
-    assert ("profile torch-2.11-nvgemm (torch >=2.11, <2.14) needs Python >=3.12; profile torch-2.14-operators (torch "
-            ">=2.14) needs Python >=3.10, with torch >=2.15 >=3.11") in finding.found
-    takes = version >= (3, 11)
-    assert ("`pip install torch` gives torch 2.15.0 today, which profile torch-2.14-operators judges" in finding.found
-            ) is takes
-    if status == Status.FAIL:
-        keeps = finding.remedy.commands[0] == ("envcheck", "fix", "--python", "/opt/venv/bin/python", "--profile",
-                                                "torch-2.14-operators")
-        assert keeps is keep and ("Keep Python" in finding.remedy.text) is keep
-        assert ("python3.12", "-m", "venv", "nvgemm-venv") in finding.remedy.commands  # the recipe's way, still said
-    # a profile the user named (no others): nothing said of other stacks
-    alone = judge(facts(interpreter=empty), policy)[0]
-    assert "without torch" not in alone.found and "Keep Python" not in (alone.remedy.text if alone.remedy else "")
+    chosen = load_builtin(profile)
+    pythons = (("/py/3.13/bin/python3", "3.13.0"), ("/py/3.12/bin/python3", "3.12.1"))
+    finding = judge(replace(facts(interpreter=interpreter(version=version, dists={})), pythons=pythons), chosen)[0]
+    takes = chosen.python.contains(".".join(map(str, version)))
+    assert finding.status is (Status.PASS if takes else Status.FAIL), finding.found
+    other = "torch-2.14-operators" if profile == "torch-2.11-nvgemm" else "torch-2.11-nvgemm"
+    said = finding.found + (finding.remedy.text if finding.remedy else "")
+    assert other not in said and "Keep Python" not in said and "without torch" not in said, said
+    if not takes:
+        assert finding.remedy.commands == (("/py/3.12/bin/python3", "-m", "venv", "nvgemm-venv"),
+                                           ("envcheck", "fix", "--python", "nvgemm-venv/bin/python"))
+        assert finding.remedy.text.count("virtual environment") == 1 and " Or " not in finding.remedy.text
 
 
 @pytest.mark.parametrize("torch_version, status", [
@@ -529,3 +542,36 @@ def _good_without(*names):
     from factsbuilder import GOOD_DISTS
 
     return {k: v for k, v in GOOD_DISTS.items() if k not in names}
+
+
+# What torch lacks of its own is torch's, what the stack's own packages lack is the stack's (issue 31 item 7): the
+# one is said with the command to run, the other is a step of fix's.
+TORCH_2150_REQUIRES = ("filelock", "typing-extensions>=4.13.0", "sympy>=1.13.3",
+                       'cuda-toolkit[cublas,cudart]==13.2.2; platform_system == "Linux"')
+
+
+@pytest.mark.parametrize("lacking, steps, said", [
+    ("torch", False, "torch 2.15.0+cu132 lacks requirements of its own (not the NVGEMM stack's"),
+    ("nvidia-cutlass-dsl", True, "nvidia-cutlass-dsl 4.8.1 requires filelock, which is not installed"),
+    ("nvidia-cutlass-operators", True, "nvidia-cutlass-operators 0.3.0 requires filelock"),
+    ("nvidia-matmul-heuristics", True, "nvidia-matmul-heuristics 0.1.0.27 requires filelock"),
+    ("cuda-bindings", False, "cuda-bindings 13.3.1 lacks requirements of its own"),
+])
+def test_a_requirement_torch_lacks_is_torchs_and_one_the_stack_lacks_is_fixed(lacking, steps, said):
+    from factsbuilder import stack
+
+    from envcheck.profile import load_builtin
+
+    env = stack(torch="2.15.0")
+    env = replace(env, distributions=tuple(
+        replace(d, requires=d.requires + (TORCH_2150_REQUIRES if lacking == "torch" else ("filelock",)))
+        if d.name == lacking else d for d in env.distributions))
+    finding = {f.id: f for f in judge(facts(interpreter=env), load_builtin("torch-2.14-operators"))}["packages.consistency"]
+    assert finding.status is Status.WARN and f"{lacking} " in finding.found
+    remedy = finding.remedy
+    assert bool(remedy.steps) is steps and said in (remedy.text + (remedy.steps[0].why if steps else "")), remedy
+    if not steps:  # the command a person runs: every requirement it lacks, the marker's own text left out
+        assert remedy.commands == ((("/opt/venv/bin/python", "-m", "pip", "install", *(
+            ("filelock", "typing-extensions>=4.13.0", "sympy>=1.13.3", "cuda-toolkit[cublas,cudart]==13.2.2")
+            if lacking == "torch" else ("filelock",)))),), remedy.commands
+        assert "envcheck fix" not in " ".join(map(" ".join, remedy.commands))

@@ -121,7 +121,7 @@ def test_missing_required_table_is_named(tmp_path):
 def test_invalid_toml_and_unreadable_file(tmp_path):
     with pytest.raises(UsageError, match="not valid TOML"):
         load(_write(tmp_path, "this is = = not toml"))
-    with pytest.raises(UsageError, match="policy file .*absent.toml: cannot read"):
+    with pytest.raises(UsageError, match="profile file .*absent.toml: cannot read"):
         load(tmp_path / "absent.toml")
 
 
@@ -161,8 +161,8 @@ def test_pyproject_tool_envcheck_is_used_from_the_project_directory(tmp_path):
         resolve(cwd=nested)
 
 
-def test_no_pyproject_means_the_default(tmp_path):
-    assert resolve(cwd=tmp_path).id == DEFAULT_PROFILE
+def test_no_pyproject_means_a_built_in_profile(tmp_path):
+    assert resolve(cwd=tmp_path).id in builtin_profiles()
 
 
 def test_flag_wins_over_pyproject(tmp_path):
@@ -301,7 +301,7 @@ def test_a_parent_folders_pyproject_never_sets_fixs_index(tmp_path):
                           env={**os.environ, "HOME": str(tmp_path / "home")})
     assert done.returncode in (0, 1), done.stderr
     document = json.loads(done.stdout)
-    assert document["policy"]["id"] == DEFAULT_PROFILE and "planted" not in done.stdout
+    assert document["policy"]["id"] in builtin_profiles() and "planted" not in done.stdout
     assert "evil.example" not in done.stdout + done.stderr
 
 

@@ -73,14 +73,97 @@ def on_a_fake_gpu(tmp_path: Path, python: Path | None = None) -> dict:
     (None, "2.14.1+cu130", True, OPERATORS, "torch 2.14.1+cu130 is in its range"),
     (None, "2.16.0", True, OPERATORS, "newer than the versions it was verified with"),
     (None, "2.10.0", True, DEFAULT_PROFILE, "older than every profile's range"),
-    (None, None, True, DEFAULT_PROFILE, "no torch is installed: the published recipe is the default"),
-    (None, "2.14.1", False, DEFAULT_PROFILE, "no target interpreter to read torch from: the published recipe is the default"),
+    (None, None, True, OPERATORS, "no torch is installed: `pip install torch` gives torch 2.15.0 (on Python >=3.11)"),
+    (None, "2.14.1", False, OPERATORS, "no target interpreter to read torch from: `pip install torch` gives torch 2.15.0"),
     (OPERATORS, "2.13.0", True, OPERATORS, "named with --profile torch-2.14-operators"),
     (OPERATORS, None, False, OPERATORS, "named with --profile torch-2.14-operators"),
 ])
 def test_choose(tmp_path, named, torch, target, profile, words):
     policy, choice = choose(named, torch, target=target, cwd=tmp_path)
     assert policy.id == choice.id == profile and words in choice.reason, choice.reason
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# No torch (issue 31 item 1): the profile of the torch a plain `pip install torch` gives on the target's Python, as
+# the profiles know it (torch.newest, [python], [[python.by-torch]]): pip on this machine's index gave torch 2.8.0 on
+# Python 3.9, 2.14.1 on 3.10 and 2.15.0 on 3.11 to 3.14 (`pip install --dry-run --python-version X.Y torch`,
+# 2026-12-04); the recipe is named as the other way.
+
+
+OTHER_WAY = f"; for torch >=2.11, <2.14: --profile {RECIPE}"
+
+
+@pytest.mark.parametrize("python, profile, words", [
+    ("3.9.18", OPERATORS, "no profile's torch takes Python 3.9.18: judged for torch 2.15.0, what `pip install torch` "
+                          "gives on Python >=3.11"),
+    ("3.10.0", OPERATORS, "on Python 3.10.0 `pip install torch` gives a torch older than 2.15.0 (which needs Python "
+                          ">=3.11), in its range (>=2.14)"),
+    ("3.10.13", OPERATORS, "on Python 3.10.13 `pip install torch` gives a torch older than 2.15.0"),
+    ("3.11.0", OPERATORS, "on Python 3.11.0 `pip install torch` gives torch 2.15.0, in its range (>=2.14)"),
+    ("3.11.7", OPERATORS, "on Python 3.11.7 `pip install torch` gives torch 2.15.0, in its range (>=2.14)"),
+    ("3.12.1", OPERATORS, "on Python 3.12.1 `pip install torch` gives torch 2.15.0, in its range (>=2.14)"),
+    ("3.13.0", OPERATORS, "on Python 3.13.0 `pip install torch` gives torch 2.15.0"),
+    ("3.14.0", OPERATORS, "on Python 3.14.0 `pip install torch` gives torch 2.15.0"),
+    ("3.12", OPERATORS, "on Python 3.12 `pip install torch` gives torch 2.15.0"),  # a lock's --python-version
+    (None, OPERATORS, "`pip install torch` gives torch 2.15.0 (on Python >=3.11), in its range (>=2.14)"),
+])
+def test_without_torch_the_profile_is_the_one_of_what_pip_install_torch_gives(tmp_path, python, profile, words):
+    policy, choice = choose(None, None, python=python, cwd=tmp_path)
+    assert policy.id == choice.id == profile and choice.verified, choice
+    assert choice.reason.startswith("no torch is installed") and words in choice.reason, choice.reason
+    assert choice.reason.endswith(OTHER_WAY) and "published recipe is the default" not in choice.reason
+    assert choose(None, "2.13.0", python=python, cwd=tmp_path)[0].id == RECIPE  # a torch installed decides alone
+
+
+def _newest(policy, newest: str, floor: str = "", by_torch: tuple = ()):
+    """The profile as if written on another day: its newest torch, its own Python floor and per-torch floors."""
+    from dataclasses import replace
+
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    from envcheck.profile import PythonRange
+
+    return replace(policy, torch_newest=Version(newest) if newest else None,
+                   python=SpecifierSet(floor) if floor else policy.python,
+                   python_by_torch=tuple(PythonRange(SpecifierSet(t), SpecifierSet(v)) for t, v in by_torch))
+
+
+@pytest.mark.parametrize("newest, floor, by_torch, python, chosen, words", [
+    # the newest needs 3.12: on 3.11 an older torch of the same range, on 3.12 the newest itself
+    ("2.16.0", ">=3.10", ((">=2.16", ">=3.12"),), "3.11.7", OPERATORS, "a torch older than 2.16.0 (which needs Python >=3.12)"),
+    ("2.16.0", ">=3.10", ((">=2.16", ">=3.12"),), "3.12.0", OPERATORS, "gives torch 2.16.0"),
+    # the profile's own floor at the boundary: 3.10 is taken, 3.9.99 is not
+    ("2.15.0", ">=3.10", ((">=2.15", ">=3.11"),), "3.10.0", OPERATORS, "a torch older than 2.15.0"),
+    ("2.15.0", ">=3.10", ((">=2.15", ">=3.11"),), "3.9.99", OPERATORS, "no profile's torch takes Python 3.9.99"),
+    # no per-torch floor: the profile's own
+    ("2.15.0", ">=3.10", (), "3.10.0", OPERATORS, "gives torch 2.15.0"),
+    ("2.15.0", ">=3.10", (), None, OPERATORS, "gives torch 2.15.0 (on Python >=3.10)"),
+    # a profile that does not know its newest torch: nothing to choose by, the published recipe
+    ("", ">=3.10", (), "3.12.0", RECIPE, "the published recipe is the default"),
+    ("", ">=3.10", (), None, RECIPE, "the published recipe is the default"),
+])
+def test_the_choice_follows_each_profiles_newest_torch_and_its_python(newest, floor, by_torch, python, chosen, words):
+    from envcheck.profile import select
+
+    policies = (load_builtin(RECIPE), _newest(load_builtin(OPERATORS), newest, floor, by_torch))
+    policy, choice = select(policies, None, python=python)
+    assert policy.id == chosen and words in choice.reason, choice.reason
+
+
+def test_the_newest_torch_of_two_profiles_decides_and_its_python_falls_back_to_the_older_one():
+    """Two profiles that know their newest torch: the newer torch where the Python takes it, else the older profile's
+    where the Python takes that one (a later stack that drops a Python leaves it to the stack before)."""
+    from dataclasses import replace
+
+    from envcheck.profile import select
+
+    older = _newest(load_builtin(RECIPE), "2.13.0", ">=3.10")
+    newer = _newest(load_builtin(OPERATORS), "2.15.0", ">=3.12")
+    for python, chosen in (("3.12.0", OPERATORS), ("3.11.9", RECIPE), ("3.10.0", RECIPE), ("3.9.0", OPERATORS)):
+        assert select((older, newer), None, python=python)[0].id == chosen, python
+    renamed = replace(newer, id="later")  # no id in the code: the data decides
+    assert select((older, renamed), None, python="3.12.0")[0].id == "later"
 
 
 def test_a_file_is_named_with_the_same_flag_and_an_id_always_means_the_built_in(tmp_path, monkeypatch):
@@ -162,8 +245,9 @@ def test_both_names_at_once_is_refused_by_a_command():
 def test_dockerfile_has_no_target_and_says_so_or_takes_the_profile_named():
     done = envcheck("dockerfile")
     assert done.returncode == 0 and "FROM " in done.stdout
-    assert (f"envcheck dockerfile: profile {RECIPE} chosen because no target interpreter to read torch from: the "
-            "published recipe is the default (--profile picks another)") in done.stderr
+    assert (f"envcheck dockerfile: profile {OPERATORS} chosen because no target interpreter to read torch from: "
+            "`pip install torch` gives torch 2.15.0 (on Python >=3.11), in its range (>=2.14); for torch >=2.11, "
+            f"<2.14: --profile {RECIPE}\n") in done.stderr
     done = envcheck("dockerfile", "--policy", OPERATORS)
     assert done.returncode == 0 and f"profile {OPERATORS} chosen because named with --profile {OPERATORS}" in done.stderr
 
@@ -181,7 +265,7 @@ def test_dsl_too_new_only_where_doctor_finds_the_dsl_outside_the_profile(version
                                                                         cutedsl_version=version))
     assert ("is too new" in text) is too_new and bool(remedy.steps) is too_new, text  # steps: install the DSL
     if not too_new:
-        within = ("within the policy's >=4.3.0, <=4.3.5" if version.startswith("4.3") else
+        within = ("within the profile's >=4.3.0, <=4.3.5" if version.startswith("4.3") else
                   "one that still exports it (<4.6")
         assert f"nvidia-cutlass-dsl {version} here is {within}" in text
         assert remedy.commands == (("envcheck", "doctor", "--python", "py", "-v"),)
@@ -261,7 +345,7 @@ def test_explain_agrees_with_doctor_on_the_recipes_dsl(torches):
     data = json.loads(envcheck("explain", "--python", str(torches["2.13.0"]), "--json", stdin=log).stdout)
     cause = data["causes"][0]
     assert cause["id"] == "dsl-too-new" and [d["status"] for d in cause["doctor"]] == ["pass"]
-    assert "is too new" not in cause["text"] and "within the policy's >=4.3.0, <=4.3.5" in cause["text"]
+    assert "is too new" not in cause["text"] and "within the profile's >=4.3.0, <=4.3.5" in cause["text"]
     assert cause["remedy"]["steps"] == [] and cause["remedy"]["commands"][0][:2] == ["envcheck", "doctor"]
 
 

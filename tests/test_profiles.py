@@ -33,7 +33,7 @@ def builtins():
 
 
 @pytest.mark.parametrize("torch, chosen, verified, words", [
-    (None, RECIPE, True, "no torch is installed"),
+    (None, OPERATORS, True, "no torch is installed: `pip install torch` gives torch 2.15.0"),
     ("not-a-version", RECIPE, True, "not a version"),
     ("2.10.9+cu130", RECIPE, True, "older than every profile"),
     ("2.11.0", RECIPE, True, "in its range"),

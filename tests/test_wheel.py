@@ -121,8 +121,11 @@ def test_doctor_json(bin_dir, run):
     done = run("doctor", "--json", "--no-gpu")
     report = json.loads(done.stdout)
     assert done.returncode == report["exit_code"] and report["schema_version"] == 2
-    assert set(report["profile"]) == {"id", "reason", "source", "verified"} and report["profile"]["id"] == "torch-2.11-nvgemm"
+    # envcheck's own environment, without torch: judged for what `pip install torch` gives there (issue 31), and said so
+    assert set(report["profile"]) == {"id", "reason", "source", "verified"} and report["profile"]["id"] == "torch-2.14-operators"
+    assert "`pip install torch` gives torch 2.15.0" in report["profile"]["reason"]
     assert report["target"] == str(bin_dir / "python")  # the interpreter running envcheck, by default
+    assert report["envcheck_environment"] is True
 
 
 @pytest.mark.parametrize("value, status", [(None, "warn"), ("sm_90a", "pass"), ("sm_100a", "fail")])

@@ -106,7 +106,7 @@ def _killed(number: int, evidence: Evidence, ctx: Context) -> Cause:
         f"The smoke child died from {name}{where}: {why}.",
         Remedy(
             text="Read the log's last lines; run again with --fresh in case a cache is corrupt, and check that "
-            "torch, nvidia-cutlass-dsl and cutlass_api are the versions the policy names (`envcheck doctor`).",
+            "torch, nvidia-cutlass-dsl and cutlass_api are the versions the profile names (`envcheck doctor`).",
             commands=(("envcheck", "smoke", "--python", ctx.python, "--fresh"),),
         ),
         evidence=_last_lines(evidence.log, 1),

@@ -67,7 +67,7 @@ def dsl_too_new(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     if ctx.cutedsl_version and (satisfies(ctx.cutedsl_version, rule.specifier)
                                 or keeps is not None and satisfies(ctx.cutedsl_version, keeps)):
         # doctor's own tests (judge/cutedsl.py): the DSL here is the profile's, or one that still exports ProxyKind
-        within = (f"within the policy's {spec_text(rule.specifier)} (doctor's cutedsl.version passes)"
+        within = (f"within the profile's {spec_text(rule.specifier)} (doctor's cutedsl.version passes)"
                   if satisfies(ctx.cutedsl_version, rule.specifier) else
                   f"one that still exports it ({spec_text(keeps)}: the SM100 kernels run there)")
         return (
@@ -84,8 +84,8 @@ def dsl_too_new(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
         f"{found} is too new for cutlass_api: DSL 4.6.0 removed cute.arch.ProxyKind and SharedSpace, which the "
         "cutlass_api branch's SM100 kernels (compute capability 10.x and 11.0) still pass to fence_proxy "
         f"(https://github.com/pytorch/pytorch/issues/188477; 4.4.x and 4.5.x still export both). "
-        f"The policy wants {rule.requirement}.",
-        _dsl_remedy(ctx, f"Install the DSL the policy names ({rule.requirement})."),
+        f"Profile {ctx.policy.id} takes {rule.requirement}.",
+        _dsl_remedy(ctx, f"Install the profile's DSL ({rule.requirement})."),
     )
 
 
@@ -95,10 +95,10 @@ def tvm_ffi_too_old(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         f"{found} calls apache-tvm-ffi with `{said}`, which apache-tvm-ffi 0.1.9 and older (0.1.7 is cutlass_api's "
         f"declared pin) do not know: a DSL >= 4.6 needs apache-tvm-ffi >= {TVM_FFI_FLOOR}. Seen on an H200: with "
-        f"{TVM_FFI_RAN} the same stack compiles and runs. Or go back to the policy's DSL "
+        f"{TVM_FFI_RAN} the same stack compiles and runs. Or go back to the profile's DSL "
         f"({ctx.policy.cutedsl.requirement}) if it is older than 4.6.",
         Remedy(
-            text=f"Install {requirement} (against cutlass_api's declared ==0.1.7 pin), or the policy's DSL.",
+            text=f"Install {requirement} (against cutlass_api's declared ==0.1.7 pin), or the profile's DSL.",
             commands=(pip_command(ctx.python, "install", requirement), pip_command(ctx.python, "install", ctx.policy.cutedsl.requirement)),
             steps=(Step("pip-install", (requirement,), why=f"DSL >= 4.6 needs tvm-ffi >= {TVM_FFI_FLOOR}"),),
             link=ctx.policy.link or RECIPE_LINK,
@@ -133,7 +133,7 @@ def cutlass_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
             f"`import {module}` fails: split packages of a newer DSL ({names}) are left behind and break the "
             f"{ctx.cutedsl_version or 'installed'} nvidia-cutlass-dsl's `cutlass` module.",
             Remedy(
-                text="Remove the split packages, then reinstall the policy's DSL.",
+                text=f"Remove the split packages, then reinstall the profile's DSL ({requirement}).",
                 commands=(pip_command(ctx.python, "uninstall", "-y", *ctx.split_packages), pip_command(ctx.python, "install", "--force-reinstall", requirement)),
                 steps=(
                     Step("pip-uninstall", ctx.split_packages, why="stale split packages of DSL 4.4+"),
@@ -154,17 +154,18 @@ def cutlass_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
             f"`import {module}` fails: nvidia-cutlass-dsl is not installed, or installed with `pip install --target` "
             "(its .pth file, which puts `cutlass` on the path, is read only in site directories), or broken by "
             "split packages (nvidia-cutlass-dsl-libs-*) of another DSL version. `--python PY` tells which.",
-            _dsl_remedy(ctx, "Install the DSL the policy names into the interpreter's own site-packages."),
+            _dsl_remedy(ctx, f"Install the profile's DSL ({ctx.policy.cutedsl.requirement}) into the interpreter's own "
+                        "site-packages."),
         )
     if ctx.cutedsl_version is not None:
         return (
             f"`import {module}` fails although nvidia-cutlass-dsl {ctx.cutedsl_version} is installed: its files or "
             "its .pth file are damaged or shadowed.",
-            _dsl_remedy(ctx, "Reinstall the DSL the policy names."),
+            _dsl_remedy(ctx, f"Reinstall the profile's DSL ({ctx.policy.cutedsl.requirement})."),
         )
     return (
         f"`import {module}` fails: nvidia-cutlass-dsl (CuTeDSL, the `cutlass` module) is not installed.",
-        _dsl_remedy(ctx, "Install the DSL the policy names."),
+        _dsl_remedy(ctx, f"Install the profile's DSL ({ctx.policy.cutedsl.requirement})."),
     )
 
 
@@ -282,7 +283,7 @@ def no_valid_choices(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
         f"Inductor found no CuteDSL kernel for this {ctx.dtype} GEMM on compute capability {cc_text}, although "
         f"{ctx.library} is importable: every candidate failed to compile or was rejected. The log shows each "
         "candidate's error.",
-        _dsl_remedy(ctx, "Check that nvidia-cutlass-dsl and cutlass_api are the versions the policy names "
+        _dsl_remedy(ctx, "Check that nvidia-cutlass-dsl and cutlass_api are the versions the profile names "
                     "(`envcheck doctor`), then read the log."),
     )
 
@@ -299,7 +300,7 @@ def wrong_result(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         "The CuteDSL kernel ran but its result does not match the fp32 reference: a miscompiled or mismatched "
         "kernel (DSL and cutlass_api versions), or faulty hardware.",
-        _dsl_remedy(ctx, "Install the versions the policy names, then run again with --fresh (a stale cache)."),
+        _dsl_remedy(ctx, "Install the versions the profile names, then run again with --fresh (a stale cache)."),
     )
 
 

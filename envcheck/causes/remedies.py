@@ -19,7 +19,7 @@ def dsl_remedy(ctx: Context, text: str) -> Remedy:
     return Remedy(
         text=text,
         commands=(pip_command(ctx.python, "install", requirement),),
-        steps=(Step("pip-install", (requirement,), why="the policy's CuTeDSL", reinstall=True),),
+        steps=(Step("pip-install", (requirement,), why="the profile's CuTeDSL", reinstall=True),),
         link=ctx.policy.link or RECIPE_LINK,
     )
 

@@ -150,7 +150,8 @@ def cutlass_mlir_missing(said: str, ctx: Context) -> tuple[str, Optional[Remedy]
         "in nvidia-cutlass-dsl-libs-base and cutlass/__init__.py in -libs-core, so -libs-base is missing or of "
         "another version; or a CuTeDSL source tree or editable install was not prepared "
         "(https://github.com/NVIDIA/cutlass/issues/3416).",
-        dsl_remedy(ctx, "Reinstall the DSL the policy names, every -libs-* package of one version."),
+        dsl_remedy(ctx, f"Reinstall the profile's DSL ({ctx.policy.cutedsl.requirement}), every -libs-* package of "
+                   "one version."),
     )
 
 
@@ -158,8 +159,8 @@ def dsl_driver_dependency(said: str, ctx: Context) -> tuple[str, Optional[Remedy
     return (
         "DSL 4.4.x starts CUDA while `import cutlass` imports its jax support (when jax is installed): without an "
         "NVIDIA driver that fails (https://github.com/NVIDIA/cutlass/issues/3083). DSL 4.5 and later no longer do.",
-        dsl_remedy(ctx, "Install the DSL the policy names (not 4.4.x), uninstall jax, or import cutlass where a "
-                   "driver is."),
+        dsl_remedy(ctx, f"Install the profile's DSL ({ctx.policy.cutedsl.requirement}; not 4.4.x), uninstall jax, "
+                   "or import cutlass where a driver is."),
     )
 
 

@@ -128,7 +128,8 @@ def dsl_provider_unavailable(said: str, ctx: Context) -> tuple[str, Optional[Rem
         f"cutlass.operators cannot load its CuteDSL provider ({said}): a module the provider imports is missing, the "
         "DSL (nvidia-cutlass-dsl, the `cutlass` package) or torch (the message names only the DSL; run here without "
         "torch it says the same), so no operator is offered. The `No module named ...` before it names which.",
-        dsl_remedy(ctx, "Install the DSL the policy names; `envcheck doctor` shows why `import cutlass` fails."),
+        dsl_remedy(ctx, f"Install the profile's DSL ({ctx.policy.cutedsl.requirement}); `envcheck doctor` shows why "
+                   "`import cutlass` fails."),
     )
 
 
@@ -153,7 +154,8 @@ def dsl_cuda_version(said: str, ctx: Context) -> tuple[str, Optional[Remedy]]:
     return (
         "The DSL could not read the CUDA version it was built with (base_dsl/version_info.py): its compiler library "
         "is damaged or of another version than its Python part.",
-        dsl_remedy(ctx, "Reinstall the DSL the policy names, every nvidia-cutlass-dsl-libs-* of one version."),
+        dsl_remedy(ctx, f"Reinstall the profile's DSL ({ctx.policy.cutedsl.requirement}), every "
+                   "nvidia-cutlass-dsl-libs-* of one version."),
     )
 
 

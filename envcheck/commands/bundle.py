@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from .. import shell
 from ..bundle.make import BundleRequest, check_output, make_bundle
 from ..bundle.manifest import Platform
 from ..bundle.parts import parse_size
@@ -85,7 +86,8 @@ def run_bundle(
     named = candidates(profile)  # read first: a profile that cannot be used is refused before the target runs
     target = _target(python)  # --only-missing --python PY: its torch (as doctor reads it), its Python and machine
     wheels_for, resolve_for = _platform_of(target, python, python_version, named_platform)
-    policy, choice = named.select(target.torch_version if target else None, target=target is not None)
+    policy, choice = named.select(target.torch_version if target else None, target=target is not None,
+                                  python=target.version_text if target else resolve_for.python_version)
     err(f"envcheck bundle: {profile_line(choice)}")
     dropped = tuple(canonicalize_name(n) for n in without)
     with tempfile.TemporaryDirectory(prefix="envcheck-bundle-lock-") as scratch:
@@ -95,7 +97,8 @@ def run_bundle(
         )
         locked_profile = ((pylock.tool or {}).get("envcheck") or {}).get("profile")
         if locked_profile and locked_profile != policy.id:
-            raise UsageError(f"--lock {lock_path}: is a lock of profile {locked_profile!r}, not {policy.id!r}")
+            raise UsageError(f"--lock {lock_path}: is a lock of profile {locked_profile!r}, not {policy.id!r}: "
+                             f"name its profile (--profile {shell.word(str(locked_profile))})")
         present: frozenset[str] = frozenset()
         skip_cutlass = False
         if only_missing:

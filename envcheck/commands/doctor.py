@@ -48,15 +48,17 @@ class DoctorOptions:
 NODE_FORMATS = ("prom", "npd")
 
 
-def _fixable(report: Report, policy: Policy, options: DoctorOptions) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The checks `envcheck fix` would fix, from the plan it would make, and the fix command line with doctor's own
-    judging flags that makes that plan (planned only when some remedy has steps, so a passing machine imports
-    nothing of the fixer)."""
+def _fixable(report: Report, policy: Policy, options: DoctorOptions) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The checks `envcheck fix` would fix, from the plan it would make, the fix command line with doctor's own
+    judging flags that makes that plan, and why that plan would stop before any change (planned only when some
+    remedy has steps, so a passing machine imports nothing of the fixer)."""
     if not _fixer_needed(report):
-        return (), ()
+        return (), (), ()
+    from ..fix.plan import plan_blockers
     from ..fix.promise import fixable
 
-    return fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ), fix_command(report.target, options)
+    return (fixable(report.findings, report.facts, policy, options.cutlass_dir, os.environ),
+            fix_command(report.target, options), plan_blockers(report.findings, report.facts, policy))
 
 
 def _fixer_needed(report: Report) -> bool:
@@ -114,8 +116,8 @@ def run_doctor(options: DoctorOptions) -> int:
         text = prom(shown, policy.cutedsl.name, now=time.time())
     else:
         color = options.output_format == "table" and options.output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        fixable, fix_command = _fixable(report, policy, options) if options.output_format == "table" else ((), ())
-        text = render(shown, options.output_format, options.verbose, color, fixable, redact.deep(fix_command))
+        fixable, fix_command, blocked = _fixable(report, policy, options) if options.output_format == "table" else ((), (), ())
+        text = render(shown, options.output_format, options.verbose, color, fixable, redact.deep(fix_command), blocked)
     if options.junit is not None:  # first: one that cannot be written is exit 2, and the report says no other code
         from ..render.junit import write_junit
 
@@ -169,7 +171,10 @@ def _report(python: str, gatherers: Gatherers, candidates: Candidates, options: 
         from ..bench import last_bench
 
         report = replace(report, bench=last_bench() or {"bench": {"status": "skip", "summary": "no `envcheck bench` has run here yet"}})
-    return policy, replace(report, host=host_of(report.facts, anonymize=options.anonymize))
+    from ..own import is_own_environment
+
+    own = is_own_environment(getattr(report.facts.interpreter, "prefix", ""))
+    return policy, replace(report, host=host_of(report.facts, anonymize=options.anonymize), envcheck_environment=own)
 
 
 def _run_npd(options: DoctorOptions) -> int:

@@ -89,13 +89,13 @@ def _gather(io: Io, python: str, cutlass_dir: Optional[str], candidates: Candida
     return gather_selected(python, cutlass_dir, candidates, env=io.env, collect=io.gather, gpu_capabilities=gpus)
 
 
-def _judge(io: Io, facts: Facts, policy, no_gpu: bool, others: tuple[Policy, ...] = ()) -> tuple[Finding, ...]:
-    """The findings as doctor makes them (others: the profiles the target could have been judged by)."""
+def _judge(io: Io, facts: Facts, policy, no_gpu: bool) -> tuple[Finding, ...]:
+    """The findings as doctor makes them."""
     if io.judge is not None:
-        return io.judge(facts, policy, no_gpu=no_gpu, others=others)
+        return io.judge(facts, policy, no_gpu=no_gpu)
     from ..judge import judge
 
-    return judge(facts, policy, no_gpu=no_gpu, others=others)
+    return judge(facts, policy, no_gpu=no_gpu)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -131,7 +131,7 @@ def _open_log(state: Path, verb: str, what: str, redact: Optional[Redactor] = No
 def _no_credentials(url: str, flag_value: Optional[str]) -> str:
     """The CUTLASS URL, refused when it carries a secret: git would keep it in the checkout's .git/config."""
     if has_credentials(url):
-        where = "--cutlass-url" if flag_value else "the policy's cutlass.url"
+        where = "--cutlass-url" if flag_value else "the profile's cutlass.url"
         raise UsageError(
             f"{where} {Redactor(paths=False)(redact_url(url))!r}: carries credentials (user info or a query), which git would "
             "keep in the checkout's configuration and its output would show; fetch over ssh:// with your key, or "
@@ -201,20 +201,20 @@ def run_fix(options: FixOptions, io: Optional[Io] = None) -> int:
         if holder is not None:
             io.err.write(f"Note: {holder} is changing {interpreter.executable} now: what follows is the environment "
                          "as it is at this moment.\n")
-        return _proceed(options, io, python, gathered, named, state, state_what, sources, flag_url, held=False)
+        return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=False)
     with statelock.hold(state, "undo" if options.undo else "fix", target=interpreter.executable,
                         timeout=statelock.DEFAULT_TIMEOUT if options.lock_timeout is None else options.lock_timeout,
                         say=lambda line: io.err.write(line + "\n")):
         # The environment as it is now that no other run changes it: one may have finished while this one waited.
         gathered = _gather(io, python, options.cutlass_dir, named, options.gpu_capabilities)
-        return _proceed(options, io, python, gathered, named, state, state_what, sources, flag_url, held=True)
+        return _proceed(options, io, python, gathered, state, state_what, sources, flag_url, held=True)
 
 
 def _can_ask(io: Io) -> bool:
     return io.confirm is not None or bool(sys.stdin and sys.stdin.isatty())
 
 
-def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, ProfileChoice, Facts], named: Candidates,
+def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, ProfileChoice, Facts],
              state: Path, state_what: str, sources: PipSources, flag_url: Optional[str], *, held: bool) -> int:
     """Plan and apply (or undo), with the target's lock held when `held` (a dry run holds none)."""
     policy, choice, facts = gathered
@@ -244,9 +244,8 @@ def _proceed(options: FixOptions, io: Io, python: str, gathered: tuple[Policy, P
     from ..diagnose import with_pythons
 
     # a Python too old for the stack: the interpreter to use instead, found as doctor finds it
-    others = tuple(p for p in named.policies if p.id != policy.id)
-    facts, findings = with_pythons(facts, _judge(io, facts, policy, options.no_gpu, others),
-                                   lambda again: _judge(io, again, policy, options.no_gpu, others), find_pythons, io.env)
+    facts, findings = with_pythons(facts, _judge(io, facts, policy, options.no_gpu),
+                                   lambda again: _judge(io, again, policy, options.no_gpu), find_pythons, io.env)
     plan_options = PlanOptions(
         python=python,
         pip=pip_for(interpreter),

@@ -65,7 +65,7 @@ def run_lock(
 
         named = candidates(profile)  # read first: a profile that cannot be used is refused before the target runs
         interpreter = read_target(python)  # without --profile, the profile that covers its torch
-        policy, choice = named.select(interpreter.torch_version)
+        policy, choice = named.select(interpreter.torch_version, python=interpreter.version_text)
         err(redact(f"envcheck lock: {profile_line(choice)}"))
         try:
             result = _lock_live(policy, interpreter, find_links, index_url, no_index, Path(output).parent)
@@ -73,7 +73,8 @@ def run_lock(
             err(redact(f"envcheck lock: {exc}"))
             return EXIT_FAILED
     else:
-        policy, choice = choose(profile, target=False)  # a platform, not an interpreter: no torch to read
+        # a platform, not an interpreter: no torch to read, and the Python it is resolved for
+        policy, choice = choose(profile, target=False, python=(target or Target()).python_version)
         err(redact(f"envcheck lock: {profile_line(choice)}"))
         from ..lock.build import build_resolved_lock
         from ..lock.resolve import resolve as resolve_stack

@@ -47,8 +47,10 @@ def plan_blockers(findings: Sequence[Finding], facts: Facts, policy: Policy) -> 
     if not isinstance(facts.interpreter, Interpreter):
         return (f"the target interpreter could not be read: {getattr(facts.interpreter, 'message', 'unknown')}",)
     interpreter = facts.interpreter
-    if any(f.id == "python.version" and f.status.is_problem for f in findings):
-        return (f"{interpreter.executable} is Python {interpreter.version_text}; the stack needs {policy.python}",)
+    python = next((f for f in findings if f.id == "python.version" and f.status.is_problem), None)
+    if python is not None:
+        return (f"{interpreter.executable} is Python {interpreter.version_text}; the stack needs "
+                f"{python.wanted or f'Python {policy.python}'} (python.version says what to do)",)
     return ()
 
 

@@ -5,7 +5,8 @@
   2. torch, from its CUDA index, when the torch checks fail
   3. the policy's pins, in one pip transaction, with torch in it (so pip keeps torch's own pins) and a constraints
      file holding every policy pin
-  4. recommended packages, in a transaction of their own that may fail without stopping the plan
+  4. recommended packages (and what a warning asks for: a requirement the stack's own packages lack), in a
+     transaction of their own that may fail without stopping the plan
   5. the CUTLASS fetch, then the editable install of cutlass_api from it, under the same constraints
   6. the CUDA toolkit in a prefix of its own, only when asked for (--toolkit); otherwise it is offered
 
@@ -41,7 +42,7 @@ TOOLKIT_HOME = "nvidia/cu13"
 
 def constraints_text(policy: Policy, interpreter: Interpreter, torch_planned: bool) -> str:
     """The policy's pins as a pip constraints file, with torch held where it is (or where the plan puts it)."""
-    lines = ["# Written by `envcheck fix`: the policy's pins, so that no pip step can move them."]
+    lines = ["# Written by `envcheck fix`: the profile's pins, so that no pip step can move them."]
     rules = [policy.cutedsl, *policy.packages]
     for rule in rules:
         if str(rule.specifier):
@@ -282,9 +283,13 @@ def _renew(g: Ground) -> Part:
 
 
 def _recommended(g: Ground) -> Part:
-    """4. recommended packages, in a transaction of their own that may fail without stopping the plan."""
+    """4. recommended packages, in a transaction of their own that may fail without stopping the plan; called
+    recommended only where each is a package the profile recommends (a warning's other requirements are what they
+    are, each step's why says which)."""
+    recommended = {rule.name for rule in g.policy.packages if rule.level == "recommended"}
+    called = "recommended: " if {canonical_name(r.name) for r in g.installs.extra} <= recommended else ""
     return _pip_step(g, g.installs.extra, g.installs.extra_why,
-                     " (recommended: a failure here does not stop the plan)", hold=True, optional=True,
+                     f" ({called}a failure here does not stop the plan)", hold=True, optional=True,
                      writes=g.constraints, constraints=g.options.constraints_file, no_deps=g.options.no_deps)
 
 

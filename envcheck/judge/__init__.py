@@ -40,15 +40,13 @@ CHECK_IDS = tuple(check_id for check_id, _ in CHECKS)
 
 
 def judge(facts: Facts, policy: Policy, *, no_gpu: bool = False, strict: bool = False,
-          runs: tuple[Run, ...] = (), others: tuple[Policy, ...] = ()) -> tuple[Finding, ...]:
+          runs: tuple[Run, ...] = ()) -> tuple[Finding, ...]:
     """Every check's finding. A check that raises is a bug in envcheck: it becomes an `error` finding, not a crash.
 
     strict: a deviation from a requirement whose basis is `recipe` fails instead of warning (and a failing finding
     says which basis failed it: `recipe` where it passes or warns without --strict). runs: real runs the user
-    contributed (doctor --evidence), matched beside the profile's own evidence. others: the other profiles it could
-    have been judged by (the built-in ones, where none was named): without torch, python.version says what each
-    stack needs."""
-    ctx = Context(facts, policy, no_gpu, strict, tuple(runs), tuple(others))
+    contributed (doctor --evidence), matched beside the profile's own evidence."""
+    ctx = Context(facts, policy, no_gpu, strict, tuple(runs))
     lenient = replace(ctx, strict=False)
     findings = []
     for check_id, check in CHECKS:

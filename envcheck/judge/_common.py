@@ -24,7 +24,6 @@ class Context:
     no_gpu: bool = False  # a builder without a GPU: checks that need one are skipped
     strict: bool = False  # recipe deviations fail (teams bound to the published recipe)
     contributed: tuple[Run, ...] = ()  # runs the user gave (doctor --evidence), beside the profile's own
-    others: tuple[Policy, ...] = ()  # the other profiles the run could have been judged by (none when one was named)
 
     @property
     def gpus(self) -> tuple[Gpu, ...]:

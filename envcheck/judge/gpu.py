@@ -51,12 +51,12 @@ def _judge_gpu(ctx: Context, gpu: Gpu) -> tuple[Status, str, list[str], list[tup
         text = f"GPU {gpu.index}: {gpu.name}, compute capability {cc}: {rule.kernels}"
     if not exact:
         status = worst([status, Status.WARN])
-        text += f" (not verified: {cc} is not in the policy; judged as {capability_text(rule.capability)})"
+        text += f" (not verified: {cc} is not in the profile's kernel table; judged as {capability_text(rule.capability)})"
     if gpu.mig:
         status = worst([status, Status.WARN])
         text += "; MIG mode is on: kernels run in a slice of the GPU and autotuning timings reflect that slice"
     remedies = [rule.remedy] if rule.remedy and rule.status is not Status.PASS else []
-    sources = [(f"{capability_text(rule.capability)} row", rule.source)]
+    sources = [(f"compute capability {capability_text(rule.capability)}", rule.source)]
     torch = ctx.torch
     for caveat in policy.caveats:
         if caveat.applies(gpu.capability, torch, ctx.installed_version):

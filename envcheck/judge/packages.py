@@ -10,7 +10,7 @@ from packaging.markers import InvalidMarker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
-from ..profile import RUNTIME, spec_text
+from ..profile import RUNTIME, Policy, spec_text
 from ..model import Distribution, Finding, Interpreter, Remedy, Status, canonical_name
 from ._common import Context, interpreter_error, pip_command, pip_install, satisfies, source_lines, worst
 from .cutedsl import requirement_shortfall, rule_deviation, runtime_floor_broken, unverified
@@ -134,6 +134,34 @@ def cuda_majors(interpreter: Interpreter,
     return {major: tuple(names) for major, names in sorted(majors.items())}
 
 
+def _stack_distributions(policy: Policy) -> frozenset[str]:
+    """The distributions the profile itself names (the DSL and its CUDA flavours, the kernel library, [[packages]]):
+    a requirement one of them lacks is the stack's to install; one torch or another package lacks is theirs."""
+    names = [policy.cutedsl.name, *(n for _, flavour in policy.cutedsl.flavours for n in flavour),
+             *(r.name for r in policy.packages)]
+    if policy.cutlass is not None:
+        names.append(policy.cutlass.distribution)
+    return frozenset(canonical_name(n) for n in names)
+
+
+def _unmarked(requirement: Requirement) -> str:
+    """The requirement as a command line names it: its marker held here (that is why it is lacking), so left out."""
+    return f"{requirement.name}{'[' + ','.join(sorted(requirement.extras)) + ']' if requirement.extras else ''}{requirement.specifier}"
+
+
+def _theirs(python: str, lacking: dict[str, list[str]], backend: str) -> Remedy:
+    """What to do where torch (or another package the profile does not name) lacks its own requirements: install
+    them with pip, or reinstall it with its dependencies; `envcheck fix` installs only the stack's packages."""
+    who = " and ".join(lacking)
+    requirements = list(dict.fromkeys(r for needed in lacking.values() for r in needed))
+    return Remedy(
+        text=f"{who} lack{'s' if len(lacking) == 1 else ''} requirements of {'its' if len(lacking) == 1 else 'their'} "
+             f"own (not the {backend} stack's, so `envcheck fix` leaves them to you): install them, or reinstall "
+             f"{'it' if len(lacking) == 1 else 'them'} with pip, which brings them.",
+        commands=(pip_command(python, "install", *requirements),),
+    )
+
+
 def packages_consistency(ctx: Context) -> Finding:
     check, title = "packages.consistency", "Installed packages agree"
     error = interpreter_error(ctx, check, title)
@@ -143,7 +171,7 @@ def packages_consistency(ctx: Context) -> Finding:
     wanted = "every requirement met (as `pip check` sees it), one CUDA major among the nvidia-* wheels"
     why = "A broken requirement or two CUDA majors side by side load mismatched libraries at run time."
     problems: list[tuple[Status, str]] = []
-    installs: list[str] = []
+    installs: list[tuple[str, str]] = []  # (requirement, why) the stack's own packages lack
 
     majors = cuda_majors(interpreter, policy.mixed_cuda_exempt)
     if len(majors) > 1:
@@ -151,6 +179,8 @@ def packages_consistency(ctx: Context) -> Finding:
         problems.append((Status.FAIL, f"nvidia-* wheels of {len(majors)} CUDA majors side by side ({listing})"))
 
     stand_ins = {s.missing: s for s in policy.stand_ins}
+    own = _stack_distributions(policy)
+    theirs: dict[str, list[str]] = {}  # what other distributions (torch) lack: theirs to install, not the plan's
     for dist, requirement, installed in broken_requirements(interpreter):
         name = canonical_name(requirement.name)
         if installed is None:
@@ -161,8 +191,10 @@ def packages_consistency(ctx: Context) -> Finding:
                 # stands in for it (cuda-bindings, pinned by cuda-core and torch).
                 present = interpreter.dist(stand_in.present)
                 text += f"; {present.name} {present.version} is, and that is enough to run ({stand_in.why}): nothing to install"
+            elif dist.name in own:
+                installs.append((str(requirement), text))
             else:
-                installs.append(str(requirement))
+                theirs.setdefault(f"{dist.name} {dist.version}", []).append(_unmarked(requirement))
             problems.append((Status.WARN, text))
         else:
             problems.append((Status.WARN, f"{dist.name} {dist.version} requires {requirement}, but {installed.version} is installed"))
@@ -176,8 +208,10 @@ def packages_consistency(ctx: Context) -> Finding:
         return Finding(check, title, Status.PASS, f"{len({d.name for d in interpreter.distributions})} distributions, no broken requirements", wanted, why)
     status = worst([s for s, _ in problems])
     remedy: Optional[Remedy] = None
-    if installs:
-        remedy = pip_install(python, installs, "requirements that are missing")
+    if installs:  # the stack's own packages lack a requirement: fix installs it
+        remedy = pip_install(python, [r for r, _ in installs], "; ".join(why for _, why in installs))
+    elif theirs:
+        remedy = _theirs(python, theirs, policy.backend)
     elif len(majors) > 1:
         remedy = Remedy("Keep one CUDA major: uninstall the nvidia-*-cu12 wheels, or build a fresh virtual environment.",
                         commands=(pip_command(python, "check"),))

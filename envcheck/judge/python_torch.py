@@ -13,9 +13,9 @@ __all__ = ["python_version", "torch_version", "torch_cuda_build"]
 
 def python_version(ctx: Context) -> Finding:
     """The interpreter against the Python range of the installed torch (torch 2.15.0 needs >= 3.11), or, without
-    torch, against the profile's: pip then installs the newest torch of the profile's range that it can take. Without
-    torch the finding also says what each stack needs and which one `pip install torch` gives today, and where this
-    Python cannot take the chosen profile but another's, its remedy is that stack."""
+    torch, against the profile's: pip then installs the newest torch of the profile's range that it can take (the
+    profile was chosen for that torch: profile.select). One remedy, for the profile judged: a virtual environment
+    from a Python it takes (new_venv)."""
     title = "Python version"
     error = interpreter_error(ctx, "python.version", title)
     if error:
@@ -28,9 +28,8 @@ def python_version(ctx: Context) -> Finding:
     why = " ".join([policy.python_why, *(r.why for r in ranges)]).strip()
     details = source_lines(("python", policy.python_source),
                            *((f"torch {spec_text(r.torch)}", r.source) for r in ranges),
-                           *(("newest torch", p.torch_newest_source) for p in _stacks(ctx) if torch is None))
+                           *((("newest torch", policy.torch_newest_source),) if torch is None else ()))
     version = interpreter.version_text
-    stacks = f"; without torch: {_stacks_said(ctx, version)}" if torch is None and ctx.others else ""
     if satisfies(version, wanted_range):
         found = f"Python {version}"
         if torch is None:
@@ -38,22 +37,15 @@ def python_version(ctx: Context) -> Finding:
             found += "".join(f"; torch {spec_text(r.torch)} needs Python {spec_text(r.version)}: on this Python "
                              f"pip installs an older torch of the profile's range ({policy.torch_requirement})"
                              for r in narrower)
-        return Finding("python.version", title, Status.PASS, found + stacks, wanted, why, None, details)
-    text, commands = new_venv(wanted_range, ctx.facts.pythons)
+        return Finding("python.version", title, Status.PASS, found, wanted, why, None, details)
+    text, commands = new_venv(wanted_range, ctx.facts.pythons, policy.python_suggested)
     text = f"{shortfall('Python', version, wanted_range)}. {text}"
     if ranges and satisfies(version, policy.python):
         text += (f" Or keep Python {version} with a torch of the profile's range ({policy.torch_requirement}) outside "
                  + ", ".join(spec_text(r.torch) for r in ranges) + ".")
-    fits = [other for other in ctx.others if torch is None and satisfies(version, other.python)]
-    if fits:  # a new user's empty venv: keep it, with the stack that takes this Python
-        other = fits[0]
-        text = (f"Keep Python {version}: profile {other.id} (torch {spec_text(other.torch)}) takes it; "
-                f"`envcheck fix --profile {other.id}` installs that stack here. Or, for profile {policy.id}: {text}")
-        commands = (("envcheck", "fix", "--python", ctx.python, "--profile", other.id),) + commands
     return Finding(
         "python.version", title, Status.FAIL,
-        f"Python {version} ({interpreter.executable})" + (f": torch {torch} requires Python {shown}" if ranges else "")
-        + stacks,
+        f"Python {version} ({interpreter.executable})" + (f": torch {torch} requires Python {shown}" if ranges else ""),
         wanted, why, Remedy(text=text, commands=commands), details,
     )
 
@@ -61,26 +53,34 @@ def python_version(ctx: Context) -> Finding:
 VENV = "nvgemm-venv"  # the virtual environment the advice makes, in the folder it is run from
 
 
-def venv_python(wanted, pythons: tuple[tuple[str, str], ...]) -> Optional[tuple[str, str]]:
-    """The interpreter to make the new virtual environment from: the newest of those found on this machine
-    (Facts.pythons, (path, version)) that the stack takes; None where none does."""
-    return next(((path, v) for path, v in pythons if satisfies(v, wanted)), None)
+def venv_python(wanted, pythons: tuple[tuple[str, str], ...], suggested: str = "") -> Optional[tuple[str, str]]:
+    """The interpreter to make the new virtual environment from, among those found on this machine (Facts.pythons,
+    (path, version), newest first) that the stack takes: one of the profile's suggested Python (MAJOR.MINOR, the
+    Python its recorded runs had), else the newest; None where none is taken."""
+    taken = [(path, v) for path, v in pythons if satisfies(v, wanted)]
+    return next((found for found in taken if _minor(found[1]) == suggested), taken[0] if taken else None)
 
 
-def new_venv(wanted, pythons: tuple[tuple[str, str], ...]) -> tuple[str, tuple[tuple[str, ...], ...]]:
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def new_venv(wanted, pythons: tuple[tuple[str, str], ...], suggested: str = "") -> tuple[str, tuple[tuple[str, ...], ...]]:
     """The advice for a target whose Python the stack does not take, doctor's and fix's alike: a virtual environment
-    from an interpreter on this machine that it takes (venv_python), or, where none was found, from the oldest
-    Python it takes, once installed. (text, commands)."""
+    from an interpreter on this machine that it takes (venv_python), or, where none was found, from the profile's
+    suggested Python (or else the oldest it takes), once installed. (text, commands)."""
     then = ("envcheck", "fix", "--python", f"{VENV}/bin/python")
-    chosen = venv_python(wanted, pythons)
+    chosen = venv_python(wanted, pythons, suggested)
     if chosen is not None:
         path, found = chosen
         return (f"An interpreter's version cannot be changed in place: Python {found} is on this machine at {path}; "
                 f"make a virtual environment from it and point envcheck at it.",
                 ((path, "-m", "venv", VENV), then))
-    floor = python_floor(wanted)
+    takes_suggested = bool(suggested) and satisfies(f"{suggested}.0", wanted)
+    floor = suggested if takes_suggested else python_floor(wanted)
     return (f"An interpreter's version cannot be changed in place, and envcheck found no Python {spec_text(wanted)} on "
-            f"this machine: install Python {floor} or newer (your distribution's python{floor} package, or "
+            f"this machine: install Python {floor}{'' if takes_suggested else ' or newer'} (your distribution's "
+            f"python{floor} package, or "
             f"`uv python install {floor}`), make a virtual environment from it and point envcheck at it.",
             ((f"python{floor}", "-m", "venv", VENV), then))
 
@@ -89,31 +89,6 @@ def python_floor(specifier) -> str:
     """The oldest Python a range admits, as MAJOR.MINOR: its largest lower bound (3.12 where it has none)."""
     lowest = lower_bound(specifier)
     return f"{lowest.major}.{lowest.minor}" if lowest.release != (0,) else "3.12"
-
-
-def _stacks(ctx: Context) -> list:
-    """The chosen profile and the others, oldest torch first."""
-    return sorted((ctx.policy, *ctx.others), key=lambda p: lower_bound(p.torch))
-
-
-def _stacks_said(ctx: Context, version: str) -> str:
-    """What each stack needs of Python, and which one a plain `pip install torch` gives on this Python today."""
-    parts = []
-    for profile in _stacks(ctx):
-        narrower = "".join(f", with torch {spec_text(r.torch)} {spec_text(r.version)}" for r in profile.python_by_torch)
-        parts.append(f"profile {profile.id} (torch {spec_text(profile.torch)}) needs Python "
-                     f"{spec_text(profile.python)}{narrower}")
-    said = "; ".join(parts)
-    newest = next((p for p in reversed(_stacks(ctx)) if p.torch_newest is not None), None)
-    if newest is not None:
-        needs, _ = newest.python_for(newest.torch_newest)
-        if satisfies(version, needs):
-            said += (f". `pip install torch` gives torch {newest.torch_newest} today, which profile {newest.id} "
-                     "judges")
-        else:
-            said += (f". `pip install torch` gives torch {newest.torch_newest} today where Python is "
-                     f"{spec_text(needs)}; on Python {version} an older one")
-    return said
 
 
 def _torch_remedy(ctx: Context, why: str, reinstall: bool) -> Remedy:

@@ -125,7 +125,7 @@ def unset_verdict(rule: CompileTarget, capability: tuple[int, int], torch: Optio
     Dockerfile judge by it."""
     cc, row, variable = capability_text(capability), rule.row(capability), rule.variable
     if row is None:
-        return Verdict(Status.SKIP, f"compute capability {cc}: no compile target known (the profile has no row for it)")
+        return Verdict(Status.SKIP, f"compute capability {cc}: no compile target known (the profile names none for it)")
     if not rule.affects(torch):
         return Verdict(Status.PASS, f"compute capability {cc}: {variable} is not set, and torch {torch} compiles "
                        f"NVGEMM in the process that holds the GPU, for its own target {row.target}", "", row.target)
@@ -205,7 +205,7 @@ def cutedsl_arch(ctx: Context) -> Finding:
                               commands=(("unset", rule.variable),)))
         return Finding(CHECK, TITLE, Status.FAIL,
                        f"{rule.variable}={value!r} is no target the DSL takes: every NVGEMM compile fails", wanted,
-                       rule.why, remedy, (where, f"the DSL takes: {accepted}", *source_lines(("rule", rule.source))))
+                       rule.why, remedy, (where, f"the DSL takes: {accepted}", *source_lines(("compile target", rule.source))))
     capabilities = ctx.capabilities
     if not capabilities:
         why_not = "--no-gpu" if ctx.no_gpu else "no GPU seen"
@@ -229,7 +229,7 @@ def cutedsl_arch(ctx: Context) -> Finding:
     if any(g.given for g in ctx.gpus):
         details.append("judged for the GPU given (--gpu-capability): the variable must be set where the job runs "
                        "(the image's ENV)")
-    details += source_lines(("rule", rule.source), *((f"{capability_text(cc)} row", rule.row(cc).source)
+    details += source_lines(("compile target", rule.source), *((f"compute capability {capability_text(cc)}", rule.row(cc).source)
                                                      for cc in capabilities if rule.row(cc) is not None))
     # the runs of this combination: the variable, and each setting that raises a GEMM's choices, as here
     evidence = recorded(ctx, variable_field(rule.variable), *(variable_field(m.variable) for m in rule.more_choices))

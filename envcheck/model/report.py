@@ -67,10 +67,18 @@ class Report:
     host: Optional[Host] = None  # doctor fills it in for the JSON a fleet reads
     bench: Optional[dict] = None  # the last `envcheck bench --json` saved under the cache, when --bench asked for it
     reconciliation: Optional[Reconciliation] = None  # doctor --smoke: the checks held against the run
+    envcheck_environment: bool = False  # the target is the environment envcheck itself runs in (doctor sets it)
 
     def __post_init__(self) -> None:
         if isinstance(self.profile, str):
             object.__setattr__(self, "profile", ProfileChoice(self.profile, "", ""))
+
+    @property
+    def envcheck_itself(self) -> bool:
+        """The target is envcheck's own environment and holds no torch: rarely the one a torch.compile job runs in,
+        which doctor then says first."""
+        torch = getattr(self.facts.interpreter, "torch_version", None) if self.facts is not None else None
+        return self.envcheck_environment and torch is None
 
     @property
     def policy_source(self) -> str:

@@ -7,7 +7,8 @@
   build.py    a Policy from a merged profile
   load.py     a profile file or built-in id, its `extends` chain, the built-in profiles (builtin/*.toml, read once)
   select.py   which profile a run is judged by (choose: every command's one choice): the one named, or the one
-              covering the target's torch
+              covering the target's torch, or without torch the one of what `pip install torch` gives
+  newest.py   what a plain `pip install torch` gives on a Python, from each profile's newest torch and its Python
   target.py   [compile-target]: the DSL's compile target and what its fallback costs per compute capability, per
               torch (the NVGEMM choices a GEMM gets, the threshold from which they go to the compile workers)
   targetrules.py  the frozen values [compile-target] is read into

@@ -15,7 +15,7 @@ from ..model import Status
 from .composite import _BESIDE, _MODULE_DIRS, _besides, _exempt, _flavours, _module_dirs
 from .fields import (
     _CAPABILITIES, _RELATIVE_PATH_EXPECTED, _Table, _apt_package, _aten_op, _frame, _backend_name, _basis, _bool, _capability,
-    _distribution_name, _extras, _git_ref, _index_url, _level, _module, _name_prefix, _names, _one_line, _regex,
+    _distribution_name, _extras, _git_ref, _index_url, _level, _minor_version, _module, _name_prefix, _names, _one_line, _regex,
     _relative_path, _requirement, _requirement_text, _sha, _specifier, _status, _url, _version,
 )
 from .origins import _Origins
@@ -250,6 +250,8 @@ def build(data: dict, origins: _Origins) -> Policy:
         python_why=python.text("why", ""),
         python_source=python.text("source", ""),
         python_by_torch=tuple(_python_range(t) for t in python.tables("by-torch", [])),
+        python_suggested=python.get("suggested", _minor_version, "a Python version MAJOR.MINOR such as '3.12'", ""),
+        python_suggested_source=python.text("suggested-source", ""),
         torch=torch_range,
         torch_verified=torch.get("verified", _specifier, "a version specifier such as '>=2.14,<2.16'", torch_range),
         torch_cuda=torch.get("cuda", _specifier, "a CUDA version specifier such as '>=13,<14'"),

@@ -116,6 +116,16 @@ def _version(value: Any) -> Version:
     return Version(_string(value))
 
 
+_MINOR_VERSION = re.compile(r"[0-9]+\.[0-9]+")
+
+
+def _minor_version(value: Any) -> str:
+    """A Python version as MAJOR.MINOR ('3.12'): what a new environment's interpreter is named by (python3.12)."""
+    if not _MINOR_VERSION.fullmatch(_string(value)):
+        raise ValueError
+    return value
+
+
 def _capability(value: Any) -> tuple[int, int]:
     return capability_of(_string(value))
 

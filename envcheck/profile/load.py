@@ -48,13 +48,13 @@ def load_builtin(profile_id: str) -> Policy:
     """A built-in profile by its id."""
     profiles = builtin_profiles()
     if profile_id not in profiles:
-        raise PolicyError("--policy", "extends", profile_id, f"a file or one of the built-in profiles {sorted(profiles)}")
+        raise PolicyError("--profile", "extends", profile_id, f"a file or one of the built-in profiles {sorted(profiles)}")
     source = _BUILTIN + profile_id
     return build(*_read(parse_toml(profiles[profile_id], source), source, None))
 
 
 def _read_toml(path: Path) -> dict:
-    return read_toml(path, f"policy file {path}")
+    return read_toml(path, f"profile file {path}")
 
 
 def _read(data: dict, source: str, folder: Optional[Path]) -> tuple[dict, _Origins]:

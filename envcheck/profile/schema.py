@@ -22,7 +22,9 @@ Everything that differs between stacks is profile data; code never branches on a
 - `[python]` (Policy.python): the Python versions of the whole profile (`version`, `why`, `source`), and
   `[[python.by-torch]]` (Policy.python_by_torch, PythonRange): a narrower range where the installed torch is in
   `torch` (torch 2.15.0 requires Python >= 3.11). Without torch, the profile's range: pip installs the newest torch
-  that the interpreter can take.
+  that the interpreter can take. `suggested` (Policy.python_suggested, MAJOR.MINOR, with `suggested-source`): the
+  Python python.version's remedy makes a new environment from, where the machine has one (the Python the recorded
+  runs had); absent: the newest found that the range takes.
 - every requirement carries its basis (`basis = "runtime"`: the backend breaks without it; `"recipe"`: published,
   not shown necessary). A recipe deviation warns, and fails under --strict. `runtime` (a specifier) is the part of a
   recipe requirement that is runtime everywhere; `runtime-on` (a compute-capability specifier such as ">=10.0,<11")
@@ -175,6 +177,8 @@ class Policy:
     origins: tuple[tuple[str, str], ...] = ()  # (key, the file that set it): 'torch.index-url', 'packages[name=x]'
     python_source: str = ""
     python_by_torch: tuple[PythonRange, ...] = ()
+    python_suggested: str = ""  # MAJOR.MINOR: the Python a new environment is advised to have; "": the oldest taken
+    python_suggested_source: str = ""
     caveats: tuple[Caveat, ...] = ()
     runs: tuple[Run, ...] = ()  # the real runs that support it (its built-in profile's evidence)
     torch_newest: Optional[Version] = None  # the newest torch on the index when written: what `pip install torch` gives

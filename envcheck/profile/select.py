@@ -1,6 +1,8 @@
 """Which profile a run is judged by: the one choice every command makes. The profile the user named (--profile ID or
 FILE, --policy its hidden alias; else [tool.envcheck] of the project's pyproject.toml), or else the built-in profile
-that covers the target's torch, or the published recipe where there is no torch or no target to read it from.
+that covers the target's torch. Without torch (none installed, or no interpreter to read it from), the profile of the
+torch a plain `pip install torch` gives on the target's Python (`torch.newest`, and the Python each torch needs:
+[python] and [[python.by-torch]]), the others named as the other way (`--profile ID`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ..errors import UsageError
 from ..model import LogStack, ProfileChoice
 from .build import build
 from .load import _read, _read_toml, builtin_profiles, load, load_builtin
+from .newest import pip_torch
 from .origins import PolicyError
 from .project import project_file
 from .schema import DEFAULT_PROFILE, Policy, spec_text
@@ -35,11 +38,12 @@ def named_profile(profile: Optional[str], policy: Optional[str]) -> Optional[str
 
 
 def choose(named: Optional[Union[str, Path]] = None, torch: Optional[str] = None, *, target: bool = True,
-           cwd: Optional[Path] = None) -> tuple[Policy, ProfileChoice]:
+           cwd: Optional[Path] = None, python: Optional[str] = None) -> tuple[Policy, ProfileChoice]:
     """The profile a command is judged by, and why: `named` (--profile ID|FILE), else the project's [tool.envcheck],
     else the built-in profile that covers `torch`, the target's (target=False: the command has no target
-    interpreter, so the default)."""
-    return candidates(named, cwd).select(torch, target=target)
+    interpreter), or without one the profile of what `pip install torch` gives on `python` (the target's Python:
+    an interpreter's, a lock's --python-version; None: not known)."""
+    return candidates(named, cwd).select(torch, target=target, python=python)
 
 
 def resolve(named: Optional[Union[str, Path]] = None, cwd: Optional[Path] = None, torch: Optional[str] = None) -> Policy:
@@ -68,14 +72,15 @@ class Candidates:
         """The environment variables any of them judges (gathered as facts)."""
         return tuple(dict.fromkeys(v for p in self.policies for v in p.variables))
 
-    def select(self, torch: Optional[str], *, target: bool = True) -> tuple[Policy, ProfileChoice]:
-        """The profile for the target's torch version (None: no torch; target=False: no target at all), and why."""
+    def select(self, torch: Optional[str], *, target: bool = True, python: Optional[str] = None) -> tuple[Policy, ProfileChoice]:
+        """The profile for the target's torch version (None: no torch; target=False: no target interpreter at all),
+        and why; without torch, by what `pip install torch` gives on `python`, the target's Python (None: unknown)."""
         if self.reason is not None or len(self.policies) == 1:
             policy = self.policies[0]
             release = torch_release(torch)
             verified = release is None or policy.torch_verified.contains(release)
             return policy, ProfileChoice(policy.id, self.reason or "the only profile", policy.source, verified)
-        return select(self.policies, torch if target else None, NO_TARGET if not target else None)
+        return select(self.policies, torch if target else None, NO_TARGET if not target else None, python=python)
 
 
     @property
@@ -100,7 +105,7 @@ class Candidates:
             return policy, replace(choice, reason=f"the log names torch {stack.torch}: {choice.reason}{others(policy)}")
         decided = next(((owners[0], why) for owners, why in clues if len(owners) == 1), None)
         if decided is None:
-            return select(self.policies, None, "the log names no torch and shows no one stack")
+            return select(self.policies, None, "the log names no torch and shows no one stack", python=stack.python)
         policy, why = decided
         return policy, ProfileChoice(policy.id, why + others(policy), policy.source, True)
 
@@ -209,18 +214,46 @@ def lower_bound(specifier: SpecifierSet) -> Version:
     return max(bounds, default=Version("0"))
 
 
-def select(policies: tuple[Policy, ...], torch: Optional[str], missing: Optional[str] = None) -> tuple[Policy, ProfileChoice]:
+def _without_torch(policies: tuple[Policy, ...], default: Policy, missing: str,
+                   python: Optional[str]) -> tuple[Policy, ProfileChoice]:
+    """No torch to read: the profile of what `pip install torch` gives on the target's Python (pip_torch); on a
+    Python no profile's torch takes, the profile of the newest torch, which a new environment gets (python.version
+    then says which Python); the published recipe only where no profile knows its newest torch. The other profiles
+    are named as the other way (--profile ID)."""
+    found = pip_torch(policies, python)
+    newest = found or pip_torch(policies, None)
+    if newest is None:
+        return default, ProfileChoice(default.id, f"{missing}: the published recipe is the default (--profile picks "
+                                                  "another)", default.source)
+    policy = newest.policy
+    if found is None:
+        reason = (f"{missing}, and no profile's torch takes Python {python}: judged for torch {newest.newest}, what "
+                  f"`pip install torch` gives on Python {newest.needs}")
+    else:
+        reason = (f"{missing}{':' if python is None else ', and'} {found.said(python)}, in its range "
+                  f"({spec_text(policy.torch)})")
+    others = sorted((p for p in policies if p is not policy), key=lambda p: lower_bound(p.torch))
+    reason += "".join(f"; for torch {spec_text(p.torch)}: {FLAG} {p.id}" for p in others)
+    return policy, ProfileChoice(policy.id, reason, policy.source)
+
+
+def select(policies: tuple[Policy, ...], torch: Optional[str], missing: Optional[str] = None, *,
+           python: Optional[str] = None) -> tuple[Policy, ProfileChoice]:
     """The built-in profile that covers an installed torch, and why.
 
-    No torch (`missing`: why there is none to read): the published recipe. A torch in a profile's range: that profile (unverified past its `verified`
-    range). A torch older than every range: the published recipe, whose torch.version check then fails. Between or
-    beyond ranges: the nearest profile below it, marked unverified."""
+    No torch (`missing`: why there is none to read): the profile of the torch a plain `pip install torch` gives on
+    `python`, the target's Python (pip_torch; None: not known). A torch in a profile's range: that profile
+    (unverified past its `verified` range). A torch older than every range, or one whose version cannot be read: the
+    published recipe, whose torch.version check then fails. Between or beyond ranges: the nearest profile below it,
+    marked unverified."""
     by_id = {p.id: p for p in policies}
     default = by_id.get(DEFAULT_PROFILE, policies[0])
     version = torch_release(torch)
+    if version is None and not torch:
+        return _without_torch(policies, default, missing or "no torch is installed", python)
     if version is None:
-        why = (missing or "no torch is installed") if not torch else f"torch {torch} is not a version envcheck can read"
-        return default, ProfileChoice(default.id, f"{why}: the published recipe is the default (--profile picks another)", default.source)
+        return default, ProfileChoice(default.id, f"torch {torch} is not a version envcheck can read: the published "
+                                                  "recipe is the default (--profile picks another)", default.source)
     covering = [p for p in policies if p.torch.contains(version)]
     if covering:
         policy = covering[0]

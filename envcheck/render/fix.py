@@ -100,14 +100,17 @@ def _quote(argv: Sequence[str]) -> str:
 
 def render_plan(plan: Plan, title: str) -> str:
     lines = []
+    written: set[tuple[str, str]] = set()  # a file several steps write alike (the constraints): named once
     if plan.steps:
         lines.append(f"{title}: {len(plan.steps)} step{'s' if len(plan.steps) != 1 else ''} for {plan.target}")
         for index, step in enumerate(plan.steps, 1):
             lines.append(f"  {index}. {step.what}")
             if step.why:
                 lines.append(f"     why: {step.why}")
-            for path, _ in step.writes + step.writes_after:
-                lines.append(f"     writes {path}")
+            for path, text in step.writes + step.writes_after:
+                if (path, text) not in written:
+                    lines.append(f"     writes {path}")
+                written.add((path, text))
             for argv in step.commands:
                 lines.append(f"     $ {_quote(argv)}")
     elif not plan.manual and not plan.blocked:

@@ -21,16 +21,21 @@ __all__ = ["SCHEMA_VERSION", "FORMATS", "render", "to_json_data", "table", "mark
 
 SCHEMA_VERSION = 2  # 2: `profile` is an object {id, reason, source, verified}
 
+# Said first where doctor judged the environment it runs in and found no torch there (Report.envcheck_itself): the
+# README's first command does, and its user means the environment their job runs in.
+OWN_ENVIRONMENT = ("This is envcheck's own environment, and it holds no torch: not the one your torch.compile job "
+                   "runs in. To check that one, name its Python: `envcheck doctor --python PATH`.")
+
 
 def render(report: Report, fmt: str, verbose: bool = False, color: bool = False, fixable: Sequence[str] = (),
-           fix_command: Sequence[str] = ()) -> str:
+           fix_command: Sequence[str] = (), blocked: Sequence[str] = ()) -> str:
     """fixable: the ids that `fix_command` (an `envcheck fix` argv) would fix (envcheck.fix.promise), named under the
-    table."""
+    table; blocked: why that command would stop before any change (fix.plan.plan_blockers), said there instead."""
     if fmt == "json":
         return answer(to_json_data(report), report.exit_code, report.status.value)
     if fmt == "markdown":
         return markdown(report, verbose)
-    return table(report, verbose, color, fixable, fix_command)
+    return table(report, verbose, color, fixable, fix_command, blocked)
 
 
 def summary_counts(report: Report) -> dict[str, int]:
@@ -47,6 +52,7 @@ def to_json_data(report: Report) -> dict:
         "profile": plain(report.profile),
         "policy_source": report.policy_source,
         "target": report.target,
+        "envcheck_environment": report.envcheck_environment,
         "status": report.status.value,
         "exit_code": report.exit_code,
         "summary": summary_counts(report),
@@ -82,11 +88,13 @@ def _from(report: Report, quote: str = "") -> str:
 
 
 def table(report: Report, verbose: bool = False, color: bool = False, fixable: Sequence[str] = (),
-          fix_command: Sequence[str] = ()) -> str:
+          fix_command: Sequence[str] = (), blocked: Sequence[str] = ()) -> str:
     width = columns()
     id_width = max(len(f.id) for f in report.findings) if report.findings else 10
     indent = " " * (2 + 6 + 1 + id_width + 2)
     lines = [f"envcheck {__version__} doctor — profile {report.profile.id}{_from(report)}, target {report.target}"]
+    if report.envcheck_itself:
+        lines.extend(wrap(OWN_ENVIRONMENT, width, "  ", "    "))
     if report.profile.reason:
         lines.extend(wrap(profile_line(report.profile), width, "  ", "    "))
     given = report.facts.given_gpus if report.facts is not None else ()
@@ -123,9 +131,11 @@ def table(report: Report, verbose: bool = False, color: bool = False, fixable: S
     lines.append("")
     parts = [f"{counts[s.value]} {name}" for s, name in ((Status.PASS, "passed"), (Status.WARN, "warned"), (Status.FAIL, "failed"), (Status.SKIP, "skipped"), (Status.ERROR, "errors")) if counts[s.value]]
     lines.append(f"{len(report.findings)} checks: {', '.join(parts)}.")
+    command = shell.line(fix_command or ("envcheck", "fix", "--python", report.target))
     if fixable:
-        command = shell.line(fix_command or ("envcheck", "fix", "--python", report.target))
         lines.append(f"`{command}` can fix: {', '.join(fixable)} (it shows its plan first).")
+    elif blocked:
+        lines.append(f"`{command}` would stop before any change: {'; '.join(blocked)}.")
     if not verbose:
         lines.append("Run with -v for why each check matters and every detail.")
     return "\n".join(lines) + "\n"
@@ -139,6 +149,7 @@ def markdown(report: Report, verbose: bool = False) -> str:
         f"Profile `{report.profile.id}`{_from(report, '`')}, target `{report.target}`, envcheck {__version__}. "
         + ", ".join(f"{n} {s}" for s, n in counts.items() if n),
         "",
+        *([OWN_ENVIRONMENT, ""] if report.envcheck_itself else []),
         *([profile_line(report.profile, "`", capital=True) + ".", ""] if report.profile.reason else []),
         "| | check | found | wanted |",
         "|---|---|---|---|",

@@ -288,9 +288,9 @@ def _passed(result: dict, ctx: Context, policy: Policy, fields: dict) -> SmokeRe
     if dsl and not _version_in(dsl, policy):
         return SmokeResult(
             status=Status.WARN,
-            summary=summary + f" — but nvidia-cutlass-dsl {dsl} is outside the policy ({policy.cutedsl.specifier})",
-            cause=f"The smoke run passed with nvidia-cutlass-dsl {dsl}, which the policy does not cover "
-            f"({policy.cutedsl.requirement}): this GEMM works, but the policy says why that is not enough: "
+            summary=summary + f" — but nvidia-cutlass-dsl {dsl} is outside the profile's range ({policy.cutedsl.specifier})",
+            cause=f"The smoke run passed with nvidia-cutlass-dsl {dsl}, which profile {policy.id} does not cover "
+            f"({policy.cutedsl.requirement}): this GEMM works, but the profile says why that is not enough: "
             f"{policy.cutedsl.why or 'it was not tested'}",
             cause_id="dsl-outside-policy",
             remedy=Remedy(
