@@ -178,6 +178,9 @@ SAMPLES = {  # one line of a log per signature of envcheck/causes/signatures.tom
     "cuda-out-of-memory": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
     "no-cuda": "AssertionError: Torch not compiled with CUDA enabled",
     "no-valid-choices": "torch._inductor.exc.NoValidChoicesError: No choices to select",
+    # torch 2.15.0 on the H200, a Linear with a bias and NVGEMM alone (tests/data/h200-s6/a5-linear.log)
+    "nvgemm-no-kernel-for-op": ("torch._inductor.exc.InductorError: LoweringException: NoValidChoicesError: No choices "
+                                "to select. Provided reason: No choices exist for backend.\n  target: aten.addmm.default"),
     "fell-back": "SmokeFellBack: the generated code calls extern_kernels.mm",
     "wrong-result": "SmokeWrongResult: max error 3.5",
     # the stack's messages, each as its source writes it (tests/test_explain_stack.py quotes them with file and line)
@@ -218,7 +221,9 @@ def test_doctor_fix_and_explain_print_commands_that_run_exactly_their_argv(odd_t
     home, python, profile, cutlass = odd_target
     flags = ["--python", python, "--policy", profile, "--cutlass-dir", cutlass, "--no-gpu"]
     log = tmp_path / "run.log"
-    log.write_text("\n".join(SAMPLES.values()) + "\n")
+    # the interpreter the log's paths name (explain without --python takes it) is one the sandbox can stub
+    logged = tmp_path / "logvenv" / "bin" / "python"
+    log.write_text("\n".join(SAMPLES.values()).replace("/venv/lib/", f"{logged.parent.parent}/lib/") + "\n")
     assert set(SAMPLES) == {s.id for s in SIGNATURES}, "a new signature needs its sample line here"
 
     table = envcheck("doctor", *flags, home=home).stdout
@@ -230,17 +235,20 @@ def test_doctor_fix_and_explain_print_commands_that_run_exactly_their_argv(odd_t
     plan = json.loads(envcheck("fix", *flags, "--dry-run", "--json", home=home).stdout)["plan"]
     planned = [c for part in ("steps", "offered", "manual") for step in plan[part] for c in step["commands"]]
     explained = {}
-    for target in (["--python", python], []):  # with the target's facts, and from the log alone (python3)
+    for target in (["--python", python], []):  # with the target's facts, and from the log alone (its paths' Python)
         text = envcheck("explain", log, *target, home=home).stdout
-        causes = json.loads(envcheck("explain", log, *target, "--json", home=home).stdout)["causes"]
+        answer = json.loads(envcheck("explain", log, *target, "--json", home=home).stdout)
+        causes = answer["causes"]
         assert {c["id"] for c in causes} == set(SAMPLES)
-        check = ["envcheck", "doctor", "--python", str(python) if target else "python3"]
+        assert target or answer["python"]["path"] == str(logged)
+        check = ["envcheck", "doctor", "--python", str(python) if target else str(logged)]
         explained[text] = [c for cause in causes
                            for c in (cause["remedy"]["commands"] if cause["remedy"] else []) + ([check] if cause["checks"] else [])]
 
     stubs = Stubs(tmp_path / "sandbox", PROGRAMS, home=home)
     python.unlink()  # from here on the target interpreter only records what it is asked to do
     stubs.add(python)
+    stubs.add(logged)
     cases = [(dollar_lines(table), doctor), (markdown_commands(markdown), doctor), (dollar_lines(plan_text), planned)]
     cases += [(dollar_lines(text), commands) for text, commands in explained.items()]
     for shown, commands in cases:
