@@ -9,6 +9,7 @@ word characters, so about 80 s on the 256 KiB here)."""
 
 from __future__ import annotations
 
+import random
 import re
 import time
 
@@ -105,6 +106,8 @@ def test_the_adversarial_lines_trip_a_pattern_that_is_not_guarded():
     (r".*Error: x", r"(?<!.).*Error: x"),
     (r"[0-9]+ ms|a+b", r"(?<![0-9])[0-9]+ ms|(?<!a)a+b"),  # each alternative by itself
     (r"(?i)\s*foo", r"(?i)(?<!\s)\s*foo"),  # the global flags stay first
+    (r"(?P<name>\w+?)Foo", r"(?<!\w)(?P<name>\w+?)Foo"),
+    (r"\w{2,5}Foo", r"\w{2,5}Foo"),  # bounded: its match may start inside a run ("aaaaaaFoo")
     (r"x.*y", r"x.{0,%d}y" % REACH),
     (r"x[^']*?'", r"x[^']{0,%d}?'" % REACH),  # lazy stays lazy
     (r"x\d+y\d{2,}", r"x\d{1,%d}y\d{2,%d}" % (REACH, REACH)),
@@ -145,3 +148,16 @@ def test_the_guarded_table_finds_what_the_table_found_and_each_match_holds_a_nee
         made = [p.search(line) for p in row.patterns]
         assert [m and m.group(0) for m in made] == [m and m.group(0) for m in written], line
         assert row.needles is not None and any(needle in line for needle in row.needles), line
+
+
+@pytest.mark.parametrize("row_id, written, pattern", PATTERNS, ids=[f"{r}:{w[:40]}" for r, w, _ in PATTERNS])
+def test_a_guarded_pattern_finds_the_same_match_as_written_on_lines_shorter_than_its_reach(row_id, written, pattern):
+    """Lines pieced together from the pattern's own parts (its needles, the starts of a match, runs of the characters
+    its classes take) and the table's sample lines: the guarded pattern matches where, and what, the table's does."""
+    rng = random.Random(29)
+    parts = [*(text[:40] for text in adversarial_lines(written, length=40).values()), *TABLE_SAMPLES[row_id], " ", "\n"]
+    table = re.compile(written)
+    for _ in range(300):
+        line = "".join(rng.choice(parts) for _ in range(rng.randrange(1, 8)))
+        expected, found = table.search(line), pattern.search(line)
+        assert (found and (found.span(), found.groups())) == (expected and (expected.span(), expected.groups())), line

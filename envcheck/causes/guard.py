@@ -136,13 +136,13 @@ def _plain(token: _Token) -> bool:
 
 
 def _leading_repeat(tokens: list[_Token]) -> Optional[int]:
-    """The index of the repeated class that an alternative starts with (after the groups it opens), if any."""
+    """The index of the class an alternative starts with (after the groups it opens) where an unbounded repeat
+    follows it, if any."""
     index = 0
     while index < len(tokens) and _plain(tokens[index]):
         index += 1
     if index + 1 < len(tokens) and tokens[index].kind in ("class", "literal") and tokens[index + 1].kind == "repeat":
-        repeat = tokens[index + 1]
-        if repeat.most is None or repeat.most > 1:
+        if tokens[index + 1].most is None:  # bounded, a later start can match where the run's cannot (\w{2,5}F)
             return index
     return None
 
