@@ -10,6 +10,8 @@ stopped and the rest of that log's runs for that checkout are left out ("> 300 s
 
 - long-lines: --mb of lines of 0.5 to 2 MB: base64 blobs (a serialized kernel), tensors printed whole, a progress
   bar redrawn with carriage returns and no newline; then a traceback whose last line is 2 MB, the message at its end.
+- hex-lines: --mb of lines of 20 KB of hex digits (a kernel binary dumped as hex: one run of word characters a line,
+  what made main's search quadratic), the message on the last line.
 - one-line: --mb in a single line with no newline at all, the message at its end.
 - short-lines: 1e6 lines of about 100 bytes (--mb / 100 a line), the message on the last.
 - nul-bytes: a log truncated under a writer that kept writing (its first 10 MB NULs: copytruncate), then text.
@@ -61,6 +63,16 @@ def _long_lines(out: IO[bytes], size: int, rng: random.Random) -> int:
     out.write(TRACEBACK.encode())
     out.write(b"x" * (2 * MB) + b" " + MESSAGE.encode() + b"\n")
     return lines + 3
+
+
+def _hex_lines(out: IO[bytes], size: int, rng: random.Random) -> int:
+    lines = [rng.randbytes(10_000).hex().encode() + b"\n" for _ in range(50)]
+    count = 0
+    while out.tell() < size:
+        out.write(lines[count % len(lines)])
+        count += 1
+    out.write(MESSAGE.encode() + b"\n")
+    return count + 1
 
 
 def _one_line(out: IO[bytes], size: int, rng: random.Random) -> int:
@@ -124,6 +136,7 @@ def _traceback(out: IO[bytes], size: int, rng: random.Random) -> int:
 # name -> (writer, size in MB given --mb (None: its own), the line the message is on: "last" or a number)
 LOGS: dict[str, tuple[Callable[[IO[bytes], int, random.Random], int], Optional[float]]] = {
     "long-lines": (_long_lines, 1.0),
+    "hex-lines": (_hex_lines, 1.0),
     "one-line": (_one_line, 1.0),
     "short-lines": (_short_lines, 1.0),
     "nul-bytes": (_nul_bytes, 1.0),
