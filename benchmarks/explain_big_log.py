@@ -41,7 +41,7 @@ def write_log(path: Path, megabytes: int) -> int:
                 n += 1
                 block.append(warning if n % 97 == 0 else step.format(n=n, m=n % 10000))
             if n % 400_000 < 8000:
-                block.append("x" * (1 << 20) + "\n")  # an over-long line: cut at 16 KiB, the rest skipped
+                block.append("x" * (1 << 20) + "\n")  # an over-long line: searched in windows of 16 KiB
             text = "".join(block)
             log.write(text)
             written += len(text)

@@ -14,7 +14,7 @@ import pytest
 from conftest import flat
 
 from envcheck.cli import main
-from envcheck.causes.log import LogReader, clean_line, scan
+from envcheck.causes.log import BLOCK, LogReader, clean_line, scan
 from envcheck.profile import PolicyError
 from envcheck.redact import Redactor
 from envcheck.causes import SIGNATURES, Context
@@ -125,11 +125,12 @@ def test_a_log_is_read_to_its_end_across_blocks(policy):
     assert [(f.cause.id, f.line) for f in found] == [("cutlass-api-missing", 50_001)] and reader.lines_read == 50_001
 
 
-def test_an_endless_line_is_cut_and_the_next_line_still_read(policy):
+def test_an_endless_line_is_searched_to_its_end_and_the_next_line_still_read(policy):
     reader = LogReader(io.BytesIO(b"x" * 3_000_000 + b"No module named 'torch'\nNo module named 'cutlass_api'\n"), max_line=1024)
     found = scan(reader, Context("python3", policy, known=False))
-    assert [f.cause.id for f in found] == ["cutlass-api-missing"]  # the match buried in the long line is not seen
-    assert found[0].line == 2 and reader.lines_read == 2
+    assert [(f.cause.id, f.line) for f in found] == [("torch-missing", 1), ("cutlass-api-missing", 2)]
+    assert found[0].cause.evidence.endswith("xxx No module named 'torch'".replace(" ", "", 1))  # quoted where it is
+    assert reader.lines_read == 2
 
 
 def test_standard_input(capsys, monkeypatch):
@@ -231,14 +232,26 @@ def test_a_good_row():
 # Reading to the end (issue 15): blocks, over-long lines, devices, FIFOs
 
 
-def _reference_lines(data: bytes, max_line: int) -> list[str]:
-    """What LogReader must yield, computed the plain way: every line decoded, cleaned and cut."""
+def _reference_lines(data: bytes, max_line: int, overlap: int) -> list[tuple[int, str]]:
+    """What LogReader must yield, computed the plain way: every line numbered, and cut into windows of max_line bytes
+    each starting `overlap` bytes before the last one's end, each decoded and cleaned; a window inside its line
+    marked as such."""
+    from envcheck.causes.logreader import CONTINUED
     from envcheck.terminal import clean
 
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    return [clean(line[: max_line * 4].decode("utf-8", "replace")).replace("\t", " ")[:max_line] for line in lines]
+    windows = []
+    for number, line in enumerate(lines, 1):
+        start = 0
+        while True:
+            text = clean(line[start:start + max_line].decode("utf-8", "replace")).replace("\t", " ")
+            windows.append((number, (CONTINUED if start else "") + text))
+            if start + max_line >= len(line):
+                break
+            start += max_line - overlap
+    return windows
 
 
 LOGS = [
@@ -256,24 +269,33 @@ LOGS = [
 @pytest.mark.parametrize("block", [1, 2, 3, 5, 7, 16, 64, 1 << 20])
 def test_blocks_of_any_size_read_the_same_lines(data, block):
     reader = LogReader(io.BytesIO(data), max_line=8, block=block)
-    assert [line.text for line in reader] == _reference_lines(data, 8)
-    numbers = [line.number for line in LogReader(io.BytesIO(data), max_line=8, block=block)]
-    assert numbers == list(range(1, len(numbers) + 1)) and reader.lines_read == len(numbers)
+    assert [(line.number, line.text) for line in reader] == _reference_lines(data, 8, reader.overlap)
+    assert reader.lines_read == data.count(b"\n") + (data[-1:] not in (b"", b"\n"))
 
 
 def test_dev_zero_keeps_memory_bounded():
-    """An endless line with no newline (/dev/zero's) is read past, never kept: the reader holds one block and a
-    cut line at most (explain refuses devices before this; the reader bounds memory on its own)."""
+    """An endless line with no newline (/dev/zero's) is read to its end a window at a time, never kept: the reader
+    holds one block and a window at most (explain refuses devices before this; the reader bounds memory on its own).
+    Its NULs are no text: nothing is left of them to search."""
+    import tracemalloc
+
     class Endless:
         served = 0
 
         def read(self, size):
             self.served += size
-            return b"\0" * size if self.served < 64 << 20 else b""
+            return b"\0" * size if self.served <= 64 << 20 else b""
 
-    reader = LogReader(Endless(), max_line=1024)
-    with pytest.raises(Exception, match="NUL bytes"):  # the first line is binary: refused, once cut at the cap
-        next(iter(reader.blocks()))
+    endless = Endless()
+    reader = LogReader(endless)
+    tracemalloc.start()
+    try:
+        kept = {line.text for line in reader}
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert endless.served > 64 << 20 and reader.lines_read == 1 and kept == {"", "\u2026"}
+    assert peak < 8 * BLOCK  # 64 MiB read; a few blocks' worth held at once
 
 
 def test_the_whole_block_search_never_misses_a_line_match():
@@ -282,7 +304,8 @@ def test_the_whole_block_search_never_misses_a_line_match():
     searched line by line only."""
     import re
 
-    from envcheck.causes.log import _alternatives, _whole_block_patterns
+    from envcheck.causes.guard import alternatives as _alternatives
+    from envcheck.causes.log import _whole_block_patterns
     from envcheck.causes.table import SignatureRow
 
     assert _alternatives("a|b(c|d)|[|]|\\\\|x") == ["a", "b(c|d)", "[|]", "\\\\", "x"]
@@ -291,7 +314,8 @@ def test_the_whole_block_search_never_misses_a_line_match():
     block = "\n".join(lines)
     for pattern, line_only in [("^foo", False), ("baz$", False), ("bar|nothing", False), ("Pi[Pp]e\\|x", False),
                                ("q\\(\\d\\)", False), ("\\Afoo", True), ("baz\\Z", True), ("(?<=: )bar", True),
-                               ("baz(?!\\s)", True), ("(?i)FOO", True)]:
+                               ("baz(?!\\s)", True), ("(?i)FOO", True), ("(?<!\\w)foo", False),
+                               ("(?<![^x])foo", True)]:
         row = SignatureRow("t", (re.compile(pattern),))
         whole = _whole_block_patterns(row)
         assert (whole is None) == line_only, pattern
@@ -550,7 +574,7 @@ def test_candidates_are_read_across_blocks_as_they_are_whole(policy):
     for block in (1 << 10, 1 << 20):  # a record and a table cut across blocks, and the whole log in one
         autotuned = CandidateReader()
         scan(LogReader(io.BytesIO(text.encode()), block=block), Context(python="p", policy=policy, known=False),
-             lambda b: autotuned.block(b.first, b.lines, b.text))
+             autotuned.block)
         assert autotuned.end() == read_log_candidates(text)
 
 

@@ -25,26 +25,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional
 
 from ..model.candidates import IN_PROCESS, UNEXPLAINED, WORKER, GemmCandidates, LostCandidates
 from .context import Cause, Context
 from .explanations import SIGNATURES, explain_match
-from .log import clean_line
+from .log import quote
+from .logreader import Block, clean_line
 
 __all__ = ["CandidateReader", "read_candidates", "read_log_candidates", "split_at", "environment_cause"]
 
 # torch's logging prefix: level and date, time, pid, file:line], and the compile id where there is one.
 _PREFIX = re.compile(r"^[DIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\s]+:\d+\] (?:\[[^\]]*\] ?)?")
-_CHOICE = re.compile(r"for benchmark choice (.+?)\s*$")
+_CHOICE = re.compile(r"for benchmark choice (.+)$")  # searched in a line stripped at its end
 _IN_PROCESS = re.compile(r"^(?:Runtime error|CUDA compilation error) during autotuning")
 _TABLE = re.compile(r"^AUTOTUNE (\w+)\((.*)\)\s*$")
 _ROW = re.compile(r"^  (\S+) (inf|nan|[0-9.]+(?:e[-+]?[0-9]+)?) ms\b(.*)$")
-_END = re.compile(r"AUTOTUNE benchmarking takes .* for (\d+) choices")
+_END = re.compile(r"AUTOTUNE benchmarking takes .{0,256} for (\d+) choices")  # bounded: linear in a long line
 _RAISED = re.compile(r"^\s*(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception)\b: ?(.*)$")
 _NVGEMM = "nv_universal_gemm"
 _STARTS = ("AUTOTUNE", "Exception ", "during autotuning")  # words of the lines a record or a table starts with
+_ENDS = ("for benchmark choice ", "Ignoring this choice")  # words of the lines a record ends with
 MAX_RECORD = 400  # lines of one failure kept to find its cause: a traceback is shorter; the rest is the parent's
+MAX_RECORD_CHARS = 1 << 18  # characters of them (a log's long lines come as windows of 16 KiB)
 
 
 @dataclass
@@ -74,18 +77,43 @@ class CandidateReader:
     def __init__(self) -> None:
         self.record: Optional[list[str]] = None  # the failure record being read, None outside one
         self.record_line = 0
+        self.record_chars = 0
         self.waiting: list[_Failure] = []  # precompile failures since the last table
         self.in_process: list[_Failure] = []  # in-process failures since the last table (their rows read inf)
         self.table: Optional[_Table] = None
         self.done: list[GemmCandidates] = []
 
-    def block(self, first: int, lines: Sequence[str], text: str) -> None:
-        """A block of lines, numbered from `first`, and their text joined (explain reads a log so): a block without
-        a word that starts a record or a table is skipped whole, unless one is open."""
-        if self.record is None and self.table is None and not any(word in text for word in _STARTS):
-            return
-        for number, line in enumerate(lines, first):
-            self.line(number, line)
+    def block(self, block: Block) -> None:
+        """A block of a log's entries (explain reads a log so), each read from the first that may start a record or
+        a table, and while one is open; while a record that is full is open, only those that may end it: a block
+        is read a line at a time only where a line can change what is read."""
+        text, numbers = block.text, block.numbers
+        index = offset = 0  # the next entry, and where it starts in text
+        upcoming: dict[str, int] = {}  # word -> where it next shows in text, at or after offset (-1: nowhere)
+        while index < len(numbers):
+            if self.table is None and (self.record is None or self._full):
+                at = -1
+                for word in _STARTS if self.record is None else _STARTS + _ENDS:
+                    where = upcoming.get(word)
+                    if where is None or 0 <= where < offset:
+                        where = upcoming[word] = text.find(word, offset)
+                    if where >= 0 and (at < 0 or where < at):
+                        at = where
+                if at < 0:
+                    return
+                skipped = text.count("\n", offset, at)
+                if skipped:
+                    index += skipped
+                    offset = text.rfind("\n", offset, at) + 1
+            line = block.lines[index]
+            self.line(numbers[index], line)
+            offset += len(line) + 1
+            index += 1
+
+    @property
+    def _full(self) -> bool:
+        """The open record holds MAX_RECORD lines or MAX_RECORD_CHARS characters: what follows only ends it."""
+        return self.record is not None and (len(self.record) >= MAX_RECORD or self.record_chars >= MAX_RECORD_CHARS)
 
     def line(self, number: int, raw: str) -> None:
         text = _PREFIX.sub("", raw, count=1).rstrip()
@@ -98,11 +126,13 @@ class CandidateReader:
             self.table = _Table(found.group(1), found.group(2), number)
             return
         if text.startswith("Exception ") or _IN_PROCESS.match(text):  # a failure's record starts here
-            self.record, self.record_line = [], number
+            self.record, self.record_line, self.record_chars = [], number, 0
         if self.record is None:
             return
-        if len(self.record) < MAX_RECORD:
+        kept = not self._full
+        if kept:
             self.record.append(text)
+            self.record_chars += len(text)
         if _IN_PROCESS.match(self.record[0]):
             if "Ignoring this choice" in text:
                 self.in_process.append(self._settled(IN_PROCESS))
@@ -110,17 +140,24 @@ class CandidateReader:
             return
         choice = _CHOICE.search(text)
         if choice:  # the worker's traceback ends here; the parent's follows
-            self.record.pop()
+            if kept:
+                self.record.pop()
             if _NVGEMM in _snake(choice.group(1)):  # a Triton choice that failed is no NVGEMM candidate
                 self.waiting.append(self._settled(WORKER))
             self.record = None
 
     def _settled(self, where: str) -> _Failure:
-        """The failure whose record is self.record: the first signature its lines show, in the table's order."""
+        """The failure whose record is self.record: the first signature its lines show, in the table's order (only a
+        row one of whose needles the record holds is searched line by line)."""
+        joined = "\n".join(self.record)
         for signature in SIGNATURES:
+            needles = signature.row.needles
+            if needles is not None and not any(needle in joined for needle in needles):
+                continue
             for text in self.record:
-                if signature.search(text):
-                    return _Failure(signature.id, text.strip()[:300], where, self.record_line)
+                found = signature.search(text)
+                if found:
+                    return _Failure(signature.id, quote(text, found), where, self.record_line)
         return _Failure(UNEXPLAINED, _raised_line(self.record), where, self.record_line)
 
     def _table_line(self, number: int, text: str) -> None:

@@ -1,102 +1,45 @@
 """A user's log or traceback read as untrusted input, and the known failures of the stack found in it.
 
-The signatures are the smoke stage's (causes/signatures.toml, one table): each line of the log is matched against
-them, and every signature found becomes a cause with its evidence line and its remedy (causes/explanations.py says
-each); the first in the table's order is the main one.
+The signatures are the smoke stage's (causes/signatures.toml, one table): every signature found in the log becomes a
+cause with its evidence line and its remedy (causes/explanations.py says each); the first in the table's order is the
+main one.
 
-A log is read to its end in blocks (constant memory, each line cut at MAX_LINE characters, so that /dev/zero's
-endless line could not grow it), and what is kept of it has terminal escape sequences and control characters removed
-(envcheck.terminal.clean). benchmarks/explain_big_log.py measures a 200 MB log.
+The log is read by logreader.py: a block at a time, in bounded memory, a long line as windows of MAX_LINE bytes. A
+block is searched for a row only where it holds one of the row's needles (the text every match holds), and then
+through the whole block at once: only the entries where a pattern matches are looked at one by one. So the time is
+linear in the log's size whatever its shape, every row's patterns being guarded (guard.py) against backtracking.
+benchmarks/explain_big_log.py and explain_long_lines.py measure it.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
+import heapq
 import re
 from dataclasses import dataclass
-from typing import IO, Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional
 
-from ..errors import UsageError
 from ..model import Report, Status
-from ..terminal import clean
+from .guard import alternatives
+from .logreader import BLOCK, CONTINUED, MAX_LINE, OVERLAP, Block, LogLine, LogReader, clean_line
 
-__all__ = ["MAX_LINE", "LogLine", "Block", "LogReader", "Found", "Explained", "clean_line", "scan"]
+__all__ = ["MAX_LINE", "OVERLAP", "BLOCK", "QUOTE", "LogLine", "Block", "LogReader", "Found", "Explained", "clean_line",
+           "quote", "scan"]
 
-MAX_LINE = 16 * 1024  # characters of one line kept for matching; the rest of a longer line is skipped
-BLOCK = 1 << 20  # bytes read at a time; lines are cleaned and searched a block at a time
-
-
-def clean_line(text: str) -> str:
-    """text without terminal escape sequences or control characters, on one line (a tab becomes a space)."""
-    return clean(text).replace("\n", "").replace("\t", " ")
+QUOTE = 300  # characters of a line kept to show a match in it
+HUNT = 10_000  # lines that show a signature looked at, after its first, for the exception's own line
 
 
-@dataclass(frozen=True)
-class LogLine:
-    number: int  # 1-based
-    text: str  # cleaned
-
-
-@dataclass(frozen=True)
-class Block:
-    """Lines read together: the number of the first, their cleaned texts, and those texts joined by newlines."""
-
-    first: int
-    lines: tuple[str, ...]
-    text: str
-
-
-class LogReader:
-    """A log's lines, decoded leniently and cleaned, read to the end a block at a time with a cap on each line.
-    Iterate once (lines, or `blocks()`); afterwards `lines_read` says how many there were."""
-
-    def __init__(self, stream: IO[bytes], max_line: int = MAX_LINE, block: int = BLOCK):
-        self.stream, self.max_line, self.block = stream, max_line, block
-        self.lines_read = 0
-
-    def __iter__(self) -> Iterator[LogLine]:
-        for block in self.blocks():
-            yield from (LogLine(block.first + i, text) for i, text in enumerate(block.lines))
-
-    def blocks(self) -> Iterator[Block]:
-        """One decode and one cleaning per block, not per line: a 200 MB log is read in seconds."""
-        for raw in self._raw_blocks():
-            if self.lines_read == 0 and b"\x00" in raw[0]:
-                raise UsageError("not a text log (it holds NUL bytes): expected a log or traceback")
-            text = clean(b"\n".join(raw).decode("utf-8", errors="replace")).replace("\t", " ")
-            lines = tuple(text.split("\n"))
-            if max(map(len, lines)) > self.max_line:
-                lines = tuple(line[: self.max_line] for line in lines)
-                text = "\n".join(lines)
-            yield Block(self.lines_read + 1, lines, text)
-            self.lines_read += len(lines)
-
-    def _raw_blocks(self) -> Iterator[list[bytes]]:
-        """Each block's whole lines as bytes, without their newlines, each cut at 4 bytes a character kept (a UTF-8
-        character is at most four); the rest of an over-long line is read past, never kept."""
-        limit = self.max_line * 4
-        rest = b""  # the start of a line the last block ended in
-        skipping = False  # inside an over-long line that was cut: read to its newline
-        while True:
-            data = self.stream.read(self.block)
-            if not data:
-                if rest:
-                    yield [rest]
-                return
-            lines = data.split(b"\n")
-            if skipping:  # the first piece is still the over-long line's
-                if len(lines) == 1:
-                    continue
-                del lines[0]
-                skipping = False
-            else:
-                lines[0] = rest + lines[0]
-            rest = lines.pop()
-            if len(rest) > limit:  # a line longer than the cap that has not ended: cut it now, skip its rest
-                lines.append(rest[:limit])
-                rest, skipping = b"", True
-            if lines:
-                yield [line[:limit] for line in lines]
+def quote(text: str, found: "re.Match[str]") -> str:
+    """What is kept of a line to show a match in it: the line, stripped, up to QUOTE characters; where the match ends
+    further in (a long line, a window of one), QUOTE characters from a little before the match, marked as cut."""
+    line = text.strip()
+    lead = len(text) - len(text.lstrip())
+    if len(line) <= QUOTE or found.end() - lead <= QUOTE:
+        return line[:QUOTE]
+    start = max(0, found.start() - lead - QUOTE // 3)
+    return CONTINUED + line[start:start + QUOTE - 1]
 
 
 @dataclass(frozen=True)
@@ -142,58 +85,57 @@ class Explained:
         return 1 if self.status.is_problem else 0
 
 
-# A block of at most this many lines (a traceback, a short log) is searched line by line: making the whole-block
-# patterns (90 more regular expressions) would cost more than it saves (benchmarks/startup_options.py, explain).
+# A block of at most this many entries and characters (a traceback, a short log) is searched line by line: making the
+# whole-block patterns (90 more regular expressions) would cost more than it saves (benchmarks/startup_options.py).
 FEW_LINES = 1000
+FEW_CHARS = 1 << 16
 
 
 def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None, *, libraries: tuple[str, ...] = (),
          choose=None) -> tuple[Found, ...]:
     """Every signature found in the log, in the table's priority order. Its evidence is the first line that shows
-    it, or a later one where that is the exception's own line (the end of a traceback) and the first was not.
+    it, or a later one where that is the exception's own line (the end of a traceback) and the first was not (the
+    next HUNT lines that show it are looked at for one).
     each: called with every block too, in order (explain reads the NVGEMM candidates in the same pass).
 
     `choose`, if given, is called once the log is read with what it says of its stack (a LogStack, read by
     logstack.py; `libraries`: the kernel-library modules to look for) and returns the Context to explain the causes
-    by: explain without --python picks its profile and interpreter from the log itself.
-
-    A block of lines is searched whole first, and line by line only for a signature that may match in it: most
-    blocks of a big log hold no known failure. A block of FEW_LINES or fewer is searched line by line at once."""
+    by: explain without --python picks its profile and interpreter from the log itself."""
     from .explanations import SIGNATURES, explain_said
     from .logstack import StackReader
     from .table import ABOVE_LINES
 
     first: dict[str, tuple[str, str, int, bool]] = {}  # id -> (what it named, the evidence line, its number, raised)
+    hunted: dict[str, int] = {}  # id -> lines that showed it looked at since its first
     stack = StackReader(libraries) if choose is not None else None
-    prior: tuple[str, ...] = ()  # the last lines of the block before: a row with `above` looks up into them
+    prior: tuple[str, ...] = ()  # the last entries of the block before: a row with `above` looks up into them
     for block in reader.blocks():
         if each is not None:
             each(block)
         if stack is not None:
             stack.read(block.text)
+        few = len(block.numbers) <= FEW_LINES and len(block.text) <= FEW_CHARS
         for signature in SIGNATURES:
-            seen = first.get(signature.id)
-            if seen is not None and seen[3]:
+            row, seen = signature.row, first.get(signature.id)
+            if seen is not None and (seen[3] or hunted[signature.id] >= HUNT):
                 continue
-            whole = _whole_block_patterns(signature.row) if len(block.lines) > FEW_LINES else None
-            if whole is not None and not any(pattern.search(block.text) for pattern in whole):
+            if row.needles is not None and not any(needle in block.text for needle in row.needles):
                 continue
-            for number, text in enumerate(block.lines, block.first):
+            for index in range(len(block.numbers)) if few else _hits(row, block, prior, ABOVE_LINES):
+                text = block.lines[index]
                 seen = first.get(signature.id)
-                raised = None
                 if seen is not None:
-                    if seen[3]:
+                    if seen[3] or hunted[signature.id] >= HUNT:
                         break
-                    raised = bool(_RAISED.match(text))
-                    if not raised:
+                    hunted[signature.id] += 1
+                    if not _RAISED.match(text):
                         continue
-                found = signature.search(text, _before(prior, block.lines, number - block.first, ABOVE_LINES)
-                                         if signature.row.above else ())
+                found = row.search(text, _before(prior, block.lines, index, ABOVE_LINES) if row.above else ())
                 if found:
-                    raised = bool(_RAISED.match(text)) if raised is None else raised
                     said = found.group(1) if found.re.groups else found.group(0)
-                    first[signature.id] = (said, text.strip()[:300], number, raised)
-        prior = (*prior, *block.lines[-ABOVE_LINES:])[-ABOVE_LINES:]
+                    first[signature.id] = (said, quote(text, found), block.numbers[index], bool(_RAISED.match(text)))
+                    hunted.setdefault(signature.id, 0)
+        prior = (*prior, *_last(block.text, ABOVE_LINES))[-ABOVE_LINES:]
     if stack is not None:
         ctx = choose(stack.stack())
     explained = ((s, explain_said(s, *first[s.id][:2], ctx)) for s in SIGNATURES if s.id in first)
@@ -205,49 +147,84 @@ def _before(prior: tuple[str, ...], lines: tuple[str, ...], index: int, count: i
     return lines[index - count:index] if index >= count else (*prior, *lines[:index])[-count:]
 
 
+def _last(text: str, count: int) -> list[str]:
+    """The last `count` entries of a block's text (fewer where it has fewer), without splitting all of it."""
+    start = len(text)
+    for _ in range(count):
+        start = text.rfind("\n", 0, start)
+        if start < 0:
+            break
+    return text[start + 1:].split("\n")
+
+
+def _hits(row, block: Block, prior: tuple[str, ...], above_lines: int) -> Iterator[int]:
+    """The indices of a block's entries where one of the row's patterns matches, ascending and each once, found by
+    searching the whole block's text at once (a match across entries is only a false alarm: the entry is then
+    searched alone and shows nothing). A row with `above`: those with its `above` line at most above_lines entries
+    up. Every entry, where a pattern cannot be searched so."""
+    patterns = _whole_block_patterns(row)
+    if patterns is None:
+        yield from range(len(block.numbers))
+        return
+    starts = heapq.merge(*(_starts(pattern, block.text) for pattern in patterns))
+    if row.above is not None:
+        above = _block_patterns(row.above)
+        if above is None:
+            yield from range(len(block.numbers))
+            return
+        marks = sorted({index for pattern in above for index in _starts(pattern, block.text)})
+        after_prior = bool(prior) and row.above.search("\n".join(prior)) is not None
+        starts = (index for index in starts if (after_prior and index < above_lines)
+                  or bisect.bisect_right(marks, index) > bisect.bisect_left(marks, index - above_lines))
+    last = -1
+    for index in starts:
+        if index != last:
+            yield index
+            last = index
+
+
+def _starts(pattern: "re.Pattern[str]", text: str) -> Iterator[int]:
+    """The index of every line of text (joined by newlines) where a match of pattern starts, ascending: one search from
+    the start of each line after the last found (a C-speed pass; Python only once per line found)."""
+    position = index = counted = 0
+    while True:
+        found = pattern.search(text, position)
+        if found is None:
+            return
+        index += text.count("\n", counted, found.start())
+        counted = found.start()
+        yield index
+        position = text.find("\n", found.start()) + 1
+        if position == 0:
+            return
+
+
 # A construct whose meaning at a line's start or end differs from its meaning beside a newline: a pattern holding
-# one is only ever matched line by line.
-_EDGE_SENSITIVE = re.compile(r"\\[AZz]|\(\?(?!:|P<)")
+# one is only ever matched line by line. A lookbehind of one character that is never a newline (guard.py's start of
+# a run, `(?<!\w)`) means the same beside a newline as at a line's start.
+_EDGE_SENSITIVE = re.compile(r"\\[AZz]|\(\?(?!:|P<|<!(?:\\[wd]|\.)\))")
 
 
 @functools.lru_cache(maxsize=None)
 def _whole_block_patterns(row) -> Optional[tuple["re.Pattern[str]", ...]]:
     """Patterns that find a match in a block's lines joined by newlines whenever a line of it matches the row: each
     pattern's top-level alternatives apart (Python's re scans fast only for a literal start) and with ^ and $ at
-    line ends. A cross-line match is only a false alarm: the block is then read line by line. None: the row's
-    patterns are searched line by line only."""
-    patterns = []
+    line ends. None: the row's patterns are searched line by line only."""
+    patterns: list["re.Pattern[str]"] = []
     for pattern in row.patterns:
-        if _EDGE_SENSITIVE.search(pattern.pattern):
+        made = _block_patterns(pattern)
+        if made is None:
             return None
-        try:
-            patterns.extend(re.compile(part, pattern.flags | re.MULTILINE) for part in _alternatives(pattern.pattern))
-        except re.error:  # an alternative alone is not a pattern (a back-reference): the whole one
-            patterns.append(re.compile(pattern.pattern, pattern.flags | re.MULTILINE))
+        patterns.extend(made)
     return tuple(patterns)
 
 
-def _alternatives(source: str) -> list[str]:
-    """A regular expression's top-level alternatives ("a|b(c|d)" -> "a", "b(c|d)")."""
-    parts, start, depth, index, in_class = [], 0, 0, 0, False
-    while index < len(source):
-        char = source[index]
-        if char == "\\":
-            index += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            index += 1 + (source[index + 1: index + 2] == "^")
-            index += source[index: index + 1] == "]"  # a ] first in a class is a character of it
-            continue
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            parts.append(source[start:index])
-            start = index + 1
-        index += 1
-    return parts + [source[start:]]
+@functools.lru_cache(maxsize=None)
+def _block_patterns(pattern: "re.Pattern[str]") -> Optional[tuple["re.Pattern[str]", ...]]:
+    """One pattern as whole-block patterns (see _whole_block_patterns); None where it cannot be."""
+    if _EDGE_SENSITIVE.search(pattern.pattern):
+        return None
+    try:
+        return tuple(re.compile(part, pattern.flags | re.MULTILINE) for part in alternatives(pattern.pattern))
+    except re.error:  # an alternative alone is not a pattern (a back-reference): the whole one
+        return (re.compile(pattern.pattern, pattern.flags | re.MULTILINE),)

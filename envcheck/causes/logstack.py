@@ -20,12 +20,14 @@ PATH_CHARS = 512  # how far before a site directory's `/lib/pythonX.Y/` its pref
 
 # A torch version as logs name it: `torch 2.14.1`, `torch==2.15.0`, `torch-2.14.1+cu130` (a wheel, a pip line, a
 # dist-info folder), `PyTorch version: 2.15.0+cu132` (torch.utils.collect_env).
-# No \b first: a pattern that starts with a literal is searched many times faster (the word's start is checked after).
-_TORCH = re.compile(r"(?:torch(?:==| |-)|PyTorch version: )(\d+\.\d+(?:\.\d+)?(?:\+\w+)?)\b")
+# No \b first, and no alternation of the two: a pattern that starts with a literal is searched many times faster (the
+# word's start is checked after); each number is bounded, so that a run of digits costs no more than reading it.
+_VERSION = r"(\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:\+\w{1,64})?)\b"
+_TORCH = (re.compile(r"torch(?:==| |-)" + _VERSION), re.compile(r"PyTorch version: " + _VERSION))
 _NVGEMM = "nv_universal_gemm"
 _INDUCTOR = "torch/_inductor/"
 # A traceback's frame in Inductor: `File ".../torch/_inductor/graph.py", line 1595, in call_function`.
-_FRAME = re.compile(r'(torch/_inductor/[\w/]+\.py)", line ([0-9]+), in (\w+)')
+_FRAME = re.compile(r'(torch/_inductor/[\w/]{1,256}\.py)", line ([0-9]{1,9}), in (\w+)')  # bounded: linear
 # A site directory: `<prefix>/lib/python3.12/site-packages/`, Debian's `/usr/lib/python3/dist-packages/`.
 _SITE = re.compile(r"/lib/python(3(?:\.[0-9]+)?)/(site|dist)-packages/")
 # From 4.6 the DSL's `cutlass` is under nvidia_cutlass_dsl/dsl_packages, before under python_packages.
@@ -34,8 +36,15 @@ _BEFORE_PATH = re.compile(r"[\s\"'`(),=;\[\]{}|]")  # what stands before a path 
 
 
 def _library_pattern(module: str) -> "re.Pattern[str]":
-    """A module named as a module or as a path: cutlass.operators, cutlass/operators/arch.py."""
-    return re.compile(r"\b" + re.escape(module).replace(r"\.", "[./]") + r"\b")
+    """A module named as a module or as a path: cutlass.operators, cutlass/operators/arch.py (the start of its word is
+    checked by _named: a literal start is searched many times faster)."""
+    return re.compile(re.escape(module).replace(r"\.", "[./]") + r"\b")
+
+
+def _named(pattern: "re.Pattern[str]", text: str) -> Optional["re.Match[str]"]:
+    """The first match of pattern in text that starts a word."""
+    return next((found for found in pattern.finditer(text) if found.start() == 0
+                 or not (text[found.start() - 1].isalnum() or text[found.start() - 1] == "_")), None)
 
 
 def interpreter_of(prefix: str, version: str, kind: str) -> Optional[str]:
@@ -71,10 +80,9 @@ class StackReader:
 
     def read(self, text: str) -> None:
         if self.torch is None:
-            self.torch = next((named.group(1) for named in _TORCH.finditer(text)
-                               if named.start() == 0 or not (text[named.start() - 1].isalnum() or
-                                                             text[named.start() - 1] == "_")), None)
-        self.seen |= {module for module, pattern in self.libraries if module not in self.seen and pattern.search(text)}
+            named = [found for found in (_named(pattern, text) for pattern in _TORCH) if found is not None]
+            self.torch = min(named, key=lambda found: found.start()).group(1) if named else None
+        self.seen |= {module for module, pattern in self.libraries if module not in self.seen and _named(pattern, text)}
         self.nvgemm = self.nvgemm or _NVGEMM in text
         self.inductor = self.inductor or _INDUCTOR in text
         if self.inductor and len(self.frames) < MAX_FRAMES:

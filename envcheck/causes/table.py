@@ -1,7 +1,9 @@
 """The known-failure table (signatures.toml beside this file): read once, validated, in priority order.
 
 Data only: what each signature means for a target (its cause sentence and remedy) is code in explanations.py, keyed
-by the same id. `envcheck smoke`, `envcheck bench` and `envcheck explain` all read this one table.
+by the same id. `envcheck smoke`, `envcheck bench` and `envcheck explain` all read this one table. Each pattern is
+compiled as guard.py rewrites it, so that no row's search takes more than linear time on a long line, and a row keeps
+the literal text its matches hold (`needles`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Optional, Sequence
 from ..model import Status
 from ..profile import PolicyError
 from ..userfile import tomllib
+from .guard import guarded, needles
 
 __all__ = ["ABOVE_LINES", "SignatureRow", "load_signatures", "parse_signatures", "TABLE"]
 
@@ -33,6 +36,8 @@ class SignatureRow:
     checks: tuple[str, ...] = ()
     status: Status = Status.FAIL  # "warn": a message that names a problem without failing the run (a deprecation)
     above: Optional["re.Pattern[str]"] = None  # a line that must come at most ABOVE_LINES lines before the match's
+    # Text that every match of the row holds, one of them at least (guard.needles); None: a pattern has none
+    needles: Optional[tuple[str, ...]] = None
 
     def search(self, text: str, before: Sequence[str] = ()) -> Optional["re.Match[str]"]:
         """The first match of any of its patterns in text, in pattern order. A row with `above` matches only where a
@@ -89,13 +94,9 @@ def _row(row: Any, where: str, source: str, seen: set[str]) -> SignatureRow:
     patterns = row.get("patterns")
     if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) and p for p in patterns):
         raise PolicyError(source, f"{where}.patterns", patterns, "a non-empty list of regular expressions")
-    compiled = []
-    for pattern in patterns:
-        try:
-            compiled.append(re.compile(pattern))
-        except re.error as exc:
-            raise PolicyError(source, f"{where}.patterns", pattern, f"a regular expression ({exc})") from None
-        if compiled[-1].groups > 1:
+    compiled = [_compiled(pattern, source, f"{where}.patterns") for pattern in patterns]
+    for pattern, made in zip(patterns, compiled):
+        if made.groups > 1:
             raise PolicyError(source, f"{where}.patterns", pattern, "at most one group (what the failure names)")
     checks = row.get("checks", [])
     if not isinstance(checks, list) or not all(isinstance(c, str) and c for c in checks):
@@ -105,14 +106,22 @@ def _row(row: Any, where: str, source: str, seen: set[str]) -> SignatureRow:
         raise PolicyError(source, f"{where}.status", status, "'fail' or 'warn'")
     above = row.get("above")
     if above is not None:
-        try:
-            above = re.compile(above) if isinstance(above, str) and above else None
-        except re.error:
-            above = None
-        if above is None:
-            raise PolicyError(source, f"{where}.above", row["above"], "a regular expression (a line that must come "
-                              f"at most {ABOVE_LINES} lines before the pattern's)")
-    return SignatureRow(sig_id, tuple(compiled), tuple(checks), Status(status), above)
+        if not isinstance(above, str) or not above:
+            raise PolicyError(source, f"{where}.above", above, "a regular expression (a line that must come at most "
+                              f"{ABOVE_LINES} lines before the pattern's)")
+        above = _compiled(above, source, f"{where}.above")
+    found = [needles(pattern) for pattern in patterns]
+    held = None if None in found else tuple(dict.fromkeys(n for each in found for n in each))
+    return SignatureRow(sig_id, tuple(compiled), tuple(checks), Status(status), above, held)
+
+
+def _compiled(pattern: str, source: str, key: str) -> "re.Pattern[str]":
+    """A row's regular expression as it is searched: guarded (guard.py) against taking more than linear time."""
+    try:
+        re.compile(pattern)
+        return re.compile(guarded(pattern))
+    except re.error as exc:
+        raise PolicyError(source, key, pattern, f"a regular expression ({exc})") from None
 
 
 @lru_cache(maxsize=None)

@@ -68,8 +68,7 @@ def run_explain(
     autotuned = CandidateReader()
     try:
         reader = LogReader(stream)
-        causes = scan(reader, ctx, lambda block: autotuned.block(block.first, block.lines, block.text),
-                      libraries=among.libraries, choose=choose)
+        causes = scan(reader, ctx, autotuned.block, libraries=among.libraries, choose=choose)
         if chosen_by_log:
             choice, stack = chosen_by_log[0]
             interpreter = (stack.interpreter, stack.site) if stack.interpreter else None

@@ -71,7 +71,7 @@ def _driver_library(folder: CudaFolder, running: Optional[str], unknown: str) ->
                              "and which driver it was for could not be read")
     name, release = os.path.basename(folder.libcuda), folder.libcuda_version
     ours = _release(release) if release else None
-    if release is None or ours is None:
+    if ours is None:
         return Status.WARN, (f"libcuda.so.1 in {{where}}, on LD_LIBRARY_PATH, names no driver release (its file is "
                              f"{folder.libcuda}), so it could not be told from the driver's own; it {loaded}")
     theirs = _release(running) if running else None
