@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from ..model import Driver, Facts, Failure, Finding, Gpu, Interpreter, Remedy, Run, Status, Step
+from ..model import Driver, Facts, Failure, Finding, Gpu, Interpreter, Remedy, Run, Status, Step, version_or_none
 from ..profile import RUNTIME, Policy, spec_text, torch_release
 
 __all__ = ["Context", "basis_text", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies",
@@ -89,12 +89,6 @@ def interpreter_error(ctx: Context, check_id: str, title: str) -> Optional[Findi
         )
     return None
 
-
-def version_or_none(text: Optional[str]) -> Optional[Version]:
-    try:
-        return Version(text) if text else None
-    except InvalidVersion:
-        return None
 
 
 def satisfies(version: Optional[str], specifier: SpecifierSet) -> bool:

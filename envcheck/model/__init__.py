@@ -11,7 +11,7 @@ was a measured part of doctor's start-up, and a doctor without --smoke names non
 from .facts import (
     GIVEN, SEEN, Checkout, CudaFolder, Distribution, Driver, Facts, Failure, Gpu, Interpreter, ModuleLocation, Nvcc,
     PthImport, SearchPaths, SourceValue, System, Toolkit, TorchBuild, canonical_name, capability_of, capability_text,
-    gpus_given, is_distribution_name,
+    gpus_given, is_distribution_name, version_or_none,
 )
 from .findings import Evidence, Finding, Remedy, Run, Status, Step
 from .plain import plain
@@ -56,6 +56,7 @@ __all__ = [
     "EnvironmentRecord",
     "CompileWay",
     "canonical_name",
+    "version_or_none",
     "is_distribution_name",
     "capability_of",
     "capability_text",

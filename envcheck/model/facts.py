@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Optional, Union
 
-__all__ = ["canonical_name", "is_distribution_name", "capability_of", "capability_text", "gpus_given", "Failure",
+__all__ = ["canonical_name", "version_or_none", "is_distribution_name", "capability_of", "capability_text", "gpus_given", "Failure",
            "CudaFolder", "SearchPaths", "System", "Distribution", "ModuleLocation", "PthImport", "SourceValue", "TorchBuild", "Interpreter", "Gpu", "Driver", "Nvcc",
            "Toolkit", "Checkout", "Facts", "SEEN", "GIVEN"]
 
@@ -18,6 +18,16 @@ def canonical_name(name: str) -> str:
     import re
 
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def version_or_none(text: Optional[str]):
+    """text as a packaging Version; None where it is empty or no version (a local build's odd tag)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(text) if text else None
+    except InvalidVersion:
+        return None
 
 
 def is_distribution_name(name: str) -> bool:

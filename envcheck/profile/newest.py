@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
+from ..model import version_or_none
 from .schema import Policy, spec_text
 
 __all__ = ["PipTorch", "pip_torch"]
@@ -43,7 +44,7 @@ def pip_torch(policies: tuple[Policy, ...], python: Optional[str]) -> Optional[P
     where the Python takes it ([[python.by-torch]]: torch 2.15.0 needs >= 3.11); else an older torch of that
     profile's range, where its Python range takes this Python (2.14.1 on Python 3.10). None where no profile's torch
     takes it (on Python 3.9 pip gives a torch older than every profile) or no profile knows its newest torch."""
-    version = _version(python)
+    version = version_or_none(python)
     for policy in sorted((p for p in policies if p.torch_newest is not None), key=lambda p: p.torch_newest, reverse=True):
         wanted, ranges = policy.python_for(policy.torch_newest)
         needs = " and ".join(spec_text(r.version) for r in ranges) if ranges else spec_text(wanted)
@@ -53,9 +54,3 @@ def pip_torch(policies: tuple[Policy, ...], python: Optional[str]) -> Optional[P
             return PipTorch(policy, None, policy.torch_newest, needs)
     return None
 
-
-def _version(text: Optional[str]) -> Optional[Version]:
-    try:
-        return Version(text) if text else None
-    except InvalidVersion:
-        return None
