@@ -6,8 +6,9 @@ of M tokens. One function per M of the reference's table:
     envcheck bench --model benchmarks/llama_mlp.py:decode      # M = 16
     envcheck bench --model benchmarks/llama_mlp.py:prefill_8192
 
-envcheck calls the function under `with torch.device(...)`: the meta device to record the GEMMs (nothing is
-allocated), CUDA to time the module; so nothing here names a device."""
+envcheck calls the function under `with torch.device(...)`: the device the model runs on (CUDA, or the CPU where
+there is no GPU; the meta device with --record-on meta) to record its GEMMs, CUDA to time the module; so nothing
+here names a device."""
 
 import torch
 import torch.nn as nn
