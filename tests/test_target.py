@@ -19,7 +19,7 @@ from factsbuilder import driver, facts, gpu, stack
 
 from envcheck.gather import Sources, gather
 from envcheck.judge import judge
-from envcheck.judge.target import device_capability, device_target, snippet_lines, target_remedy
+from envcheck.judge.target import device_capability, device_target, needed_environment, snippet_lines, target_remedy
 from envcheck.model import Gpu, SourceValue, Status
 from envcheck.profile import DEFAULT_PROFILE, PolicyError, load, load_builtin
 from envcheck.profile.rules import RUN, SOURCES
@@ -112,18 +112,33 @@ def test_a_value_the_dsl_refuses_fails_with_or_without_a_gpu(value):
 
 
 @pytest.mark.parametrize("torch, status", [("2.14.0", Status.WARN), ("2.14.1", Status.WARN), ("2.15.0", Status.PASS),
-                                           ("2.13.0", Status.PASS), ("2.16.0", Status.WARN), (None, Status.WARN)])
+                                           ("2.13.0", Status.PASS), ("2.16.0", Status.WARN), (None, Status.PASS)])
 def test_the_torch_range_decides_whether_the_workers_need_it(torch, status):
     # 2.13 is outside the built-in profile; a profile for it (extends) would judge it so: the workers' path is 2.14's.
-    # 2.15 keeps a GEMM's choices below the threshold (the profile's 8: no source read here); 2.16 has no record, and
-    # no torch is judged for the torch the profile would install: both as the workers would compile
+    # 2.15 keeps a GEMM's choices below the threshold (the profile's 8: no source read here); 2.16 has no record: as
+    # the workers would compile. No torch is judged for what `pip install torch` gives on the target's Python (3.12
+    # here: 2.15.0), as the profile was chosen
     finding = arch(((9, 0),), torch=torch)
     assert finding.status is status
     assert (finding.remedy is None) is (status is Status.PASS)
     if torch is None:
-        assert any("no torch installed" in d for d in finding.details)
+        assert any("no torch installed: judged for torch 2.15.0, what `pip install torch` gives" in d
+                   for d in finding.details)
     if torch == "2.16.0":
         assert any("no record of how many NVGEMM choices torch 2.16.0 offers" in d for d in finding.details)
+
+
+@pytest.mark.parametrize("python, status, said", [
+    ((3, 11, 7), Status.PASS, "judged for torch 2.15.0"),  # the floor of torch 2.15.0
+    ((3, 10, 14), Status.WARN, "judged for the torch this profile installs"),  # pip gives a 2.14 there
+])
+def test_no_torch_is_judged_for_what_pip_gives_on_the_targets_python(python, status, said):
+    interpreter = replace(stack(), torch=None, version=python,
+                          distributions=tuple(d for d in stack().distributions if d.name != "torch"))
+    made = facts(interpreter=interpreter, checkout=None, driver=driver("580.159.04", "13.0", [gpu((9, 0), "H200")]))
+    finding = {f.id: f for f in judge(made, OPERATORS)}["cutedsl.arch"]
+    assert finding.status is status and any(said in d for d in finding.details)
+    assert needed_environment(made, OPERATORS) == (() if status is Status.PASS else ((VAR, "sm_90a"),))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -398,7 +413,7 @@ def test_gather_reads_the_profiles_variables_from_the_environment_it_is_given():
     assert gather(Sources(env={}, variables=(VAR,), timeout=20)).variable(VAR) is None
 
 
-@pytest.mark.parametrize("value, status", [(None, "warn"), ("sm_90a", "pass"), ("sm_100a", "fail")])
+@pytest.mark.parametrize("value, status", [(None, "pass"), ("sm_90a", "pass"), ("sm_100a", "fail")])
 def test_doctor_reads_its_own_environment(value, status, tmp_path):
     """A real doctor process for an H200 given, its environment the job's: the verdict and the fact in its JSON."""
     env = {k: v for k, v in os.environ.items() if k != VAR}

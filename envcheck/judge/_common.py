@@ -9,7 +9,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from ..model import Driver, Facts, Failure, Finding, Gpu, Interpreter, Remedy, Run, Status, Step, version_or_none
-from ..profile import RUNTIME, Policy, spec_text, torch_release
+from ..profile import RUNTIME, Policy, pip_torch, spec_text, torch_release
 
 __all__ = ["Context", "basis_text", "interpreter_error", "pip_install", "pip_uninstall", "fix_command", "satisfies",
            "shortfall", "version_or_none", "source_lines"]
@@ -45,6 +45,17 @@ class Context:
     def torch(self) -> Optional[Version]:
         """The installed torch's release (torch/version.py, else its metadata); None without one (or unreadable)."""
         return torch_release(self.interpreter.torch_version) if self.interpreter is not None else None
+
+    @property
+    def torch_judged(self) -> tuple[Optional[Version], str]:
+        """The torch a torch-dependent verdict is judged for, and how it was found: the installed one (""), else the
+        one a plain `pip install torch` gives on the target's Python where this profile covers it (the profile's
+        newest: "pip"); (None, "") where neither is known."""
+        if self.torch is not None:
+            return self.torch, ""
+        version = ".".join(map(str, self.interpreter.version)) if self.interpreter is not None else None
+        found = pip_torch((self.policy,), version)
+        return (found.torch, "pip") if found is not None and found.torch is not None else (None, "")
 
     def deviation(self, basis: str) -> Status:
         """The status of a requirement not met: fail where it is runtime (or --strict), warn where it is recipe."""

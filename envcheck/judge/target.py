@@ -82,7 +82,7 @@ def needed_environment(facts: Facts, policy: Policy) -> tuple[tuple[str, str], .
     capability = device_capability(facts)
     if rule is None or capability is None or rule.row(capability) is None:
         return ()
-    torch = Context(facts, policy).torch
+    torch, _ = Context(facts, policy).torch_judged
     verdict = unset_verdict(rule, capability, torch, threshold_read(facts, rule), dict(facts.environment))
     return () if verdict.status is Status.PASS else target_remedy(rule.variable, verdict.target).environment
 
@@ -211,7 +211,7 @@ def cutedsl_arch(ctx: Context) -> Finding:
         why_not = "--no-gpu" if ctx.no_gpu else "no GPU seen"
         return Finding(CHECK, TITLE, Status.SKIP, f"{said}; not judged for a GPU ({why_not}; --gpu-capability X.Y "
                        "judges for one)", wanted, rule.why, details=(where,))
-    torch = ctx.torch
+    torch, how = ctx.torch_judged
     read = threshold_read(ctx.facts, rule)
     settings = dict(ctx.facts.environment)
     judged = [_per_gpu(rule, cc, value, torch, read, settings) for cc in capabilities]
@@ -223,7 +223,9 @@ def cutedsl_arch(ctx: Context) -> Finding:
                        "set it for each job to the target of the GPU it uses (CUDA_VISIBLE_DEVICES)")
         if value in targets and status is Status.FAIL:  # right for one of them: a process on the others breaks
             status = Status.WARN
-    if torch is None:
+    if how == "pip":
+        details.append(f"no torch installed: judged for torch {torch}, what `pip install torch` gives on this Python")
+    elif torch is None:
         details.append(f"no torch installed: judged for the torch this profile installs ({spec_text(rule.torch)} "
                        "compiles in workers that cannot read the GPU)")
     if any(g.given for g in ctx.gpus):

@@ -20,6 +20,7 @@ underscore are the package's own: its modules share them, nothing outside import
 
 from ..model import ProfileChoice
 from .load import MAX_ENTRIES, builtin_profiles, load, load_builtin
+from .newest import PipTorch, pip_torch
 from .origins import PolicyError
 from .schema import (
     DEFAULT_PROFILE, LEVELS, RECIPE, RUN, RUNTIME, SCHEMA, SOURCES, Beside, Caveat, CompileTarget, Conflict,
@@ -51,6 +52,8 @@ __all__ = [
     "builtin_only",
     "Candidates",
     "torch_release",
+    "pip_torch",
+    "PipTorch",
     "lower_bound",
     "PolicyError",
     "PackageRule",
