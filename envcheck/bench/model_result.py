@@ -18,7 +18,7 @@ from .shapes import LAYOUTS, LINEAR, OPS, Shape
 from .weights import Weights
 
 __all__ = ["ModelSpec", "ModelGemm", "OtherOp", "Recording", "ModelRow", "ModelTiming", "Offered",
-           "bench_inputs", "timing_sets", "nvgemm_offered", "left_out_reason", "failed_op", "NO_CHOICES_CAUSES"]
+           "bench_inputs", "timing_sets", "nvgemm_offered", "left_out_reason", "NO_CHOICES_CAUSES"]
 
 DTYPES = ("bfloat16", "float16")  # what bench times (run.DTYPE_FLAGS)
 # The cause ids (causes/signatures.toml) of a compile with the backend alone that Inductor offered no choice for:
@@ -199,7 +199,7 @@ class ModelRow:
     error: str = ""  # the exception's message whole, where it failed (its `target:` line names the op)
     cause_id: str = ""  # where it failed: the cause (causes/signatures.toml, as smoke and explain name it)
     cause: str = ""  # that cause's sentence
-    failed_on: str = ""  # the op it failed on ("aten.addmm.default"), from the error's `target:` line
+    failed_on: str = ""  # the op it failed on ("aten.addmm.default"), from the error's `target:` line (causes)
 
     @property
     def trusted(self) -> bool:
@@ -227,16 +227,6 @@ class ModelRow:
                 "gemm_calls": dict(self.gemm_calls), "gemms": self.gemms, "recommended": self.recommended,
                 "cause": {"id": self.cause_id, "text": self.cause} if self.cause_id else None,
                 "failed_on": self.failed_on or None}
-
-
-_TARGET = re.compile(r"^\s*target: (\S+)", re.M)
-
-
-def failed_op(message: str) -> str:
-    """The op Inductor was lowering when it failed: its LoweringException's `target: aten.addmm.default` line ("" where
-    the message has none)."""
-    found = _TARGET.search(message or "")
-    return found.group(1) if found else ""
 
 
 @dataclass(frozen=True)
