@@ -249,7 +249,7 @@ def timing_sets(backend: str, decision: Optional[Decision], autotune: Optional[A
     """The sets the model is timed with: ATEN,TRITON; ATEN,TRITON,<backend>; <backend> alone; and, where bench's
     advice names another (a backend pinned for a process that runs all of the model's shapes), that one too. Each
     {"name", "backends", "recommended"}; the decision's set is the recommended one."""
-    names = ["ATEN,TRITON", f"ATEN,TRITON,{backend}", backend]
+    names = [config_backends(backend, False), config_backends(backend, True), backend]
     if autotune is not None:
         scope = autotune.total("all") or (autotune.totals[0] if len(autotune.totals) == 1 else None)
         pin = scope.pin if scope is not None else None
