@@ -43,8 +43,7 @@ def share_text(row: ModelRow, backend: str) -> str:
     compiled model's GEMMs a set ran on the backend, or why it has no figure."""
     served, total = row.served(backend), row.gemms
     if row.status not in ("ok", "wrong-result"):
-        return f"{row.name} {row.status}" + (f": {row.cause_id}" if row.cause_id else "") + (
-            f" on {row.failed_on.removesuffix('.default')}" if row.failed_on else "")
+        return f"{row.name} {row.status}" + (f": {row.cause_id}" if row.cause_id else "") + row.where
     return f"{row.name} {served} of {total}" if total is not None else f"{row.name} not known"
 
 

@@ -215,9 +215,14 @@ class ModelRow:
         return sum(count for _, count in self.gemm_calls) if self.gemm_calls else None
 
     @property
+    def where(self) -> str:
+        """" on aten.addmm": the op it failed on, as its failure is said ("" where none is known)."""
+        return f" on {self.failed_on.removesuffix('.default')}" if self.failed_on else ""
+
+    @property
     def failure(self) -> str:
         """"error: no-valid-choices on aten.addmm (InductorError: ...)": what went wrong, its cause and op."""
-        where = f" on {self.failed_on.removesuffix('.default')}" if self.failed_on else ""
+        where = self.where
         said = f"{self.cause_id}{where}" if self.cause_id else where.strip()
         return f"{self.status}: " + (f"{said} ({self.reason})" if said else self.reason)
 
