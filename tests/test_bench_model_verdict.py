@@ -12,8 +12,9 @@ import pytest
 
 from envcheck.bench.analysis import Decision, Measurement, ShapeVerdict
 from envcheck.bench.model_outcome import model_verdict, share_text
-from envcheck.bench.model_result import NO_CHOICES_CAUSES, ModelRow, ModelTiming, failed_op, nvgemm_offered
+from envcheck.bench.model_result import NO_CHOICES_CAUSES, ModelRow, ModelTiming, nvgemm_offered
 from envcheck.bench.shapes import LINEAR, Shape
+from envcheck.causes import lowering_target
 from envcheck.inside.gemm import gemm_calls
 from envcheck.model.candidates import GemmCandidates, LostCandidates
 
@@ -65,7 +66,7 @@ ERROR = ("LoweringException: NoValidChoicesError: No choices to select. Provided
     ("", ""),
 ])
 def test_the_op_a_compile_failed_on_is_its_target_line(message, op):
-    assert failed_op(message) == op
+    assert lowering_target(message) == op
 
 
 def row(name, status="ok", ms=1.0, spread=0.005, calls=None, cause="", on="", reason=""):

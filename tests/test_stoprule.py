@@ -144,3 +144,16 @@ def test_a_figure_above_the_peak_decides_nothing(mine_broken, peer_broken):
 def test_a_quiet_row_stops_whatever_its_peers():
     mine, peer = _at(0.0, spread=0.015)
     assert stoprule.reason(mine, [(mine, peer)], TARGET, FLOOR, 0.0, CAP) == "quiet"
+
+
+@pytest.mark.parametrize("op, batch", [("mm", 1), ("addmm", 1), ("bmm", 8), ("baddbmm", 128)])
+def test_the_child_s_peak_floor_is_the_analysis_s(op, batch):
+    """The child stops trusting a figure where the analysis refuses it: the least time at the peak counts every GEMM of
+    a batch, as Shape.flops does."""
+    from envcheck.bench.shapes import Shape
+    from envcheck.inside.shape_timing import shape_fastest_ms
+
+    shape = Shape(2048, 4096, 1024, "x", "linear", op, batch, (4096,) if "add" in op else ())
+    peak = 989.0
+    assert shape_fastest_ms(shape.to_dict(), peak) == pytest.approx(shape.flops / (peak * 1e12) * 1e3)
+    assert shape_fastest_ms(shape.to_dict(), None) is None

@@ -37,7 +37,7 @@ from ..userfile import read_text
 from .autotune import mix_backends
 from .model_outcome import ModelBench, model_verdict
 from .model_result import (ModelGemm, ModelRow, ModelSpec, ModelTiming, OtherOp, Recording, bench_inputs, drift_of,
-                           failed_op, nvgemm_offered, timing_sets)
+                           nvgemm_offered, timing_sets)
 from .result import BenchOptions, BenchResult
 
 __all__ = ["parse_model", "record_gemms", "time_model", "run_model_bench", "RECORD_SCRIPTS", "TIME_SCRIPTS"]
@@ -150,8 +150,7 @@ def time_model(python: str, spec: ModelSpec, sets: list, cache_root: Path, base_
                           reason=str(r.get("reason") or ""), ms=(r.get("ms") or {}).get("median"),
                           spread=(r.get("ms") or {}).get("spread"), compile_s=r.get("compile_s"),
                           max_error=r.get("max_error"), gemm_calls=tuple(sorted((r.get("gemm_calls") or {}).items())),
-                          recommended=r.get("name") in advised, error=str((r.get("error") or {}).get("message") or ""),
-                          failed_on=failed_op((r.get("error") or {}).get("message") or ""))
+                          recommended=r.get("name") in advised, error=str((r.get("error") or {}).get("message") or ""))
                  for r in raw if not r.get("repeat"))
     eager = ((result or {}).get("eager_ms") or {}).get("median")
     error = None if result is not None and result.get("ok") else _failure(result, end, limit, spec, log)
@@ -204,11 +203,14 @@ def _cause(error: dict, ctx):
 
 
 def _explained(row: ModelRow, ctx) -> ModelRow:
-    """A set that failed to compile, with its cause: the first signature its error shows."""
+    """A set that failed to compile, with its cause (the first signature its error shows) and the op it failed on
+    (its error's `target:` line)."""
+    from ..causes import lowering_target
+
     if row.status != "error" or not (row.error or row.reason):
         return row
     cause = _cause({"type": "", "message": row.error or row.reason}, replace(ctx, backends=row.backends))
-    return replace(row, cause_id=cause.id, cause=cause.text)
+    return replace(row, cause_id=cause.id, cause=cause.text, failed_on=lowering_target(row.error))
 
 
 def _offered(recording: Recording, skipped, bench: BenchResult, backend: str, ctx) -> tuple:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .analysis import Decision
+from .analysis import Decision, config_backends
 from .model_result import ModelGemm, ModelRow, ModelSpec, ModelTiming, Offered, Recording
 from .noise import NOISE_FLOOR, differs
 
@@ -43,8 +43,7 @@ def share_text(row: ModelRow, backend: str) -> str:
     compiled model's GEMMs a set ran on the backend, or why it has no figure."""
     served, total = row.served(backend), row.gemms
     if row.status not in ("ok", "wrong-result"):
-        return f"{row.name} {row.status}" + (f": {row.cause_id}" if row.cause_id else "") + (
-            f" on {row.failed_on.removesuffix('.default')}" if row.failed_on else "")
+        return f"{row.name} {row.status}" + (f": {row.cause_id}" if row.cause_id else "") + row.where
     return f"{row.name} {served} of {total}" if total is not None else f"{row.name} not known"
 
 
@@ -55,9 +54,9 @@ def model_verdict(timing: ModelTiming, decision: Optional[Decision], backend: st
               if timing.rows else "")
     if decision is None or not (decision.wins or decision.loses or decision.same):
         return ModelVerdict(None, "not checked on the model: bench made no per-shape decision" + shares)
-    with_name = f"ATEN,TRITON,{backend}"
-    without, with_it = timing.row("ATEN,TRITON"), timing.row(with_name)
-    missing = [r.name if r is not None else name for r, name in ((without, "ATEN,TRITON"), (with_it, with_name))
+    without_name, with_name = config_backends(backend, False), config_backends(backend, True)
+    without, with_it = timing.row(without_name), timing.row(with_name)
+    missing = [r.name if r is not None else name for r, name in ((without, without_name), (with_it, with_name))
                if r is None or not r.trusted]
     if missing:
         reasons = "; ".join(f"{r.name}: {r.failure}" for r in (without, with_it) if r is not None and not r.trusted)
@@ -66,7 +65,7 @@ def model_verdict(timing: ModelTiming, decision: Optional[Decision], backend: st
     speedup = without.ms / with_it.ms
     margin = max(NOISE_FLOOR, *(s for s in (without.spread, with_it.spread, timing.drift) if s is not None))
     moved = differs(speedup, margin)
-    figures = (f"{without.ms:.4g} ms per forward with ATEN,TRITON, {with_it.ms:.4g} ms with {with_name}; "
+    figures = (f"{without.ms:.4g} ms per forward with {without_name}, {with_it.ms:.4g} ms with {with_name}; "
                f"noise {100 * margin:.1f}%")
     advice = f"enable {backend}" if decision.enable else f"do not enable {backend}"
     served, total = with_it.served(backend), with_it.gemms

@@ -18,7 +18,7 @@ from .shapes import LAYOUTS, LINEAR, OPS, Shape
 from .weights import Weights
 
 __all__ = ["ModelSpec", "ModelGemm", "OtherOp", "Recording", "ModelRow", "ModelTiming", "Offered",
-           "bench_inputs", "timing_sets", "nvgemm_offered", "left_out_reason", "failed_op", "NO_CHOICES_CAUSES"]
+           "bench_inputs", "timing_sets", "nvgemm_offered", "left_out_reason", "NO_CHOICES_CAUSES"]
 
 DTYPES = ("bfloat16", "float16")  # what bench times (run.DTYPE_FLAGS)
 # The cause ids (causes/signatures.toml) of a compile with the backend alone that Inductor offered no choice for:
@@ -199,7 +199,7 @@ class ModelRow:
     error: str = ""  # the exception's message whole, where it failed (its `target:` line names the op)
     cause_id: str = ""  # where it failed: the cause (causes/signatures.toml, as smoke and explain name it)
     cause: str = ""  # that cause's sentence
-    failed_on: str = ""  # the op it failed on ("aten.addmm.default"), from the error's `target:` line
+    failed_on: str = ""  # the op it failed on ("aten.addmm.default"), from the error's `target:` line (causes)
 
     @property
     def trusted(self) -> bool:
@@ -215,9 +215,14 @@ class ModelRow:
         return sum(count for _, count in self.gemm_calls) if self.gemm_calls else None
 
     @property
+    def where(self) -> str:
+        """" on aten.addmm": the op it failed on, as its failure is said ("" where none is known)."""
+        return f" on {self.failed_on.removesuffix('.default')}" if self.failed_on else ""
+
+    @property
     def failure(self) -> str:
         """"error: no-valid-choices on aten.addmm (InductorError: ...)": what went wrong, its cause and op."""
-        where = f" on {self.failed_on.removesuffix('.default')}" if self.failed_on else ""
+        where = self.where
         said = f"{self.cause_id}{where}" if self.cause_id else where.strip()
         return f"{self.status}: " + (f"{said} ({self.reason})" if said else self.reason)
 
@@ -227,16 +232,6 @@ class ModelRow:
                 "gemm_calls": dict(self.gemm_calls), "gemms": self.gemms, "recommended": self.recommended,
                 "cause": {"id": self.cause_id, "text": self.cause} if self.cause_id else None,
                 "failed_on": self.failed_on or None}
-
-
-_TARGET = re.compile(r"^\s*target: (\S+)", re.M)
-
-
-def failed_op(message: str) -> str:
-    """The op Inductor was lowering when it failed: its LoweringException's `target: aten.addmm.default` line ("" where
-    the message has none)."""
-    found = _TARGET.search(message or "")
-    return found.group(1) if found else ""
 
 
 @dataclass(frozen=True)
@@ -259,7 +254,7 @@ def timing_sets(backend: str, decision: Optional[Decision], autotune: Optional[A
     """The sets the model is timed with: ATEN,TRITON; ATEN,TRITON,<backend>; <backend> alone; and, where bench's
     advice names another (a backend pinned for a process that runs all of the model's shapes), that one too. Each
     {"name", "backends", "recommended"}; the decision's set is the recommended one."""
-    names = ["ATEN,TRITON", f"ATEN,TRITON,{backend}", backend]
+    names = [config_backends(backend, False), config_backends(backend, True), backend]
     if autotune is not None:
         scope = autotune.total("all") or (autotune.totals[0] if len(autotune.totals) == 1 else None)
         pin = scope.pin if scope is not None else None

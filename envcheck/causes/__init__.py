@@ -11,16 +11,16 @@
   remedies.py      remedies and versions more than one explanation names
   context.py       what is known of the target (Context), how a child run ended (Evidence), the outcome (Cause)
   logstack.py      what a log says of the stack that wrote it (its torch, frames, kernel library, DSL, interpreter)
-  child.py         why a child run failed (diagnose), the op a compile stopped on (failed_op), and what is known
+  child.py         why a child run failed (diagnose), the op a compile stopped on (lowering_target, failed_op), and what is known
                    before one starts (preflight)
 
 The modules of this package import each other directly, never this __init__, which re-exports what the rest of
 envcheck uses.
 """
 
-from .child import diagnose, failed_op, preflight
+from .child import diagnose, failed_op, lowering_target, preflight
 from .context import Cause, Context, Evidence, OpFailure, context_for_log, context_from
 from .explanations import SIGNATURES, explain_match
 
 __all__ = ["Cause", "Context", "Evidence", "OpFailure", "context_for_log", "context_from", "diagnose", "failed_op",
-           "preflight", "explain_match", "SIGNATURES"]
+           "lowering_target", "preflight", "explain_match", "SIGNATURES"]

@@ -151,8 +151,7 @@ class CandidateReader:
         row one of whose needles the record holds is searched line by line)."""
         joined = "\n".join(self.record)
         for signature in SIGNATURES:
-            needles = signature.row.needles
-            if needles is not None and not any(needle in joined for needle in needles):
+            if not signature.row.may_match(joined):
                 continue
             for text in self.record:
                 found = signature.search(text)

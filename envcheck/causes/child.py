@@ -5,6 +5,7 @@ it real outputs captured on a GPU machine.
 
 from __future__ import annotations
 
+import re
 import signal
 from typing import Optional
 
@@ -16,9 +17,10 @@ from .explanations import (
     SIGNATURES, cpu_torch, cutlass_api_missing, cutlass_missing, explain_match, library_cause_id, torch_missing,
 )
 
-__all__ = ["diagnose", "failed_op", "preflight"]
+__all__ = ["diagnose", "failed_op", "lowering_target", "preflight"]
 
 NO_KERNEL_FOR_OP = "nvgemm-no-kernel-for-op"
+_TARGET = re.compile(r"^\s*target: (\S+)", re.M)  # a LoweringException's line (torch/_inductor/exc.py)
 
 
 def diagnose(evidence: Evidence, ctx: Context) -> Cause:
@@ -69,6 +71,14 @@ def failed_op(log: str, ctx: Context) -> Optional[OpFailure]:
         return None
     cause = explain_match(signature, found, log, ctx)
     return OpFailure(found.group(1), cause.id if cause is not None else "no-valid-choices")
+
+
+def lowering_target(message: str) -> str:
+    """The op Inductor was lowering when its compile failed, whatever the failure: the exception's first `target:
+    aten.addmm.default` line ("" where the message has none). failed_op says more where the failure is the want of
+    any GEMM choice: the op's cause, from the table's row."""
+    found = _TARGET.search(message or "")
+    return found.group(1) if found else ""
 
 
 def _timeout(evidence: Evidence, ctx: Context) -> Cause:

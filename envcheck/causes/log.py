@@ -119,7 +119,7 @@ def scan(reader: LogReader, ctx, each: Optional[Callable[[Block], None]] = None,
             row, seen = signature.row, first.get(signature.id)
             if seen is not None and (seen[3] or hunted[signature.id] >= HUNT):
                 continue
-            if row.needles is not None and not any(needle in block.text for needle in row.needles):
+            if not row.may_match(block.text):
                 continue
             for index in range(len(block.numbers)) if few else _hits(row, block, prior, ABOVE_LINES):
                 text = block.lines[index]

@@ -39,6 +39,11 @@ class SignatureRow:
     # Text that every match of the row holds, one of them at least (guard.needles); None: a pattern has none
     needles: Optional[tuple[str, ...]] = None
 
+    def may_match(self, text: str) -> bool:
+        """Whether text holds one of the needles every match holds (True where the row has none): the cheap test a
+        reader makes before it searches text line by line."""
+        return self.needles is None or any(needle in text for needle in self.needles)
+
     def search(self, text: str, before: Sequence[str] = ()) -> Optional["re.Match[str]"]:
         """The first match of any of its patterns in text, in pattern order. A row with `above` matches only where a
         line at most ABOVE_LINES above the match's own shows `above`: in text (a whole log, a traceback) or, for the

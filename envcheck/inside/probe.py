@@ -122,11 +122,6 @@ def requested(argv):
     return modules, values
 
 
-def requested_modules(argv):
-    """torch, plus the module names the caller passed (requested)."""
-    return requested(argv)[0]
-
-
 def _editable_module(name, mappings):
     """(origin, package folders) as setuptools' editable finder finds a module its MAPPING names: the folder's
     __init__.py, else the folder's name with a module suffix; None where no finder maps it."""

@@ -101,7 +101,6 @@ def interpreter_error(ctx: Context, check_id: str, title: str) -> Optional[Findi
     return None
 
 
-
 def satisfies(version: Optional[str], specifier: SpecifierSet) -> bool:
     """A version meets a specifier; pre-releases and local builds (2.12.0.dev+cu130) count."""
     parsed = version_or_none(version)

@@ -133,12 +133,11 @@ def _log_clues(policies: tuple[Policy, ...], stack: LogStack) -> list[tuple[tupl
         owners = tuple(p for p in policies if p.python.contains(stack.python))
         clues.append((owners, f"its interpreter is Python {stack.python} ({stack.site or 'its site directory'}), "
                       f"which {' and '.join(f'{p.id} ({spec_text(p.python)})' for p in owners) or 'no profile'} takes"))
-    newest = max((p for p in policies if p.torch_newest is not None), key=lambda p: p.torch_newest, default=None)
+    newest = pip_torch(policies, None)  # the profile of the newest torch, on a Python that takes it
     if (stack.inductor or stack.nvgemm) and not by_library and newest is not None:
         code = "Inductor's NVGEMM code (nv_universal_gemm)" if stack.nvgemm else "Inductor (torch/_inductor)"
-        clues.append(((newest,), f"the log goes through {code} and shows no torch version, kernel library, DSL or "
-                      f"Python of one stack: judged as torch {newest.torch_newest}, what `pip install torch` gives "
-                      "today"))
+        clues.append(((newest.policy,), f"the log goes through {code} and shows no torch version, kernel library, DSL "
+                      f"or Python of one stack: judged as torch {newest.newest}, what `pip install torch` gives today"))
     return clues
 
 
