@@ -98,8 +98,11 @@ class Candidates:
         if self.reason is not None or len(self.policies) == 1:
             return self.select(None, target=False)
         clues = _log_clues(self.policies, stack)
-        others = lambda chosen: "".join(f"; though {why}" for owners, why in clues  # noqa: E731
-                                        if len(owners) == 1 and owners[0] is not chosen)
+
+        def others(chosen: Policy) -> str:
+            """The weaker evidence that points to one other profile, named after the reason."""
+            return "".join(f"; though {why}" for owners, why in clues if len(owners) == 1 and owners[0] is not chosen)
+
         if torch_release(stack.torch) is not None:
             policy, choice = select(self.policies, stack.torch)
             return policy, replace(choice, reason=f"the log names torch {stack.torch}: {choice.reason}{others(policy)}")
